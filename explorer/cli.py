@@ -1,0 +1,172 @@
+"""Command line: ``tokenizer-explorer [gui options] | encode | info | train``.
+
+The ``encode`` and ``info`` contract is used by other tools; keep it stable. Every expected
+failure (missing or corrupt file, unknown format, invalid UTF-8) prints one line on stderr
+and exits 2, never a traceback.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from collections.abc import Sequence
+from typing import TextIO
+
+from explorer import __version__
+from explorer.engine.errors import TokenizerError
+
+EXIT_USAGE = 2
+
+
+class CliError(Exception):
+    """An error to print as one line before exiting with status 2."""
+
+
+def _read_input(source: str) -> str:
+    """Read UTF-8 text from a file path or ``-`` (stdin), strictly."""
+    try:
+        if source == "-":
+            data = sys.stdin.buffer.read()
+            where = "stdin"
+        else:
+            with open(source, "rb") as f:
+                data = f.read()
+            where = source
+    except OSError as e:
+        raise CliError(f"cannot read {source}: {e.strerror}") from None
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as e:
+        raise CliError(f"{where}: invalid UTF-8 at byte {e.start}") from None
+
+
+def _load(args: argparse.Namespace):  # noqa: ANN202 - Tokenizer, imported lazily
+    from explorer.engine.formats import load_tokenizer
+
+    return load_tokenizer(args.vocab, format=getattr(args, "format", None), preset=args.preset)
+
+
+def _encode_payload(enc) -> dict:  # noqa: ANN001
+    return {"ids": enc.ids, "pieces": enc.pieces, "offsets": [list(o) for o in enc.offsets]}
+
+
+def _print_encoding(enc, output: str, out: TextIO) -> None:  # noqa: ANN001
+    if output == "ids":
+        out.write(" ".join(map(str, enc.ids)) + "\n")
+    elif output == "pieces":
+        out.write(" ".join(enc.pieces) + "\n")
+    else:
+        out.write(json.dumps(_encode_payload(enc), ensure_ascii=False) + "\n")
+
+
+def cmd_encode(args: argparse.Namespace) -> int:
+    """``encode``: print ids, pieces or JSON for the input text (or each line of it)."""
+    text = _read_input(args.input)
+    tok = _load(args)
+    out = sys.stdout
+    if args.lines:
+        lines = text.split("\n")
+        if lines and lines[-1] == "":
+            lines.pop()
+        for line in lines:
+            _print_encoding(tok.encode(line.removesuffix("\r")), args.output, out)
+    else:
+        _print_encoding(tok.encode(text), args.output, out)
+    return 0
+
+
+def cmd_info(args: argparse.Namespace) -> int:
+    """``info``: format, model type, vocab size, special tokens, components."""
+    tok = _load(args)
+    info = tok.info
+    specials = ", ".join(f"{k}={v}" for k, v in sorted(info.special_tokens.items(),
+                                                       key=lambda kv: kv[1]))
+    rows = [
+        ("name", info.name),
+        ("format", info.format),
+        ("model", info.model_type),
+        ("vocab size", str(info.vocab_size)),
+        ("special tokens", f"{len(info.special_tokens)}" + (f" ({specials})" if specials else "")),
+        ("normalizer", info.normalizer),
+        ("pre-tokenizer", info.pre_tokenizer),
+        ("decoder", info.decoder),
+        *info.extra.items(),
+    ]
+    width = max(len(k) for k, _ in rows)
+    for k, v in rows:
+        print(f"{k.ljust(width)}  {v}")
+    return 0
+
+
+def _add_vocab_args(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--vocab", required=True, metavar="PATH",
+                   help="vocabulary file: .tiktoken, tokenizer.json, SentencePiece .model, .gguf")
+    p.add_argument("--preset", metavar="NAME", default=None,
+                   help="tiktoken preset for the pattern and specials "
+                        "(r50k, p50k, cl100k, o200k, qwen); detected from the file when absent")
+    p.add_argument("--format", default=None,
+                   choices=["tiktoken", "tokenizer.json", "sentencepiece", "gguf"],
+                   help="force the file format instead of detecting it")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The argument parser (exposed for tests and docs)."""
+    parser = argparse.ArgumentParser(
+        prog="tokenizer-explorer",
+        description="See what a tokenizer does. With no command, opens the explorer window.",
+    )
+    parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
+    parser.add_argument("--vocab", metavar="PATH", help="open this vocabulary file")
+    parser.add_argument("--text-file", metavar="FILE", help="start with the text of FILE")
+    parser.add_argument("--screenshot", metavar="OUT.png",
+                        help="render the window offscreen after highlighting, save, and exit")
+    parser.add_argument("--view", choices=["main", "compare", "vocab", "bpe", "lattice", "train"],
+                        default="main", help="which view to show (with --screenshot)")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+
+    enc = sub.add_parser("encode", help="encode text and print ids, pieces or JSON")
+    _add_vocab_args(enc)
+    enc.add_argument("--lines", action="store_true",
+                     help="encode each input line separately; one output line per input line")
+    enc.add_argument("--output", choices=["ids", "pieces", "json"], default="ids")
+    enc.add_argument("input", nargs="?", default="-", metavar="FILE|-",
+                     help="UTF-8 text to encode (default: stdin)")
+    enc.set_defaults(func=cmd_encode)
+
+    inf = sub.add_parser("info", help="describe a vocabulary file")
+    _add_vocab_args(inf)
+    inf.set_defaults(func=cmd_info)
+
+    try:
+        from explorer.engine.trainers.cli import add_train_parser
+    except ImportError:
+        pass
+    else:
+        add_train_parser(sub)
+    return parser
+
+
+def _run_gui(args: argparse.Namespace) -> int:
+    try:
+        from explorer.ui.app import run_app
+    except ImportError as e:
+        raise CliError(f"the explorer window is not available: {e}") from None
+    return run_app(args)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Entry point of ``tokenizer-explorer`` and ``python -m explorer``."""
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    try:
+        if args.command is None:
+            return _run_gui(args)
+        return int(args.func(args) or 0)
+    except (CliError, TokenizerError) as e:
+        print(f"tokenizer-explorer: error: {e}", file=sys.stderr)
+        return EXIT_USAGE
+    except BrokenPipeError:
+        return 0
+    except KeyboardInterrupt:
+        return 130

@@ -1,0 +1,78 @@
+"""Vocabulary files: detect the format of a file and load it as a :class:`Tokenizer`.
+
+Formats and their modules (each exposes ``load(path, *, preset=None) -> Tokenizer``):
+
+- ``tiktoken``: ``.tiktoken`` rank files (base64 token, rank per line) -> ``tiktoken_file``
+- ``tokenizer.json``: Hugging Face tokenizers JSON -> ``hf_json``
+- ``sentencepiece``: SentencePiece ``ModelProto`` (``.model``) -> ``sentencepiece_model``
+- ``gguf``: GGUF (llama.cpp), vocabulary part only -> ``gguf_file``
+"""
+
+from __future__ import annotations
+
+import importlib
+from pathlib import Path
+
+from explorer.engine.errors import VocabFormatError
+from explorer.engine.tokenizer import Tokenizer
+
+FORMAT_MODULES = {
+    "tiktoken": "explorer.engine.formats.tiktoken_file",
+    "tokenizer.json": "explorer.engine.formats.hf_json",
+    "sentencepiece": "explorer.engine.formats.sentencepiece_model",
+    "gguf": "explorer.engine.formats.gguf_file",
+}
+
+
+def detect_format(path: str | Path) -> str:
+    """Guess the format of a vocabulary file from its first bytes (then its name).
+
+    Raises :class:`VocabFormatError` for a missing, empty or unrecognised file.
+    """
+    p = Path(path)
+    try:
+        with p.open("rb") as f:
+            head = f.read(4096)
+    except FileNotFoundError:
+        raise VocabFormatError(f"{p}: no such file") from None
+    except IsADirectoryError:
+        raise VocabFormatError(f"{p}: is a directory, not a vocabulary file") from None
+    except OSError as e:
+        raise VocabFormatError(f"{p}: cannot read ({e.strerror})") from None
+    if not head:
+        raise VocabFormatError(f"{p}: file is empty")
+    if head[:4] == b"GGUF":
+        return "gguf"
+    stripped = head.lstrip()
+    if stripped[:1] == b"{":
+        return "tokenizer.json"
+    first_line = head.split(b"\n", 1)[0].strip()
+    parts = first_line.split()
+    if len(parts) == 2 and parts[1].isdigit():
+        return "tiktoken"
+    if p.suffix == ".tiktoken":
+        return "tiktoken"
+    # SentencePiece ModelProto: field 1 (pieces), wire type 2 -> first byte 0x0A.
+    if head[:1] == b"\x0a" or ".model" in p.name:
+        return "sentencepiece"
+    raise VocabFormatError(
+        f"{p}: unknown vocabulary format (expected .tiktoken, tokenizer.json, "
+        "SentencePiece .model or .gguf)"
+    )
+
+
+def load_tokenizer(
+    path: str | Path, *, format: str | None = None, preset: str | None = None
+) -> Tokenizer:
+    """Load any supported vocabulary file. ``format`` overrides detection."""
+    fmt = format or detect_format(path)
+    module_name = FORMAT_MODULES.get(fmt)
+    if module_name is None:
+        raise VocabFormatError(f"unknown format {fmt!r}; known: {', '.join(FORMAT_MODULES)}")
+    try:
+        module = importlib.import_module(module_name)
+    except ModuleNotFoundError as e:
+        if e.name == module_name:
+            raise VocabFormatError(f"{fmt} files are not supported yet") from None
+        raise
+    return module.load(Path(path), preset=preset)

@@ -1,0 +1,110 @@
+"""The interface every loaded tokenizer offers, whatever its format or algorithm.
+
+The UI and CLI talk only to :class:`Tokenizer`. A concrete tokenizer (tiktoken-style BPE,
+SentencePiece, HF tokenizer.json pipeline, GGUF) implements the abstract methods and answers
+the capability predicates so the UI asks instead of type-switching.
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from collections.abc import Collection, Sequence
+from dataclasses import dataclass, field
+from typing import Literal
+
+from explorer.engine.encoding import Encoding, Token
+
+ModelType = Literal["bpe", "unigram", "wordpiece", "wordlevel"]
+
+
+@dataclass(frozen=True, slots=True)
+class PreToken:
+    """One pre-token: a piece of the normalized text the model encodes on its own."""
+
+    text: str
+    """The pre-token as the model sees it (after normalization and any byte-level mapping)."""
+    start: int
+    """Code-point offset into the original text."""
+    end: int
+
+
+@dataclass(slots=True)
+class PipelineStages:
+    """Every stage of tokenizing one text, for the pipeline view."""
+
+    original: str
+    normalized: str
+    norm_to_orig: list[int]
+    """For each code point of ``normalized`` plus one past the end: its original offset."""
+    pre_tokens: list[PreToken]
+    encoding: Encoding
+    decoded: str
+
+
+@dataclass(frozen=True, slots=True)
+class TokenizerInfo:
+    """What ``tokenizer-explorer info`` prints and the About/status areas show."""
+
+    name: str
+    format: str
+    """``tiktoken``, ``tokenizer.json``, ``sentencepiece``, ``gguf``, ``trained``."""
+    model_type: ModelType
+    vocab_size: int
+    special_tokens: dict[str, int] = field(default_factory=dict)
+    normalizer: str = "none"
+    pre_tokenizer: str = "none"
+    decoder: str = "none"
+    extra: dict[str, str] = field(default_factory=dict)
+
+
+class Tokenizer(ABC):
+    """A loaded tokenizer: immutable after construction, safe to share between threads."""
+
+    @property
+    @abstractmethod
+    def info(self) -> TokenizerInfo:
+        """Name, format, model type, sizes and component summary."""
+
+    @abstractmethod
+    def encode(
+        self,
+        text: str,
+        *,
+        allowed_special: Literal["all"] | Collection[str] = "all",
+    ) -> Encoding:
+        """Encode ``text``: ids, pieces, bytes and original-text offsets.
+
+        ``allowed_special``: special tokens recognised in the text. ``"all"`` (the default in
+        the explorer, where users type chat templates), or a set; others are encoded as
+        ordinary text.
+        """
+
+    @abstractmethod
+    def decode_bytes(self, ids: Sequence[int]) -> bytes:
+        """The bytes of the decoded token sequence (no UTF-8 repair)."""
+
+    def decode(self, ids: Sequence[int]) -> str:
+        """Decoded text; invalid UTF-8 replaced by U+FFFD, like the reference libraries."""
+        return self.decode_bytes(ids).decode("utf-8", errors="replace")
+
+    @abstractmethod
+    def id_to_token(self, token_id: int) -> Token:
+        """The vocabulary entry ``token_id`` as a Token with an empty span (for the browser)."""
+
+    @property
+    def vocab_size(self) -> int:
+        """Number of ids (including specials)."""
+        return self.info.vocab_size
+
+    @abstractmethod
+    def stages(self, text: str) -> PipelineStages:
+        """Every pipeline stage for ``text`` (normalized text, pre-tokens, tokens, decode)."""
+
+    # Capability predicates: the UI asks these instead of checking classes.
+    def supports_merge_trace(self) -> bool:
+        """True when :meth:`trace_merges` can show the BPE merge queue."""
+        return False
+
+    def supports_lattice(self) -> bool:
+        """True when :meth:`lattice` can build a Unigram lattice."""
+        return False

@@ -1,0 +1,1 @@
+"""Widgets, item models, plots and dialogs. No algorithm code lives here."""

@@ -1,0 +1,1 @@
+"""Worker threads: the only bridge between the engine and Qt (QtCore only)."""
