@@ -1,0 +1,143 @@
+"""SentencePiece's *precompiled charsmap*: normalization rules as a Darts double array.
+
+The blob (``NormalizerSpec.precompiled_charsmap``, HF ``Precompiled.precompiled_charsmap``,
+GGUF ``tokenizer.ggml.precompiled_charsmap``) is::
+
+    <uint32 little-endian: trie size in bytes> <darts-clone double array> <normalized blob>
+
+The double array maps UTF-8 keys (the text to replace) to offsets into the normalized blob,
+where the replacement is a NUL-terminated UTF-8 string. Each 32-bit unit packs ``has_leaf``
+(bit 8), ``label`` (low byte, bit 31 for value units), ``offset`` (bits 10.. shifted by bit 9)
+and, for value units, the value (low 31 bits). A lookup XORs offsets and key bytes down the
+array (``common_prefix_search`` below is darts-clone's algorithm verbatim).
+
+For speed the array is also unpacked once into a ``dict`` of every key -> replacement, so
+normalization is a set test per character plus a few slice lookups where a rule starts.
+Only keys that are valid UTF-8 (all that sentencepiece's builders emit) are usable from
+``str`` text; :attr:`PrecompiledCharsMap.rules` lists them.
+"""
+
+from __future__ import annotations
+
+import struct
+from array import array
+from dataclasses import dataclass, field
+
+from explorer.engine.errors import VocabFormatError
+
+_LEAF_BIT = 1 << 8
+_VALUE_MASK = (1 << 31) - 1
+_LABEL_MASK = (1 << 31) | 0xFF
+
+
+def _offset(unit: int) -> int:
+    return (unit >> 10) << ((unit & (1 << 9)) >> 6)
+
+
+@dataclass(frozen=True)
+class PrecompiledCharsMap:
+    """A decoded precompiled charsmap. Build with :meth:`from_bytes` (or :meth:`from_rules`)."""
+
+    units: array
+    """The double array, one uint32 per unit."""
+    normalized: bytes
+    """The NUL-separated replacement strings the array values point into."""
+    rules: dict[str, str] = field(default_factory=dict)
+    """Every rule as ``key -> replacement`` (both decoded UTF-8)."""
+    first_chars: frozenset[str] = frozenset()
+    """Characters that begin some key: any other character passes through unchanged."""
+    max_key_len: int = 0
+    """Length in code points of the longest key."""
+
+    @classmethod
+    def from_bytes(cls, blob: bytes) -> PrecompiledCharsMap:
+        """Decode ``blob``; raises :class:`VocabFormatError` when it is broken."""
+        if len(blob) <= 4:
+            raise VocabFormatError("precompiled charsmap: blob for normalization rule is broken")
+        (trie_size,) = struct.unpack_from("<I", blob)
+        if trie_size >= len(blob) or trie_size % 4:
+            raise VocabFormatError(
+                f"precompiled charsmap: trie size {trie_size} does not fit the {len(blob)}-byte blob"
+            )
+        units = array("I")
+        units.frombytes(blob[4 : 4 + trie_size])
+        if struct.pack("=I", 1) != struct.pack("<I", 1):  # big-endian host
+            units.byteswap()
+        normalized = blob[4 + trie_size :]
+        rules = _unpack_rules(units, normalized)
+        return cls(
+            units=units,
+            normalized=normalized,
+            rules=rules,
+            first_chars=frozenset(k[0] for k in rules),
+            max_key_len=max((len(k) for k in rules), default=0),
+        )
+
+    def common_prefix_search(self, key: bytes) -> list[tuple[int, int]]:
+        """Every ``(value, length)`` whose key is a prefix of ``key`` (darts-clone order)."""
+        units = self.units
+        results: list[tuple[int, int]] = []
+        node_pos = _offset(units[0])
+        for i, byte in enumerate(key):
+            node_pos ^= byte
+            if node_pos >= len(units):
+                break
+            unit = units[node_pos]
+            if unit & _LABEL_MASK != byte:
+                break
+            node_pos ^= _offset(unit)
+            if unit & _LEAF_BIT:
+                results.append((units[node_pos] & _VALUE_MASK, i + 1))
+        return results
+
+    def replacement_at(self, value: int) -> bytes:
+        """The NUL-terminated replacement that starts at ``value`` in the normalized blob."""
+        end = self.normalized.find(b"\0", value)
+        return self.normalized[value : end if end >= 0 else len(self.normalized)]
+
+    def longest_match(self, text: str, pos: int) -> tuple[str, int] | None:
+        """The longest rule starting at ``text[pos]`` as ``(replacement, key_length)``, or None."""
+        if text[pos] not in self.first_chars:
+            return None
+        rules = self.rules
+        for length in range(min(self.max_key_len, len(text) - pos), 0, -1):
+            replacement = rules.get(text[pos : pos + length])
+            if replacement is not None:
+                return replacement, length
+        return None
+
+
+def _unpack_rules(units: array, normalized: bytes) -> dict[str, str]:
+    """Walk the double array once and collect every key -> replacement.
+
+    darts-clone gives each node a unique base (``pos ^ offset``), so a child's parent base is
+    ``child_pos ^ label``. Grouping units by that base finds every node's children in one pass
+    instead of probing 255 labels per node.
+    """
+    n = len(units)
+    if n == 0:
+        return {}
+    children: dict[int, list[tuple[int, int]]] = {}
+    for pos in range(1, n):
+        unit = units[pos]
+        label = unit & _LABEL_MASK
+        if 0 < label < 256:
+            children.setdefault(pos ^ label, []).append((label, pos))
+    rules: dict[str, str] = {}
+    stack: list[tuple[int, bytes]] = [(0, b"")]
+    while stack:
+        node_pos, prefix = stack.pop()
+        base = node_pos ^ _offset(units[node_pos])
+        for label, child in children.get(base, ()):
+            unit = units[child]
+            key = prefix + bytes((label,))
+            child_base = child ^ _offset(unit)
+            if unit & _LEAF_BIT and child_base < n:
+                value = units[child_base] & _VALUE_MASK
+                end = normalized.find(b"\0", value)
+                try:
+                    rules[key.decode("utf-8")] = normalized[value:end].decode("utf-8")
+                except UnicodeDecodeError:
+                    pass  # byte-level keys cannot match Python text; see module docstring
+            stack.append((child, key))
+    return rules

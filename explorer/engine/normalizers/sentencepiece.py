@@ -1,0 +1,204 @@
+"""SentencePiece's normalizer (``normalizer.cc``) with code-point alignment.
+
+Steps, exactly as sentencepiece runs them:
+
+1. At each position, a *user-defined symbol* (longest match) is copied unchanged; otherwise the
+   longest rule of the precompiled charsmap (``nmt_nfkc``, ``nfkc``, ``nmt_nfkc_cf``, custom
+   TSV rules, ... all arrive as a charsmap) replaces the matched characters; otherwise one
+   character passes through. With no charsmap (``identity``) everything passes through.
+2. ``remove_extra_whitespaces``: leading chunks that normalize to exactly ``" "`` are skipped,
+   a chunk's leading spaces are dropped when the previous output ended in a space, and trailing
+   space symbols are removed at the end.
+3. ``add_dummy_prefix``: one space is added in front (or at the end when
+   ``treat_whitespace_as_suffix``); ``escape_whitespaces`` writes every space as U+2581 ``▁``.
+
+Every output code point maps to the original offset of the chunk that produced it
+(sentencepiece's ``consumed``), so multi-character replacements share one offset and removed
+characters are covered by the token before them. Construct from in-memory data with
+:meth:`SentencePieceNormalizer.from_spec` (charsmap bytes + flags), as HF ``Precompiled`` +
+``Metaspace`` and GGUF ``t5`` vocabularies need. Malformed UTF-8 (sentencepiece's one-byte
+U+FFFD rule) cannot occur in a Python ``str`` and is not modelled.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+
+from explorer.engine.normalizers.base import Normalized
+from explorer.engine.normalizers.charsmap import PrecompiledCharsMap
+
+SPACE_SYMBOL = "\u2581"
+_SPACE_RUN = re.compile(" +")
+
+
+class SentencePieceNormalizer:
+    """A configured sentencepiece normalizer; immutable and thread-safe."""
+
+    def __init__(
+        self,
+        charsmap: PrecompiledCharsMap | None = None,
+        *,
+        name: str = "identity",
+        add_dummy_prefix: bool = True,
+        remove_extra_whitespaces: bool = True,
+        escape_whitespaces: bool = True,
+        treat_whitespace_as_suffix: bool = False,
+        user_defined_symbols: Iterable[str] = (),
+    ) -> None:
+        self.charsmap = charsmap if charsmap is not None and charsmap.rules else None
+        self.name = name
+        self.add_dummy_prefix = add_dummy_prefix
+        self.remove_extra_whitespaces = remove_extra_whitespaces
+        self.escape_whitespaces = escape_whitespaces
+        self.treat_whitespace_as_suffix = treat_whitespace_as_suffix
+        self.user_symbols = frozenset(s for s in user_defined_symbols if s)
+        self._user_max = max((len(s) for s in self.user_symbols), default=0)
+        starts = set(self.charsmap.first_chars) if self.charsmap else set()
+        starts.update(s[0] for s in self.user_symbols)
+        # Characters where a rule or symbol may start; everything between passes through.
+        self._special = _char_class(starts)
+
+    @classmethod
+    def from_spec(
+        cls,
+        *,
+        name: str = "",
+        precompiled_charsmap: bytes = b"",
+        add_dummy_prefix: bool = True,
+        remove_extra_whitespaces: bool = True,
+        escape_whitespaces: bool = True,
+        treat_whitespace_as_suffix: bool = False,
+        user_defined_symbols: Iterable[str] = (),
+    ) -> SentencePieceNormalizer:
+        """Build from a ``NormalizerSpec``'s fields (empty charsmap = no character rules)."""
+        charsmap = PrecompiledCharsMap.from_bytes(precompiled_charsmap) if precompiled_charsmap else None
+        return cls(
+            charsmap,
+            name=name or ("identity" if charsmap is None else "precompiled"),
+            add_dummy_prefix=add_dummy_prefix,
+            remove_extra_whitespaces=remove_extra_whitespaces,
+            escape_whitespaces=escape_whitespaces,
+            treat_whitespace_as_suffix=treat_whitespace_as_suffix,
+            user_defined_symbols=user_defined_symbols,
+        )
+
+    def _match(self, text: str, pos: int) -> tuple[str, int, bool] | None:
+        """``(replacement, consumed, is_user_symbol)`` for a rule starting at ``pos``."""
+        for length in range(min(self._user_max, len(text) - pos), 0, -1):
+            if text[pos : pos + length] in self.user_symbols:
+                return text[pos : pos + length], length, True
+        if self.charsmap is not None:
+            found = self.charsmap.longest_match(text, pos)
+            if found is not None:
+                return found[0], found[1], False
+        return None
+
+    def _chunk(self, text: str, pos: int) -> tuple[str, int]:
+        found = self._match(text, pos)
+        return (found[0], found[1]) if found else (text[pos], 1)
+
+    def normalize(self, text: str) -> Normalized:
+        """Normalize ``text`` the way sentencepiece does and align it with ``text``."""
+        n = len(text)
+        pos = 0
+        if self.remove_extra_whitespaces:  # skip heading chunks that normalize to " "
+            while pos < n:
+                rep, used = self._chunk(text, pos)
+                if rep != " ":
+                    break
+                pos += used
+        if pos >= n:
+            return Normalized("", [0])  # as sentencepiece: nothing consumed
+        parts: list[str] = []
+        n2o: list[int] = []
+        if self.add_dummy_prefix and not self.treat_whitespace_as_suffix:
+            parts.append(" ")
+            n2o.append(pos)
+        collapse = self.remove_extra_whitespaces
+        prev_space = collapse
+        special = self._special
+        while pos < n:
+            m = special.search(text, pos) if special is not None else None
+            run_end = m.start() if m is not None else n
+            if run_end > pos:  # characters that pass through unchanged
+                prev_space = self._emit_run(text, pos, run_end, parts, n2o, prev_space)
+                pos = run_end
+                if pos >= n:
+                    break
+            found = self._match(text, pos)
+            if found is None:
+                prev_space = self._emit_run(text, pos, pos + 1, parts, n2o, prev_space)
+                pos += 1
+                continue
+            rep, used, _ = found
+            if prev_space:
+                rep = rep.lstrip(" ")
+            if rep:
+                parts.append(rep)
+                n2o.extend([pos] * len(rep))
+                prev_space = rep.endswith(" ")
+            if not collapse:
+                prev_space = False
+            pos += used
+        out = "".join(parts)
+        space = " "
+        if self.escape_whitespaces:
+            out = out.replace(" ", SPACE_SYMBOL)
+            space = SPACE_SYMBOL
+        consumed = n
+        if collapse:
+            cut = len(out) - len(out.rstrip(space))
+            if cut:
+                consumed = n2o[len(out) - cut]
+                out = out[: len(out) - cut]
+                del n2o[len(out) :]
+        if self.add_dummy_prefix and self.treat_whitespace_as_suffix:
+            out += space
+            n2o.append(consumed)
+        n2o.append(consumed)
+        return Normalized(out, n2o)
+
+    def _emit_run(
+        self, text: str, start: int, end: int, parts: list[str], n2o: list[int], prev_space: bool
+    ) -> bool:
+        """Emit pass-through characters ``text[start:end]``; return the new ``prev_space``."""
+        run = text[start:end]
+        if not self.remove_extra_whitespaces or " " not in run:
+            parts.append(run)
+            n2o.extend(range(start, end))
+            return False
+        last = 0
+        for m in _SPACE_RUN.finditer(run):
+            a, b = m.span()
+            if a > last:
+                parts.append(run[last:a])
+                n2o.extend(range(start + last, start + a))
+                prev_space = False
+            if not prev_space:  # keep the first space of a run, drop the rest
+                parts.append(" ")
+                n2o.append(start + a)
+                prev_space = True
+            last = b
+        if last < len(run):
+            parts.append(run[last:])
+            n2o.extend(range(start + last, end))
+            prev_space = False
+        return prev_space
+
+
+def _char_class(chars: set[str]) -> re.Pattern[str] | None:
+    """A compiled ``[...]`` class matching any of ``chars`` (ranges merged), or None."""
+    if not chars:
+        return None
+    codes = sorted(ord(c) for c in chars)
+    ranges: list[tuple[int, int]] = []
+    for code in codes:
+        if ranges and code == ranges[-1][1] + 1:
+            ranges[-1] = (ranges[-1][0], code)
+        else:
+            ranges.append((code, code))
+    body = "".join(
+        re.escape(chr(a)) if a == b else f"{re.escape(chr(a))}-{re.escape(chr(b))}" for a, b in ranges
+    )
+    return re.compile(f"[{body}]")
