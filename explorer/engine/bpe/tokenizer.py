@@ -1,0 +1,224 @@
+"""A complete byte-level BPE tokenizer: special tokens, regex split, ranks model, offsets.
+
+This is what a ``.tiktoken`` file loads as (and what other byte-level BPE formats can build
+from ranks). Pipeline: split out allowed special tokens -> split each ordinary segment with the
+pre-tokenizer pattern -> BPE each chunk's UTF-8 bytes. No normalization. Pieces are shown in
+the GPT-2 byte-level spelling (``Ġthe``), as HF ``tokens`` are. Offsets are code-point offsets
+into the text; a token holding only part of a character's UTF-8 bytes gets the span of every
+character its bytes touch.
+
+``encode`` builds full :class:`Token` objects (spans, pieces); ``encode_ids`` is the fast path
+for ids only (what benchmarks and batch CLI use).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping, Sequence
+
+from explorer.engine.bpe.model import BytePairModel
+from explorer.engine.bpe.specials import (
+    AllowedSpecial,
+    check_disallowed,
+    resolve,
+    split_specials,
+)
+from explorer.engine.bpe.trace import MergeStep
+from explorer.engine.encoding import Encoding, Token
+from explorer.engine.pretokenizers.byte_level import bytes_to_piece
+from explorer.engine.pretokenizers.regex_split import RegexSplitter
+from explorer.engine.tokenizer import PipelineStages, PreToken, Tokenizer, TokenizerInfo
+from explorer.engine.vocab import Vocab
+
+
+class ByteLevelBPETokenizer(Tokenizer):
+    """tiktoken-compatible tokenizer: ranks + split pattern + special tokens."""
+
+    def __init__(
+        self,
+        ranks: Mapping[bytes, int],
+        pattern: str,
+        special_tokens: Mapping[str, int] | None = None,
+        *,
+        name: str = "byte-level BPE",
+        format: str = "tiktoken",
+        pattern_name: str = "custom",
+        extra: Mapping[str, str] | None = None,
+    ) -> None:
+        """Build from ``ranks`` (token bytes -> rank = id), a split ``pattern`` and specials."""
+        self.vocab = Vocab(ranks, special_tokens)
+        self.model = BytePairModel(self.vocab.bytes_to_id)
+        self.splitter = RegexSplitter(pattern)
+        self._pieces: dict[int, str] = {}
+        self._info = TokenizerInfo(
+            name=name,
+            format=format,
+            model_type="bpe",
+            vocab_size=self.vocab.size,
+            special_tokens=dict(self.vocab.special_tokens),
+            normalizer="none",
+            pre_tokenizer=f"regex split ({pattern_name} pattern) + byte-level bytes",
+            decoder="byte-level (concatenate token bytes, decode UTF-8)",
+            extra={"ranks": str(len(self.vocab.bytes_to_id)), "pattern": pattern,
+                   **(extra or {})},
+        )
+
+    # -- Tokenizer interface -------------------------------------------------------------
+    @property
+    def info(self) -> TokenizerInfo:
+        """Name, format, sizes, specials and the pattern."""
+        return self._info
+
+    @property
+    def special_tokens(self) -> dict[str, int]:
+        """Special token string -> id."""
+        return self.vocab.special_tokens
+
+    def encode(
+        self,
+        text: str,
+        *,
+        allowed_special: AllowedSpecial = "all",
+        disallowed_special: AllowedSpecial = (),
+    ) -> Encoding:
+        """Encode ``text`` into tokens with ids, pieces, bytes and code-point spans.
+
+        ``disallowed_special="all"`` gives tiktoken's default: raise :class:`SpecialTokenError`
+        for any special token in the text that is not allowed.
+        """
+        allowed, disallowed = resolve(self.vocab.special_tokens, allowed_special,
+                                      disallowed_special)
+        check_disallowed(text, disallowed)
+        tokens: list[Token] = []
+        specials = self.vocab.special_tokens
+        for segment, seg_start, is_special in split_specials(text, allowed):
+            if is_special:
+                tokens.append(Token(specials[segment], segment, segment.encode("utf-8"),
+                                    seg_start, seg_start + len(segment), special=True))
+                continue
+            for chunk, start, _end in self.splitter.split_with_spans(segment):
+                self._append_chunk(tokens, chunk, seg_start + start,
+                                   self.model.encode_chunk(chunk))
+        return Encoding(text, tokens)
+
+    def _append_chunk(self, tokens: list[Token], chunk: str, start: int,
+                      ids: Sequence[int]) -> None:
+        id_bytes = self.vocab.id_to_bytes
+        piece = self._piece
+        if len(ids) == 1:
+            tid = ids[0]
+            tokens.append(Token(tid, piece(tid), id_bytes[tid], start, start + len(chunk),
+                                rank=tid))  # type: ignore[arg-type]
+            return
+        if chunk.isascii():
+            pos = start
+            for tid in ids:
+                b = id_bytes[tid]
+                end = pos + len(b)  # type: ignore[arg-type]
+                tokens.append(Token(tid, piece(tid), b, pos, end, rank=tid))  # type: ignore[arg-type]
+                pos = end
+            return
+        # Map each byte of the chunk to its character; partial tokens span what they touch.
+        char_of: list[int] = []
+        for i, ch in enumerate(chunk):
+            char_of.extend([i] * len(ch.encode("utf-8")))
+        bpos = 0
+        for tid in ids:
+            b = id_bytes[tid]
+            n = len(b)  # type: ignore[arg-type]
+            s = start + char_of[bpos]
+            e = start + char_of[bpos + n - 1] + 1
+            tokens.append(Token(tid, piece(tid), b, s, e, rank=tid))  # type: ignore[arg-type]
+            bpos += n
+
+    def _piece(self, token_id: int) -> str:
+        p = self._pieces.get(token_id)
+        if p is None:
+            p = self._pieces[token_id] = bytes_to_piece(self.vocab.token_bytes(token_id))
+        return p
+
+    def decode_bytes(self, ids: Sequence[int]) -> bytes:
+        """Concatenated token bytes (special tokens as their text); KeyError for unknown ids."""
+        id_bytes = self.vocab.id_to_bytes
+        n = len(id_bytes)
+        try:
+            return b"".join([id_bytes[i] if 0 <= i < n and id_bytes[i] is not None  # type: ignore[misc]
+                             else self.vocab.token_bytes(i) for i in ids])
+        except TypeError:
+            raise KeyError("token ids must be integers") from None
+
+    def id_to_token(self, token_id: int) -> Token:
+        """Vocabulary entry ``token_id`` with an empty span; KeyError when unknown."""
+        b = self.vocab.token_bytes(token_id)
+        if self.vocab.is_special(token_id):
+            return Token(token_id, b.decode("utf-8"), b, 0, 0, special=True)
+        return Token(token_id, self._piece(token_id), b, 0, 0, rank=token_id)
+
+    def stages(self, text: str) -> PipelineStages:
+        """Identity normalization, pre-tokens (byte-level spelling) with spans, tokens, decode."""
+        allowed, _ = resolve(self.vocab.special_tokens, "all", ())
+        pre_tokens: list[PreToken] = []
+        for segment, seg_start, is_special in split_specials(text, allowed):
+            if is_special:
+                pre_tokens.append(PreToken(segment, seg_start, seg_start + len(segment)))
+                continue
+            for chunk, start, end in self.splitter.split_with_spans(segment):
+                pre_tokens.append(PreToken(bytes_to_piece(chunk.encode("utf-8")),
+                                           seg_start + start, seg_start + end))
+        encoding = self.encode(text)
+        return PipelineStages(
+            original=text,
+            normalized=text,
+            norm_to_orig=list(range(len(text) + 1)),
+            pre_tokens=pre_tokens,
+            encoding=encoding,
+            decoded=self.decode(encoding.ids),
+        )
+
+    def supports_merge_trace(self) -> bool:
+        """Byte-level BPE can show its merge queue."""
+        return True
+
+    # -- BPE-specific ---------------------------------------------------------------------
+    def trace_merges(self, pre_token: str | bytes) -> Iterator[MergeStep[bytes]]:
+        """Every step of the merge queue for ``pre_token``, treated as ONE pre-token.
+
+        Pass one chunk of :meth:`stages` (or any text: it is not split). Symbols are bytes;
+        spell them with :func:`explorer.engine.pretokenizers.bytes_to_piece` for display.
+        """
+        return self.model.encode_trace(pre_token)
+
+    def encode_ordinary_ids(self, text: str) -> list[int]:
+        """Ids of ``text`` with special tokens treated as ordinary text (fast path)."""
+        return self.model.encode_chunks(self.splitter.split(text))
+
+    def encode_ids(
+        self,
+        text: str,
+        *,
+        allowed_special: AllowedSpecial = "all",
+        disallowed_special: AllowedSpecial = (),
+    ) -> list[int]:
+        """Ids only, same rules as :meth:`encode` (fast path: no spans, no Token objects)."""
+        allowed, disallowed = resolve(self.vocab.special_tokens, allowed_special,
+                                      disallowed_special)
+        check_disallowed(text, disallowed)
+        if not allowed:
+            return self.encode_ordinary_ids(text)
+        out: list[int] = []
+        specials = self.vocab.special_tokens
+        for segment, _start, is_special in split_specials(text, allowed):
+            if is_special:
+                out.append(specials[segment])
+            else:
+                out += self.model.encode_chunks(self.splitter.split(segment))
+        return out
+
+    def token_id(self, token: bytes | str) -> int | None:
+        """Id of ordinary token bytes, or of a special token's string; None when absent."""
+        if isinstance(token, str):
+            sid = self.vocab.special_tokens.get(token)
+            return sid if sid is not None else self.vocab.bytes_to_id.get(token.encode("utf-8"))
+        return self.vocab.bytes_to_id.get(token)
+
+
+__all__ = ["ByteLevelBPETokenizer"]

@@ -1,0 +1,104 @@
+"""``.tiktoken`` rank files: load as a :class:`ByteLevelBPETokenizer`, and save ranks back.
+
+Format: one ``<base64 token bytes> <rank>`` per line; the rank is the token id. The file has
+no pattern or special tokens: they come from a preset (``--preset``) or are detected from the
+ranks (:mod:`tiktoken_presets`); an unrecognised file uses the cl100k pattern and no specials.
+Parsed ranks are cached on disk (:mod:`vocab_cache`). Corrupt lines raise a one-line
+:class:`VocabFormatError` naming the line.
+"""
+
+from __future__ import annotations
+
+import binascii
+from base64 import b64decode, b64encode
+from collections.abc import Mapping
+from pathlib import Path
+
+from explorer.engine.bpe.tokenizer import ByteLevelBPETokenizer
+from explorer.engine.errors import VocabFormatError
+from explorer.engine.formats import tiktoken_presets
+from explorer.engine.formats.vocab_cache import cached
+from explorer.engine.pretokenizers import patterns
+
+_CACHE_KIND = "tiktoken-ranks-v1"
+
+
+def parse_tiktoken(data: bytes, *, source: str = "<data>") -> dict[bytes, int]:
+    """Parse ``.tiktoken`` content into ``token bytes -> rank``."""
+    ranks: dict[bytes, int] = {}
+    try:
+        for token, rank in (line.split() for line in data.splitlines() if line):
+            ranks[b64decode(token, validate=True)] = int(rank)
+    except (ValueError, binascii.Error):
+        return _parse_slowly(data, source)  # find the bad line for the message
+    if not ranks:
+        raise VocabFormatError(f"{source}: no ranks in the file")
+    if len(set(ranks.values())) != len(ranks):
+        raise VocabFormatError(f"{source}: two tokens share one rank")
+    return ranks
+
+
+def _parse_slowly(data: bytes, source: str) -> dict[bytes, int]:
+    ranks: dict[bytes, int] = {}
+    for lineno, line in enumerate(data.splitlines(), 1):
+        if not line:
+            continue
+        parts = line.split()
+        if len(parts) != 2:
+            raise VocabFormatError(f"{source}:{lineno}: expected '<base64> <rank>'")
+        try:
+            token = b64decode(parts[0], validate=True)
+            rank = int(parts[1])
+        except (ValueError, binascii.Error):
+            raise VocabFormatError(f"{source}:{lineno}: bad base64 token or rank") from None
+        if rank < 0:
+            raise VocabFormatError(f"{source}:{lineno}: negative rank")
+        ranks[token] = rank
+    raise VocabFormatError(f"{source}: corrupt .tiktoken file")  # pragma: no cover
+
+
+def read_ranks(path: Path) -> dict[bytes, int]:
+    """Ranks of a ``.tiktoken`` file, from the on-disk cache when unchanged."""
+
+    def parse() -> dict[bytes, int]:
+        try:
+            data = path.read_bytes()
+        except FileNotFoundError:
+            raise VocabFormatError(f"{path}: no such file") from None
+        except OSError as e:
+            raise VocabFormatError(f"{path}: cannot read ({e.strerror})") from None
+        return parse_tiktoken(data, source=str(path))
+
+    return cached(path, _CACHE_KIND, parse)
+
+
+def save_tiktoken(ranks: Mapping[bytes, int], path: str | Path) -> None:
+    """Write ``ranks`` as a ``.tiktoken`` file, in rank order (what tiktoken writes)."""
+    lines = [b64encode(token) + b" " + str(rank).encode()
+             for token, rank in sorted(ranks.items(), key=lambda kv: kv[1])]
+    Path(path).write_bytes(b"\n".join(lines) + b"\n")
+
+
+def load(path: Path, *, preset: str | None = None) -> ByteLevelBPETokenizer:
+    """Load a ``.tiktoken`` file; ``preset`` names the pattern/specials (else detected)."""
+    chosen = tiktoken_presets.get_preset(preset) if preset else None
+    ranks = read_ranks(Path(path))
+    tok_name = Path(path).name
+    if chosen is None:
+        top = max(ranks.values())
+        id_to_bytes: list[bytes | None] = [None] * (top + 1)
+        for b, i in ranks.items():
+            id_to_bytes[i] = b
+        chosen = tiktoken_presets.detect_preset(ranks, id_to_bytes)
+        how = "detected"
+    else:
+        how = "given"
+    if chosen is None:
+        return ByteLevelBPETokenizer(
+            ranks, patterns.CL100K, {}, name=tok_name, pattern_name="cl100k (default)",
+            extra={"preset": "none (unrecognised ranks: cl100k pattern, no specials)"},
+        )
+    return ByteLevelBPETokenizer(
+        ranks, chosen.pattern, chosen.special_tokens, name=tok_name,
+        pattern_name=chosen.name, extra={"preset": f"{chosen.name} ({how})"},
+    )
