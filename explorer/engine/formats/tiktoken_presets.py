@@ -1,5 +1,5 @@
 """Presets for ``.tiktoken`` rank files: the split pattern and special tokens of each known
-encoding (r50k, p50k, cl100k, o200k, qwen), and detection of the preset from the ranks.
+encoding (r50k, p50k, p50k_edit, cl100k, o200k, qwen), and detection of the preset from the ranks.
 
 A ``.tiktoken`` file holds only ranks, so the pattern and specials must come from here.
 Detection compares the number of ranks and a few fingerprint ranks with the published files;
@@ -35,10 +35,12 @@ class TiktokenPreset:
     """Number of ranks in the published file."""
     fingerprint: dict[int, bytes] = field(default_factory=dict)
     """A few rank -> token bytes pairs of the published file."""
+    detectable: bool = True
+    """False for a preset sharing another's ranks (p50k_edit): chosen only by name."""
 
     def matches(self, ranks: Mapping[bytes, int], id_to_bytes: list[bytes | None]) -> bool:
         """True when ``ranks`` look like this preset's published file."""
-        if len(ranks) != self.n_ranks:
+        if not self.detectable or len(ranks) != self.n_ranks:
             return False
         return all(r < len(id_to_bytes) and id_to_bytes[r] == b
                    for r, b in self.fingerprint.items())
@@ -57,6 +59,10 @@ PRESETS: dict[str, TiktokenPreset] = {
                        {256: b" t", 1000: b"ale", 50255: b" gazed"}),
         TiktokenPreset("p50k", "p50k_base", patterns.P50K, {ENDOFTEXT: 50256}, 50280,
                        {256: b" t", 1000: b"ale", 50280: b" " * 25}),
+        TiktokenPreset("p50k_edit", "p50k_edit", patterns.P50K,
+                       {ENDOFTEXT: 50256, FIM_PREFIX: 50281, FIM_MIDDLE: 50282,
+                        FIM_SUFFIX: 50283},
+                       50280, {256: b" t", 1000: b"ale", 50280: b" " * 25}, detectable=False),
         TiktokenPreset("cl100k", "cl100k_base", patterns.CL100K,
                        {ENDOFTEXT: 100257, FIM_PREFIX: 100258, FIM_MIDDLE: 100259,
                         FIM_SUFFIX: 100260, ENDOFPROMPT: 100276},
