@@ -1,0 +1,293 @@
+"""Incremental BPE training that reproduces HF ``tokenizers``' ``BpeTrainer`` merge for merge.
+
+The algorithm is HF's: word-frequency dedup, a pair -> words index, a lazy max-heap, and local
+pair-count updates in the words that contain the merged pair (never a full recount). Merge
+order and ids follow HF exactly: special tokens first, the alphabet in code-point order, ties
+broken by the higher count then the smaller ``(id_a, id_b)``; each heap entry carries the words
+where its pair was found when pushed, and merged pairs keep their (stale) count, as in HF.
+
+Not handled: ``continuing_subword_prefix``, ``end_of_word_suffix``, ``max_token_length``
+(WordPiece-style and capped-length training).
+"""
+
+from __future__ import annotations
+
+import heapq
+import time
+from collections.abc import Callable, Generator, Iterable, Iterator
+from dataclasses import dataclass, field
+
+from explorer.engine.pretokenizers.byte_level import bytes_to_unicode
+from explorer.engine.pretokenizers.patterns import GPT2
+from explorer.engine.trainers.corpus import Corpus
+from explorer.engine.trainers.events import (
+    Merge,
+    MergeSummary,
+    PhaseStarted,
+    TrainEvent,
+    TrainingDone,
+    WordsCounted,
+)
+from explorer.engine.trainers.models import BpeMode, TrainedBpe
+from explorer.engine.trainers.words import WordCounts, count_byte_level, count_metaspace
+
+_SHIFT = 24  # pair key = id_a << _SHIFT | id_b: int keys hash and compare faster than tuples
+_MASK = (1 << _SHIFT) - 1
+
+
+@dataclass(frozen=True, slots=True)
+class BpeConfig:
+    """Settings of a BPE training run (HF ``BpeTrainer`` names where they exist)."""
+
+    vocab_size: int = 8000
+    mode: BpeMode = "byte_level"
+    """``byte_level``: GPT-style regex split + byte alphabet (all 256 bytes always in the
+    vocabulary); ``metaspace``: SentencePiece-style characters with ``▁`` for spaces."""
+    pattern: str = GPT2
+    add_prefix_space: bool = False
+    min_frequency: int = 0
+    special_tokens: tuple[str, ...] = ()
+    limit_alphabet: int | None = None
+    initial_alphabet: tuple[str, ...] = ()
+    """Extra characters always kept (single characters)."""
+    summaries: int = 100
+    """About how many :class:`MergeSummary` events to send over the run."""
+    merge_events: bool = True
+    """Send one :class:`Merge` event per merge (turn off for benchmarks)."""
+    extra: dict[str, str] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        if self.vocab_size < 1 or self.vocab_size > _MASK:
+            raise ValueError(f"vocab size must be between 1 and {_MASK}, got {self.vocab_size}")
+        if self.mode not in ("byte_level", "metaspace"):
+            raise ValueError(f"unknown BPE mode {self.mode!r} (byte_level or metaspace)")
+        if any(len(c) != 1 for c in self.initial_alphabet):
+            raise ValueError("initial_alphabet must hold single characters")
+
+
+def count_words(
+    corpus: Corpus, config: BpeConfig
+) -> Generator[TrainEvent, None, WordCounts]:
+    """Counting phase: the corpus as pre-token frequencies, in the mode's spelling."""
+    yield PhaseStarted("reading", corpus.total_bytes)
+    if config.mode == "byte_level":
+        counts = yield from count_byte_level(
+            corpus, config.pattern, add_prefix_space=config.add_prefix_space
+        )
+    else:
+        counts = yield from count_metaspace(corpus)
+    return counts
+
+
+def train_bpe(corpus: Corpus | Iterable[str], config: BpeConfig) -> Iterator[TrainEvent]:
+    """Train on a corpus: yields progress events, the last one :class:`TrainingDone`."""
+    if not isinstance(corpus, Corpus):
+        corpus = Corpus.from_texts(corpus)
+    start = time.perf_counter()
+    counts = yield from count_words(corpus, config)
+    model = yield from train_bpe_from_counts(counts, config)
+    yield TrainingDone(model, time.perf_counter() - start,
+                       {"unique_words": float(len(counts))})
+
+
+def _alphabet(counts: WordCounts, config: BpeConfig) -> list[str]:
+    freq: dict[str, int] = {}
+    for word, c in counts.items():
+        for ch in word:
+            freq[ch] = freq.get(ch, 0) + c
+    forced = set(config.initial_alphabet)
+    if config.mode == "byte_level":
+        forced.update(bytes_to_unicode().values())
+    for ch in forced:
+        freq[ch] = 1 << 62  # HF: usize::MAX, kept unless the limit is below their number
+    chars = list(freq)
+    limit = config.limit_alphabet
+    if limit is not None and len(chars) > limit:
+        # Drop the rarest (HF's unstable sort leaves ties arbitrary; we break them by char).
+        chars.sort(key=lambda ch: (freq[ch], ch))
+        chars = chars[len(chars) - limit:]
+    chars.sort()
+    return chars
+
+
+def train_bpe_from_counts(
+    counts: WordCounts, config: BpeConfig
+) -> Generator[TrainEvent, None, TrainedBpe]:
+    """Merging phase on word counts; returns the model (HF ``BpeTrainer.do_train``)."""
+    id_to_word: list[str] = []
+    word_to_id: dict[str, int] = {}
+    for tok in (*config.special_tokens, *_alphabet(counts, config)):
+        if tok not in word_to_id:
+            word_to_id[tok] = len(id_to_word)
+            id_to_word.append(tok)
+
+    words: list[list[int]] = []
+    wcounts: list[int] = []
+    get = word_to_id.get
+    for word, c in counts.items():
+        ids = [i for i in map(get, word) if i is not None]
+        words.append(ids)
+        wcounts.append(c)
+    yield WordsCounted(len(words), sum(wcounts), len(id_to_word) - len(config.special_tokens))
+
+    yield PhaseStarted("counting", len(words))
+    pair_counts, where = _count_pairs(words, wcounts)
+    heap = [(-pair_counts[k], k, n, pos) for n, (k, pos) in enumerate(where.items())
+            if pair_counts[k] > 0]
+    heapq.heapify(heap)
+    seq = len(heap)
+
+    target = max(config.vocab_size - len(id_to_word), 0)
+    yield PhaseStarted("merging", target)
+    merges: list[tuple[int, int]] = []
+    every = max(1, target // max(1, config.summaries))
+    t0 = time.perf_counter()
+    heappop, heappush = heapq.heappop, heapq.heappush
+    min_freq = config.min_frequency
+    last_count = 0
+    while len(word_to_id) < config.vocab_size and heap:
+        negc, key, n, pos = heappop(heap)
+        count = pair_counts[key]
+        if -negc != count:
+            heappush(heap, (-count, key, n, pos))
+            continue
+        if count < 1 or min_freq > count:
+            break
+        a, b = key >> _SHIFT, key & _MASK
+        token = id_to_word[a] + id_to_word[b]
+        new = word_to_id.get(token)
+        if new is None:
+            new = word_to_id[token] = len(id_to_word)
+            id_to_word.append(token)
+        merges.append((a, b))
+        last_count = count
+        touched = _merge_words(words, wcounts, pos, a, b, new, pair_counts)
+        for k, p in touched.items():
+            c = pair_counts[k]
+            if c > 0:
+                heappush(heap, (-c, k, seq, p))
+                seq += 1
+        if config.merge_events:
+            yield Merge(len(merges) - 1, id_to_word[a], id_to_word[b], token, new, count,
+                        len(id_to_word))
+        if len(merges) % every == 0:
+            yield MergeSummary(len(merges), target, len(id_to_word), count,
+                               time.perf_counter() - t0)
+    yield MergeSummary(len(merges), target, len(id_to_word), last_count,
+                       time.perf_counter() - t0)
+    return TrainedBpe(
+        vocab=tuple(id_to_word),
+        merges=_hf_merge_list(merges, id_to_word),
+        special_tokens=tuple(dict.fromkeys(config.special_tokens)),
+        mode=config.mode,
+        pattern=config.pattern,
+        add_prefix_space=config.add_prefix_space,
+    )
+
+
+def _count_pairs(
+    words: list[list[int]], wcounts: list[int]
+) -> tuple[dict[int, int], dict[int, set[int]]]:
+    pair_counts: dict[int, int] = {}
+    where: dict[int, set[int]] = {}
+    pget = pair_counts.get
+    for i, w in enumerate(words):
+        if len(w) < 2:
+            continue
+        c = wcounts[i]
+        for k in map(_key, w, w[1:]):
+            pair_counts[k] = pget(k, 0) + c
+            s = where.get(k)
+            if s is None:
+                where[k] = {i}
+            else:
+                s.add(i)
+    return pair_counts, where
+
+
+def _key(a: int, b: int) -> int:
+    return a << _SHIFT | b
+
+
+def _merge_words(
+    words: list[list[int]],
+    wcounts: list[int],
+    pos: set[int],
+    a: int,
+    b: int,
+    new: int,
+    pair_counts: dict[int, int],
+) -> dict[int, set[int]]:
+    """Merge ``a b`` -> ``new`` left to right in the words of ``pos`` (HF ``Word::merge``).
+
+    Updates ``pair_counts`` in place; returns the pairs that gained occurrences, with the words
+    where they did (HF's ``where_to_update``).
+    """
+    touched: dict[int, set[int]] = {}
+    pget = pair_counts.get
+    new_hi = new << _SHIFT
+    for i in pos:
+        w = words[i]
+        if len(w) < 2:
+            continue
+        c = wcounts[i]
+        j = 0
+        n = len(w)
+        while True:
+            try:
+                j = w.index(a, j)
+            except ValueError:
+                break
+            if j + 1 < n and w[j + 1] == b:
+                if j > 0:
+                    prev = w[j - 1]
+                    k = prev << _SHIFT | a
+                    pair_counts[k] = pget(k, 0) - c
+                    k = prev << _SHIFT | new
+                    pair_counts[k] = pget(k, 0) + c
+                    s = touched.get(k)
+                    if s is None:
+                        touched[k] = {i}
+                    else:
+                        s.add(i)
+                w[j] = new
+                del w[j + 1]
+                n -= 1
+                if j < n - 1:
+                    nxt = w[j + 1]
+                    k = b << _SHIFT | nxt
+                    pair_counts[k] = pget(k, 0) - c
+                    k = new_hi | nxt
+                    pair_counts[k] = pget(k, 0) + c
+                    s = touched.get(k)
+                    if s is None:
+                        touched[k] = {i}
+                    else:
+                        s.add(i)
+            j += 1
+            if j >= n:
+                break
+    return touched
+
+
+def _hf_merge_list(
+    merges: list[tuple[int, int]], id_to_word: list[str]
+) -> tuple[tuple[str, str], ...]:
+    """HF keeps merges in a map: a pair merged twice keeps its last rank; list by rank."""
+    last = {pair: rank for rank, pair in enumerate(merges)}
+    ordered = sorted(last.items(), key=lambda kv: kv[1])
+    return tuple((id_to_word[a], id_to_word[b]) for (a, b), _ in ordered)
+
+
+def run(events: Iterator[TrainEvent], on_event: Callable[[TrainEvent], None] | None = None
+        ) -> TrainingDone:
+    """Drain a trainer generator; return its :class:`TrainingDone` (for scripts and tests)."""
+    done: TrainingDone | None = None
+    for ev in events:
+        if on_event is not None:
+            on_event(ev)
+        if isinstance(ev, TrainingDone):
+            done = ev
+    if done is None:
+        raise RuntimeError("trainer ended without a TrainingDone event")
+    return done

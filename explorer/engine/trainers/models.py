@@ -1,0 +1,59 @@
+"""What trainers produce: plain, immutable descriptions of a trained vocabulary.
+
+:class:`TrainedBpe` and :class:`TrainedUnigram` hold the vocabulary as the reference formats
+spell it. Writing files lives in :mod:`explorer.engine.trainers.export`; turning a model into an
+explorer :class:`~explorer.engine.tokenizer.Tokenizer` in :func:`to_tokenizer` there.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Literal
+
+BpeMode = Literal["byte_level", "metaspace"]
+
+
+@dataclass(frozen=True, slots=True)
+class TrainedBpe:
+    """A trained BPE vocabulary in HF ``tokenizers`` spelling."""
+
+    vocab: tuple[str, ...]
+    """Token spelling by id: special tokens first, then the alphabet, then merge results."""
+    merges: tuple[tuple[str, str], ...]
+    """Merges in rank order, exactly as HF ``BpeTrainer`` lists them in tokenizer.json."""
+    special_tokens: tuple[str, ...]
+    mode: BpeMode
+    pattern: str
+    """Split regex of the byte-level pre-tokenizer (unused for ``metaspace``)."""
+    add_prefix_space: bool = False
+
+    @property
+    def vocab_size(self) -> int:
+        """Number of ids, special tokens included."""
+        return len(self.vocab)
+
+
+@dataclass(frozen=True, slots=True)
+class TrainedUnigram:
+    """A trained Unigram (sentencepiece) vocabulary: pieces with log-probability scores."""
+
+    pieces: tuple[tuple[str, float], ...]
+    """``(piece, score)`` by id: ``<unk>``, ``<s>``, ``</s>``, byte pieces when
+    ``byte_fallback``, then the learned pieces by decreasing score."""
+    unk_id: int = 0
+    bos_id: int = 1
+    eos_id: int = 2
+    byte_fallback: bool = False
+
+    @property
+    def vocab_size(self) -> int:
+        """Number of pieces, meta pieces included."""
+        return len(self.pieces)
+
+    @property
+    def num_meta(self) -> int:
+        """Pieces before the learned ones (unk, bos, eos and the 256 byte pieces)."""
+        return 3 + (256 if self.byte_fallback else 0)
+
+
+TrainedModel = TrainedBpe | TrainedUnigram

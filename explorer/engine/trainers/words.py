@@ -1,0 +1,100 @@
+"""Reduce a corpus to word (pre-token) frequencies, the only input trainers work on.
+
+Three pre-tokenizations, each matching a reference trainer's view of the text:
+
+- :func:`count_byte_level`: regex split (GPT-2 pattern by default), each line on its own
+  (HF ``ByteLevel`` fed line by line), then bytes spelled with the GPT-2 byte alphabet.
+- :func:`count_metaspace`: HF ``Metaspace`` (``▁`` for spaces, prepended to every line,
+  split before each ``▁``); line endings are dropped.
+- :func:`count_sentencepiece_words`: sentencepiece's view with ``split_by_whitespace`` and
+  ``remove_extra_whitespaces``: ``▁`` + each space-separated word of each line.
+
+Each is a generator yielding :class:`BytesRead` events and returning a ``dict[str, int]``.
+Normalization (NFKC...) is not applied: words are counted as written.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Generator
+
+import regex
+
+from explorer.engine.pretokenizers.byte_level import bytes_to_unicode
+from explorer.engine.pretokenizers.patterns import GPT2
+from explorer.engine.trainers.corpus import Corpus, split_lines
+from explorer.engine.trainers.events import BytesRead
+
+SPACE_SYMBOL = "▁"
+
+# GPT-2's pattern rewritten so that one findall over a block of lines gives exactly the
+# pre-tokens of findall on each line separately: whitespace runs never cross a newline, and
+# a run reaching the end of its line takes the newline with it, as at the end of a string.
+GPT2_LINEWISE = (
+    r"""'s|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+"""
+    r"""|[^\S\n]*\n|[^\S\n]+(?!\S)|[^\S\n]+"""
+)
+_LINEWISE = {GPT2: GPT2_LINEWISE}
+
+WordCounts = dict[str, int]
+
+
+def byte_level_table() -> dict[int, str]:
+    """``str.translate`` table respelling Latin-1-decoded bytes with the GPT-2 alphabet."""
+    return {b: ch for b, ch in bytes_to_unicode().items()}
+
+
+def count_byte_level(
+    corpus: Corpus, pattern: str = GPT2, *, add_prefix_space: bool = False
+) -> Generator[BytesRead, None, WordCounts]:
+    """Count regex pre-tokens line by line, returned in byte-level spelling."""
+    counter: Counter[str] = Counter()
+    total = corpus.total_bytes
+    linewise = None if add_prefix_space else _LINEWISE.get(pattern)
+    if linewise is not None:
+        findall = regex.compile(linewise).findall
+        for block, done in corpus.blocks():
+            counter.update(findall(block))
+            yield BytesRead(done, total)
+    else:
+        findall = regex.compile(pattern).findall
+        for block, done in corpus.blocks():
+            for line in split_lines(block):
+                if add_prefix_space and not line.startswith(" "):
+                    line = " " + line
+                counter.update(findall(line))
+            yield BytesRead(done, total)
+    table = byte_level_table()
+    return {
+        w.encode("utf-8", "surrogatepass").decode("latin-1").translate(table): c
+        for w, c in counter.items()
+    }
+
+
+def count_metaspace(corpus: Corpus) -> Generator[BytesRead, None, WordCounts]:
+    """Count HF ``Metaspace(prepend_scheme="always", split=True)`` pre-tokens per line."""
+    counter: Counter[str] = Counter()
+    total = corpus.total_bytes
+    findall = regex.compile(SPACE_SYMBOL + "[^" + SPACE_SYMBOL + "]*").findall
+    for block, done in corpus.blocks():
+        for line in split_lines(block):
+            line = line.removesuffix("\n").removesuffix("\r").replace(" ", SPACE_SYMBOL)
+            if not line:
+                continue
+            if not line.startswith(SPACE_SYMBOL):
+                line = SPACE_SYMBOL + line
+            counter.update(findall(line))
+        yield BytesRead(done, total)
+    return dict(counter)
+
+
+def count_sentencepiece_words(corpus: Corpus) -> Generator[BytesRead, None, WordCounts]:
+    """Count ``▁word`` for each space-separated word of each line (sentencepiece's split)."""
+    counter: Counter[str] = Counter()
+    total = corpus.total_bytes
+    for block, done in corpus.blocks():
+        for line in split_lines(block):
+            counter.update(line.removesuffix("\n").removesuffix("\r").split(" "))
+        yield BytesRead(done, total)
+    counter.pop("", None)
+    return {SPACE_SYMBOL + w: c for w, c in counter.items()}
