@@ -33,6 +33,8 @@ def parse_tiktoken(data: bytes, *, source: str = "<data>") -> dict[bytes, int]:
         return _parse_slowly(data, source)  # find the bad line for the message
     if not ranks:
         raise VocabFormatError(f"{source}: no ranks in the file")
+    if min(ranks.values()) < 0:
+        return _parse_slowly(data, source)  # names the line with the negative rank
     if len(set(ranks.values())) != len(ranks):
         raise VocabFormatError(f"{source}: two tokens share one rank")
     return ranks
