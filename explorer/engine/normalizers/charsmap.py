@@ -19,6 +19,7 @@ Only keys that are valid UTF-8 (all that sentencepiece's builders emit) are usab
 
 from __future__ import annotations
 
+import contextlib
 import struct
 from array import array
 from dataclasses import dataclass, field
@@ -57,7 +58,8 @@ class PrecompiledCharsMap:
         (trie_size,) = struct.unpack_from("<I", blob)
         if trie_size >= len(blob) or trie_size % 4:
             raise VocabFormatError(
-                f"precompiled charsmap: trie size {trie_size} does not fit the {len(blob)}-byte blob"
+                f"precompiled charsmap: trie size {trie_size} does not fit "
+                f"the {len(blob)}-byte blob"
             )
         units = array("I")
         units.frombytes(blob[4 : 4 + trie_size])
@@ -135,9 +137,8 @@ def _unpack_rules(units: array, normalized: bytes) -> dict[str, str]:
             if unit & _LEAF_BIT and child_base < n:
                 value = units[child_base] & _VALUE_MASK
                 end = normalized.find(b"\0", value)
-                try:
+                # Byte-level keys cannot match Python text; see the module docstring.
+                with contextlib.suppress(UnicodeDecodeError):
                     rules[key.decode("utf-8")] = normalized[value:end].decode("utf-8")
-                except UnicodeDecodeError:
-                    pass  # byte-level keys cannot match Python text; see module docstring
             stack.append((child, key))
     return rules

@@ -72,7 +72,9 @@ class SentencePieceNormalizer:
         user_defined_symbols: Iterable[str] = (),
     ) -> SentencePieceNormalizer:
         """Build from a ``NormalizerSpec``'s fields (empty charsmap = no character rules)."""
-        charsmap = PrecompiledCharsMap.from_bytes(precompiled_charsmap) if precompiled_charsmap else None
+        charsmap = (
+            PrecompiledCharsMap.from_bytes(precompiled_charsmap) if precompiled_charsmap else None
+        )
         return cls(
             charsmap,
             name=name or ("identity" if charsmap is None else "precompiled"),
@@ -199,6 +201,7 @@ def _char_class(chars: set[str]) -> re.Pattern[str] | None:
         else:
             ranges.append((code, code))
     body = "".join(
-        re.escape(chr(a)) if a == b else f"{re.escape(chr(a))}-{re.escape(chr(b))}" for a, b in ranges
+        re.escape(chr(a)) if a == b else f"{re.escape(chr(a))}-{re.escape(chr(b))}"
+        for a, b in ranges
     )
     return re.compile(f"[{body}]")

@@ -1,0 +1,214 @@
+"""SentencePiece ``.model`` files (``ModelProto``): load as a tokenizer, and write them.
+
+- :func:`load` (the ``load_tokenizer`` entry point) / :func:`tokenizer_from_bytes` /
+  :func:`tokenizer_from_proto`: Unigram and BPE models; WORD and CHAR models raise
+  :class:`UnsupportedComponentError`. Corrupt, truncated or inconsistent files raise
+  :class:`VocabFormatError` naming the problem (checks mirror sentencepiece's
+  ``InitializePieces``).
+- :func:`save_sentencepiece_model` / :func:`model_proto_from_model`: export an in-memory
+  :class:`UnigramModel` or :class:`SentencePieceBPEModel` (e.g. one we trained) as a ``.model``
+  that sentencepiece loads.
+
+Messages come from :mod:`explorer.engine.formats.sentencepiece_schema` (protobuf, schema built
+in code); there is no hand-written wire parser.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from pathlib import Path
+
+from google.protobuf.message import DecodeError
+
+from explorer.engine.errors import UnsupportedComponentError, VocabFormatError
+from explorer.engine.formats.sentencepiece_schema import MODEL_TYPES, ModelProto
+from explorer.engine.normalizers.sentencepiece import SentencePieceNormalizer
+from explorer.engine.sentencepiece.bpe import SentencePieceBPEModel
+from explorer.engine.sentencepiece.pieces import PieceType, byte_piece, piece_byte
+from explorer.engine.sentencepiece.tokenizer import SentencePieceTokenizer
+from explorer.engine.unigram.model import UnigramModel
+
+_MODEL_TYPE_NAMES = {v: k for k, v in MODEL_TYPES.items()}
+
+
+def load(path: Path, *, preset: str | None = None) -> SentencePieceTokenizer:
+    """Load a ``.model`` file (``preset`` is unused: the file says everything)."""
+    try:
+        data = Path(path).read_bytes()
+    except OSError as e:
+        raise VocabFormatError(f"{path}: cannot read ({e.strerror})") from None
+    return tokenizer_from_bytes(data, name=Path(path).name)
+
+
+def parse_model_proto(data: bytes, *, source: str = "model") -> ModelProto:
+    """Parse and validate a serialized ``ModelProto``."""
+    if not data:
+        raise VocabFormatError(f"{source}: file is empty")
+    try:
+        proto = ModelProto.FromString(data)
+    except DecodeError as e:
+        raise VocabFormatError(
+            f"{source}: not a valid SentencePiece model (corrupt or truncated: {e})"
+        ) from None
+    if not proto.pieces:
+        raise VocabFormatError(f"{source}: SentencePiece model has no pieces")
+    if not proto.HasField("trainer_spec"):
+        raise VocabFormatError(f"{source}: SentencePiece model has no trainer_spec (truncated?)")
+    _validate_pieces(proto, source)
+    return proto
+
+
+def _validate_pieces(proto: ModelProto, source: str) -> None:
+    seen: set[tuple[bool, str]] = set()
+    unk = []
+    bytes_found: set[int] = set()
+    byte_fallback = proto.trainer_spec.byte_fallback
+    normal_kinds = (PieceType.NORMAL, PieceType.USER_DEFINED, PieceType.UNUSED)
+    for i, sp in enumerate(proto.pieces):
+        if not sp.piece:
+            raise VocabFormatError(f"{source}: piece {i} is empty")
+        key = (sp.type in normal_kinds, sp.piece)
+        if key in seen:
+            raise VocabFormatError(f"{source}: piece {sp.piece!r} is defined twice")
+        seen.add(key)
+        if sp.type == PieceType.UNKNOWN:
+            unk.append(i)
+        elif sp.type == PieceType.BYTE:
+            byte = piece_byte(sp.piece)
+            if not byte_fallback:
+                raise VocabFormatError(
+                    f"{source}: byte piece {sp.piece} found although byte_fallback is false"
+                )
+            if byte is None:
+                raise VocabFormatError(f"{source}: byte piece {sp.piece!r} is invalid")
+            bytes_found.add(byte)
+    if len(unk) != 1:
+        what = "is not defined" if not unk else f"is defined {len(unk)} times"
+        raise VocabFormatError(f"{source}: the unknown piece {what}")
+    if byte_fallback and len(bytes_found) != 256:
+        raise VocabFormatError(
+            f"{source}: byte_fallback is on but only {len(bytes_found)} of 256 byte pieces exist"
+        )
+
+
+def tokenizer_from_bytes(data: bytes, *, name: str = "sentencepiece") -> SentencePieceTokenizer:
+    """A tokenizer from the bytes of a ``.model`` file."""
+    return tokenizer_from_proto(parse_model_proto(data, source=name), name=name)
+
+
+def tokenizer_from_proto(
+    proto: ModelProto, *, name: str = "sentencepiece"
+) -> SentencePieceTokenizer:
+    """A tokenizer from a parsed (validated) ``ModelProto``."""
+    trainer, spec = proto.trainer_spec, proto.normalizer_spec
+    pieces = [p.piece for p in proto.pieces]
+    scores = [p.score for p in proto.pieces]
+    types = [p.type for p in proto.pieces]
+    kind = _MODEL_TYPE_NAMES.get(trainer.model_type, str(trainer.model_type))
+    if kind == "UNIGRAM":
+        model: UnigramModel | SentencePieceBPEModel = UnigramModel(pieces, scores, types)
+    elif kind == "BPE":
+        model = SentencePieceBPEModel(pieces, scores, types)
+    else:
+        raise UnsupportedComponentError(f"{name}: unsupported SentencePiece model type {kind!r}")
+    if proto.HasField("denormalizer_spec") and proto.denormalizer_spec.precompiled_charsmap:
+        raise UnsupportedComponentError(f"{name}: unsupported SentencePiece denormalizer")
+    normalizer = SentencePieceNormalizer.from_spec(
+        name=spec.name,
+        precompiled_charsmap=spec.precompiled_charsmap,
+        add_dummy_prefix=spec.add_dummy_prefix,
+        remove_extra_whitespaces=spec.remove_extra_whitespaces,
+        escape_whitespaces=spec.escape_whitespaces,
+        treat_whitespace_as_suffix=trainer.treat_whitespace_as_suffix,
+        user_defined_symbols=[
+            p for p, t in zip(pieces, types, strict=True) if t == PieceType.USER_DEFINED
+        ],
+    )
+    return SentencePieceTokenizer(
+        model,
+        normalizer,
+        name=name,
+        byte_fallback=trainer.byte_fallback,
+        unk_surface=trainer.unk_surface,
+        strip_decoded_prefix=spec.add_dummy_prefix or spec.remove_extra_whitespaces,
+        decode_remove_extra_whitespaces=spec.remove_extra_whitespaces,
+        extra_info={
+            "model": kind,
+            "normalization": spec.name or "identity",
+            "add_dummy_prefix": str(spec.add_dummy_prefix),
+            "remove_extra_whitespaces": str(spec.remove_extra_whitespaces),
+        },
+    )
+
+
+def model_proto_from_model(
+    model: UnigramModel | SentencePieceBPEModel,
+    *,
+    normalizer_name: str = "identity",
+    precompiled_charsmap: bytes = b"",
+    add_dummy_prefix: bool = True,
+    remove_extra_whitespaces: bool = True,
+    escape_whitespaces: bool = True,
+    byte_fallback: bool | None = None,
+    trainer_fields: dict[str, object] | None = None,
+) -> ModelProto:
+    """A ``ModelProto`` for an in-memory model (pieces, scores, types in id order).
+
+    ``byte_fallback`` defaults to "the model has BYTE pieces". ``trainer_fields`` sets any
+    other ``TrainerSpec`` field (e.g. ``{"vocab_size": 8000}``).
+    """
+    proto = ModelProto()
+    for piece, score, kind in zip(model.pieces, model.scores, model.types, strict=True):
+        proto.pieces.add(piece=piece, score=score, type=kind)
+    trainer = proto.trainer_spec
+    trainer.model_type = MODEL_TYPES["UNIGRAM" if model.model_type == "unigram" else "BPE"]
+    trainer.vocab_size = len(model.pieces)
+    has_bytes = any(t == PieceType.BYTE for t in model.types)
+    trainer.byte_fallback = has_bytes if byte_fallback is None else byte_fallback
+    trainer.unk_id = model.unk_id
+    trainer.unk_piece = model.pieces[model.unk_id]
+    for role in ("bos", "eos", "pad"):
+        piece = {"bos": "<s>", "eos": "</s>", "pad": "<pad>"}[role]
+        ids = _ids_of(model.pieces, model.types, piece)
+        setattr(trainer, f"{role}_id", ids[0] if ids else -1)
+    for key, value in (trainer_fields or {}).items():
+        setattr(trainer, key, value)
+    spec = proto.normalizer_spec
+    spec.name = normalizer_name
+    if precompiled_charsmap:
+        spec.precompiled_charsmap = precompiled_charsmap
+    spec.add_dummy_prefix = add_dummy_prefix
+    spec.remove_extra_whitespaces = remove_extra_whitespaces
+    spec.escape_whitespaces = escape_whitespaces
+    return proto
+
+
+def _ids_of(pieces: Iterable[str], types: Iterable[int], wanted: str) -> list[int]:
+    return [
+        i
+        for i, (p, t) in enumerate(zip(pieces, types, strict=True))
+        if p == wanted and t == PieceType.CONTROL
+    ]
+
+
+def save_sentencepiece_model(
+    model: UnigramModel | SentencePieceBPEModel | ModelProto,
+    path: str | Path,
+    **options: object,
+) -> Path:
+    """Write ``model`` as a ``.model`` file; ``options`` go to :func:`model_proto_from_model`."""
+    proto = model if isinstance(model, ModelProto) else model_proto_from_model(model, **options)  # type: ignore[arg-type]
+    out = Path(path)
+    out.write_bytes(proto.SerializeToString())
+    return out
+
+
+__all__ = [
+    "byte_piece",
+    "load",
+    "model_proto_from_model",
+    "parse_model_proto",
+    "save_sentencepiece_model",
+    "tokenizer_from_bytes",
+    "tokenizer_from_proto",
+]

@@ -1,0 +1,167 @@
+"""SentencePiece BPE: merge the adjacent pair whose merged piece has the highest score.
+
+This is sentencepiece's ``bpe_model.cc`` (and llama.cpp's SPM tokenizer): start from single
+characters (user-defined symbols come in whole and are frozen), repeatedly merge the pair
+whose concatenation is a vocabulary piece with the best score (ties: leftmost pair), skip
+stale queue entries, and finally split merged UNUSED pieces back into the parts they were
+made from. A symbol that is not a piece becomes ``<unk>``; byte fallback and merging of
+consecutive unknowns happen in the tokenizer. There is no merges list: scores order merges.
+
+Build from in-memory data (Llama/Mistral ``.model``, GGUF ``llama`` arrays):
+``SentencePieceBPEModel(pieces, scores, types, unk_id=...)``. Works on normalized text and
+returns ``(start, end, id)`` code-point spans; words (see ``word_splitter``) are cached.
+"""
+
+from __future__ import annotations
+
+import heapq
+from collections.abc import Sequence
+
+from explorer.engine.errors import VocabFormatError
+from explorer.engine.sentencepiece.pieces import PieceType, f32, word_splitter
+
+_CACHE_LIMIT = 200_000
+Segment = tuple[int, int]
+
+
+class SentencePieceBPEModel:
+    """An immutable score-driven BPE model."""
+
+    model_type = "bpe"
+
+    def __init__(
+        self,
+        pieces: Sequence[str],
+        scores: Sequence[float],
+        types: Sequence[int] | None = None,
+        *,
+        unk_id: int | None = None,
+    ) -> None:
+        if len(scores) != len(pieces) or (types is not None and len(types) != len(pieces)):
+            raise VocabFormatError("bpe model: pieces, scores and types differ in length")
+        self.pieces = list(pieces)
+        self.scores = [f32(s) for s in scores]
+        self.types = [int(t) for t in types] if types is not None else [1] * len(pieces)
+        matchable = (PieceType.NORMAL, PieceType.USER_DEFINED, PieceType.UNUSED)
+        # pieces_ in sentencepiece: merge candidates; reserved: control/unknown/byte pieces.
+        self.piece_ids: dict[str, int] = {}
+        self.reserved_ids: dict[str, int] = {}
+        for i, (piece, kind) in enumerate(zip(self.pieces, self.types, strict=True)):
+            target = self.piece_ids if kind in matchable else self.reserved_ids
+            target.setdefault(piece, i)
+        if unk_id is None:
+            unk_ids = [i for i, t in enumerate(self.types) if t == PieceType.UNKNOWN]
+            if len(unk_ids) != 1:
+                raise VocabFormatError(f"bpe model: expected one unknown piece, got {unk_ids}")
+            unk_id = unk_ids[0]
+        self.unk_id = unk_id
+        self.user_symbols = {
+            p for p, t in zip(self.pieces, self.types, strict=True) if t == PieceType.USER_DEFINED
+        }
+        self._user_max = max((len(s) for s in self.user_symbols), default=0)
+        self._split = word_splitter(self.piece_ids)
+        self._cache: dict[str, tuple[Segment, ...]] = {}
+
+    def piece_to_id(self, piece: str) -> int:
+        """sentencepiece's ``PieceToId``: reserved pieces first, unknown -> ``unk_id``."""
+        id_ = self.reserved_ids.get(piece)
+        if id_ is None:
+            id_ = self.piece_ids.get(piece, self.unk_id)
+        return id_
+
+    def encode(self, normalized: str) -> list[tuple[int, int, int]]:
+        """Segmentation of ``normalized`` as ``(start, end, id)`` code-point spans."""
+        out: list[tuple[int, int, int]] = []
+        pos = 0
+        for length, id_ in self._segments(normalized):
+            out.append((pos, pos + length, id_))
+            pos += length
+        return out
+
+    def encode_ids(self, normalized: str) -> list[int]:
+        """Only the ids of :meth:`encode`."""
+        return [id_ for _, id_ in self._segments(normalized)]
+
+    def _segments(self, normalized: str) -> list[Segment]:
+        if not normalized:
+            return []
+        words = self._split.findall(normalized) if self._split is not None else [normalized]
+        cache = self._cache
+        out: list[Segment] = []
+        for word in words:
+            segs = cache.get(word)
+            if segs is None:
+                segs = self._merge(word)
+                if len(cache) >= _CACHE_LIMIT:
+                    cache.clear()
+                cache[word] = segs
+            out.extend(segs)
+        return out
+
+    def _initial_symbols(self, text: str) -> tuple[list[str], list[bool]]:
+        symbols: list[str] = []
+        frozen: list[bool] = []
+        i, n = 0, len(text)
+        while i < n:
+            length = 1
+            for k in range(min(self._user_max, n - i), 0, -1):
+                if text[i : i + k] in self.user_symbols:
+                    length = k
+                    break
+            symbols.append(text[i : i + length])
+            frozen.append(length > 1 or text[i] in self.user_symbols)
+            i += length
+        return symbols, frozen
+
+    def _merge(self, text: str) -> tuple[Segment, ...]:
+        """Merge one word, as sentencepiece's ``SampleEncode(alpha=0)``."""
+        symbols, frozen = self._initial_symbols(text)
+        count = len(symbols)
+        prev = list(range(-1, count - 1))
+        nxt = [*range(1, count), -1]
+        piece_ids, types, scores = self.piece_ids, self.types, self.scores
+        agenda: list[tuple[float, int, int, int]] = []  # (-score, left, right, merged length)
+        rev_merge: dict[str, tuple[str, str]] = {}
+
+        def add_pair(left: int, right: int) -> None:
+            if left == -1 or right == -1 or frozen[left] or frozen[right]:
+                return
+            merged = symbols[left] + symbols[right]
+            id_ = piece_ids.get(merged)
+            if id_ is None:
+                return
+            heapq.heappush(agenda, (-scores[id_], left, right, len(merged)))
+            if types[id_] == PieceType.UNUSED:
+                rev_merge[merged] = (symbols[left], symbols[right])
+
+        for i in range(1, count):
+            add_pair(i - 1, i)
+        while agenda:
+            _, left, right, size = heapq.heappop(agenda)
+            a, b = symbols[left], symbols[right]
+            if not a or not b or len(a) + len(b) != size:
+                continue  # stale: one side was merged elsewhere since
+            symbols[left] = a + b
+            symbols[right] = ""
+            nxt[left] = nxt[right]
+            if nxt[right] >= 0:
+                prev[nxt[right]] = left
+            add_pair(prev[left], left)
+            add_pair(left, nxt[left])
+
+        out: list[Segment] = []
+
+        def resegment(piece: str) -> None:
+            id_ = self.piece_to_id(piece)
+            if types[id_] == PieceType.UNUSED and piece in rev_merge:
+                first, second = rev_merge[piece]
+                resegment(first)
+                resegment(second)
+            else:
+                out.append((len(piece), id_))
+
+        index = 0
+        while index != -1:
+            resegment(symbols[index])
+            index = nxt[index]
+        return tuple(out)

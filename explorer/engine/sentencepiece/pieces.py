@@ -1,0 +1,71 @@
+"""SentencePiece vocabulary entries: piece types, byte pieces and the word-splitting rule.
+
+Shared by the Unigram and SentencePiece-BPE models so both can be built from in-memory data
+(``.model`` files, HF ``tokenizer.json``, GGUF arrays) without a ``ModelProto``.
+"""
+
+from __future__ import annotations
+
+import re
+import struct
+from collections.abc import Iterable
+from enum import IntEnum
+
+SPACE_SYMBOL = "\u2581"
+_F32 = struct.Struct("<f")
+_pack, _unpack = _F32.pack, _F32.unpack
+
+
+class PieceType(IntEnum):
+    """``ModelProto.SentencePiece.Type`` (the GGUF ``token_type`` numbers are the same)."""
+
+    NORMAL = 1
+    UNKNOWN = 2
+    CONTROL = 3
+    USER_DEFINED = 4
+    UNUSED = 5
+    BYTE = 6
+
+
+def f32(value: float) -> float:
+    """``value`` rounded to the nearest float32 (sentencepiece sums scores in float)."""
+    return _unpack(_pack(value))[0]
+
+
+def byte_piece(byte: int) -> str:
+    """The byte-fallback piece of ``byte``: ``<0x41>``."""
+    return f"<0x{byte:02X}>"
+
+
+_BYTE_PIECE = re.compile(r"<0x([0-9A-Fa-f]{2})>")
+
+
+def piece_byte(piece: str) -> int | None:
+    """The byte a ``<0xNN>`` piece stands for, or None."""
+    m = _BYTE_PIECE.fullmatch(piece)
+    return int(m.group(1), 16) if m else None
+
+
+def word_splitter(pieces: Iterable[str]) -> re.Pattern[str] | None:
+    """A pattern cutting normalized text into words no piece crosses, or None if unsafe.
+
+    Pieces normally carry ``▁`` only in front (``▁the``, ``▁▁▁``): then no piece spans a
+    boundary before a run of ``▁`` that follows another character, and words are
+    ``▁*[^▁]*``. ``treat_whitespace_as_suffix`` models put it at the end instead. A vocabulary
+    with both (or ``▁`` in the middle) gets None: encode the text in one piece.
+    """
+    prefix_ok = suffix_ok = True
+    inner_after = re.compile(f"[^{SPACE_SYMBOL}]{SPACE_SYMBOL}")
+    inner_before = re.compile(f"{SPACE_SYMBOL}[^{SPACE_SYMBOL}]")
+    for piece in pieces:
+        if SPACE_SYMBOL not in piece:
+            continue
+        if prefix_ok and inner_after.search(piece):
+            prefix_ok = False
+        if suffix_ok and inner_before.search(piece):
+            suffix_ok = False
+        if not (prefix_ok or suffix_ok):
+            return None
+    if prefix_ok:
+        return re.compile(f"{SPACE_SYMBOL}+[^{SPACE_SYMBOL}]*|[^{SPACE_SYMBOL}]+")
+    return re.compile(f"[^{SPACE_SYMBOL}]+{SPACE_SYMBOL}*|{SPACE_SYMBOL}+")

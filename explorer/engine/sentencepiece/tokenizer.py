@@ -1,0 +1,352 @@
+"""The SentencePiece tokenizer: normalizer + Unigram or BPE model + sentencepiece's post-rules.
+
+:class:`SentencePieceTokenizer` implements :class:`explorer.engine.tokenizer.Tokenizer` for any
+model with ``encode(normalized) -> [(start, end, id)]`` (:class:`UnigramModel`,
+:class:`SentencePieceBPEModel`) and any normalizer returning ``Normalized`` (usually
+:class:`SentencePieceNormalizer`). It adds what ``sentencepiece_processor.cc`` does after the
+model: consecutive ``<unk>`` pieces merge into one, unknown pieces become ``<0xNN>`` byte
+pieces when ``byte_fallback`` is on, offsets go back to the original text through
+``norm_to_orig``, and decoding drops the dummy-prefix space and renders ``<unk>`` as
+``unk_surface``.
+
+Special tokens: sentencepiece itself never recognises control pieces (``<s>``, ``[INST]``) in
+text. With ``allowed_special`` they are split out first and every text segment between them is
+normalized on its own (llama.cpp's SPM behaviour: a dummy prefix after each special); pass
+``allowed_special=()`` for plain sentencepiece output. Token ``token_bytes`` are the piece's
+own bytes with ``▁`` as a space (the first token keeps its dummy-prefix space; ``decode``
+strips it).
+"""
+
+from __future__ import annotations
+
+import random
+import re
+from collections.abc import Collection, Mapping, Sequence
+from typing import Literal, Protocol
+
+from explorer.engine.encoding import Encoding, Token
+from explorer.engine.normalizers.base import Normalized, Normalizer
+from explorer.engine.sentencepiece.pieces import SPACE_SYMBOL, PieceType, byte_piece, piece_byte
+from explorer.engine.tokenizer import (
+    ModelType,
+    PipelineStages,
+    PreToken,
+    Tokenizer,
+    TokenizerInfo,
+)
+from explorer.engine.unigram.lattice import Lattice
+from explorer.engine.unigram.model import UnigramModel
+
+Span = tuple[int, int, int]
+
+
+class SentencePieceModel(Protocol):
+    """What the tokenizer needs from a model (Unigram or SentencePiece BPE)."""
+
+    model_type: str
+    pieces: list[str]
+    scores: list[float]
+    types: list[int]
+    unk_id: int
+
+    def encode(self, normalized: str) -> list[Span]: ...
+
+    def encode_ids(self, normalized: str) -> list[int]: ...
+
+
+class SentencePieceTokenizer(Tokenizer):
+    """A SentencePiece tokenizer over an in-memory model and normalizer."""
+
+    def __init__(
+        self,
+        model: SentencePieceModel,
+        normalizer: Normalizer,
+        *,
+        name: str = "sentencepiece",
+        format: str = "sentencepiece",
+        byte_fallback: bool = False,
+        unk_surface: str = " \u2047 ",
+        strip_decoded_prefix: bool = True,
+        decode_remove_extra_whitespaces: bool = True,
+        special_tokens: Mapping[str, int] | None = None,
+        extra_info: Mapping[str, str] | None = None,
+    ) -> None:
+        """``special_tokens``: strings split out of the text (default: CONTROL and UNKNOWN pieces).
+
+        ``strip_decoded_prefix``: decoding drops the first token's leading ``▁`` (sentencepiece
+        does so when ``add_dummy_prefix`` or ``remove_extra_whitespaces`` is set);
+        ``decode_remove_extra_whitespaces``: ... from every leading piece while output is empty.
+        """
+        self.model = model
+        self.normalizer = normalizer
+        self.byte_fallback = byte_fallback
+        self.unk_surface = unk_surface
+        self.strip_decoded_prefix = strip_decoded_prefix
+        self.decode_remove_extra_whitespaces = decode_remove_extra_whitespaces
+        self._name, self._format = name, format
+        self._extra = dict(extra_info or {})
+        types = model.types
+        self._piece_bytes = [p.replace(SPACE_SYMBOL, " ").encode("utf-8") for p in model.pieces]
+        self._byte_ids: dict[int, int] = {}
+        for i, (piece, kind) in enumerate(zip(model.pieces, types, strict=True)):
+            if kind == PieceType.BYTE:
+                byte = piece_byte(piece)
+                if byte is not None:
+                    self._byte_ids.setdefault(byte, i)
+                    self._piece_bytes[i] = bytes((byte,))
+            elif kind == PieceType.CONTROL:
+                self._piece_bytes[i] = b""
+        self._piece_bytes[model.unk_id] = unk_surface.encode("utf-8")
+        if special_tokens is None:
+            special_tokens = {
+                p: i
+                for i, (p, t) in enumerate(zip(model.pieces, types, strict=True))
+                if t in (PieceType.CONTROL, PieceType.UNKNOWN)
+            }
+        self.special_tokens = dict(special_tokens)
+
+    # -- Tokenizer interface --------------------------------------------------------------------
+
+    @property
+    def info(self) -> TokenizerInfo:
+        """Name, sizes and the sentencepiece settings."""
+        extra = {"byte_fallback": str(self.byte_fallback), **self._extra}
+        model_type: ModelType = "unigram" if self.model.model_type == "unigram" else "bpe"
+        return TokenizerInfo(
+            name=self._name,
+            format=self._format,
+            model_type=model_type,
+            vocab_size=len(self.model.pieces),
+            special_tokens=dict(self.special_tokens),
+            normalizer=getattr(self.normalizer, "name", "sentencepiece"),
+            pre_tokenizer="whitespace as \u2581",
+            decoder="sentencepiece",
+            extra=extra,
+        )
+
+    def encode(
+        self, text: str, *, allowed_special: Literal["all"] | Collection[str] = "all"
+    ) -> Encoding:
+        """Encode ``text``; ids and pieces are sentencepiece's (see module docstring)."""
+        tokens: list[Token] = []
+        for start, end, special_id in self._segments(text, allowed_special):
+            if special_id is not None:
+                piece = self.model.pieces[special_id]
+                tokens.append(Token(special_id, piece, b"", start, end, special=True))
+                continue
+            normalized = self.normalizer.normalize(text[start:end])
+            spans = self.model.encode(normalized.text)
+            tokens.extend(self._tokens(normalized, spans, start))
+        return Encoding(text, tokens)
+
+    def encode_ids(self, text: str) -> list[int]:
+        """Ids only, no special-token splitting: exactly ``SentencePieceProcessor.encode``."""
+        normalized = self.normalizer.normalize(text)
+        ids = self.model.encode_ids(normalized.text)
+        if self.model.unk_id in ids:  # unknown merging / byte fallback need the spans
+            spans = self.model.encode(normalized.text)
+            return [t.id for t in self._tokens(normalized, spans, 0)]
+        return ids
+
+    def decode_bytes(self, ids: Sequence[int]) -> bytes:
+        """Decoded bytes: controls vanish, ``<unk>`` is ``unk_surface``, byte pieces are raw.
+
+        Follows ``SentencePieceProcessor::Decode``: while nothing has been output, a leading
+        ``▁`` is dropped from the first text piece (from every such piece when
+        ``remove_extra_whitespaces``).
+        """
+        out = bytearray()
+        pieces, types, piece_bytes = self.model.pieces, self.model.types, self._piece_bytes
+        is_bos_ws, bos_ws_seen = True, False
+        for id_ in ids:
+            kind = types[id_]
+            if kind == PieceType.BYTE:
+                out += piece_bytes[id_]
+                continue
+            if bos_ws_seen or out:
+                is_bos_ws = False
+            chunk = piece_bytes[id_]
+            bos_ws_seen = False
+            if (
+                is_bos_ws
+                and self.strip_decoded_prefix
+                and kind not in (PieceType.CONTROL, PieceType.UNKNOWN)
+                and pieces[id_].startswith(SPACE_SYMBOL)
+            ):
+                chunk = chunk[1:]
+                bos_ws_seen = not self.decode_remove_extra_whitespaces
+            out += chunk
+        return bytes(out)
+
+    def decode(self, ids: Sequence[int]) -> str:
+        """Decoded text; each invalid byte becomes U+FFFD, as sentencepiece does."""
+        return _decode_like_sentencepiece(self.decode_bytes(ids))
+
+    def id_to_token(self, token_id: int) -> Token:
+        """Vocabulary entry ``token_id`` with an empty span."""
+        kind = self.model.types[token_id]
+        return Token(
+            token_id,
+            self.model.pieces[token_id],
+            self._piece_bytes[token_id],
+            0,
+            0,
+            special=kind == PieceType.CONTROL,
+            unknown=token_id == self.model.unk_id,
+            score=self.model.scores[token_id],
+        )
+
+    def stages(self, text: str) -> PipelineStages:
+        """Normalized text with alignment, words as pre-tokens, tokens and decode."""
+        normalized = self.normalizer.normalize(text)
+        pre_tokens: list[PreToken] = []
+        splitter = getattr(self.model, "_split", None)
+        n2o = normalized.norm_to_orig
+        if splitter is not None:
+            for m in splitter.finditer(normalized.text):
+                pre_tokens.append(PreToken(m.group(), n2o[m.start()], n2o[m.end()]))
+        elif normalized.text:
+            pre_tokens.append(PreToken(normalized.text, n2o[0], n2o[-1]))
+        encoding = self.encode(text)
+        return PipelineStages(
+            original=text,
+            normalized=normalized.text,
+            norm_to_orig=list(n2o),
+            pre_tokens=pre_tokens,
+            encoding=encoding,
+            decoded=self.decode(encoding.ids),
+        )
+
+    def supports_lattice(self) -> bool:
+        """True for Unigram models."""
+        return isinstance(self.model, UnigramModel)
+
+    # -- Unigram extras -------------------------------------------------------------------------
+
+    def lattice(self, text: str) -> Lattice:
+        """The Unigram lattice of normalized ``text``; ``orig_span(node)`` maps to ``text``."""
+        if not isinstance(self.model, UnigramModel):
+            raise TypeError("lattice() needs a Unigram model")
+        normalized = self.normalizer.normalize(text)
+        return self.model.lattice(normalized.text, normalized.norm_to_orig)
+
+    def nbest(self, text: str, k: int) -> list[tuple[Encoding, float]]:
+        """``k`` best encodings with their float32 scores (``NBestEncode``)."""
+        if not isinstance(self.model, UnigramModel):
+            raise TypeError("nbest() needs a Unigram model")
+        normalized = self.normalizer.normalize(text)
+        return [
+            (Encoding(text, self._tokens(normalized, spans, 0)), score)
+            for spans, score in self.model.nbest(normalized.text, k)
+        ]
+
+    def sample_encode(
+        self, text: str, alpha: float = 1.0, rng: random.Random | None = None
+    ) -> Encoding:
+        """One segmentation sampled with ``P ∝ exp(alpha * score)`` (subword regularization)."""
+        lattice = self.lattice(text)
+        path = lattice.sample(alpha, rng)
+        normalized = Normalized(lattice.sentence, lattice.norm_to_orig or [])
+        spans = [(n.pos, n.end, n.id) for n in path]
+        return Encoding(text, self._tokens(normalized, spans, 0))
+
+    # -- helpers --------------------------------------------------------------------------------
+
+    def _segments(
+        self, text: str, allowed: Literal["all"] | Collection[str]
+    ) -> list[tuple[int, int, int | None]]:
+        """``(start, end, special id or None)`` pieces of ``text`` around allowed specials."""
+        names = (
+            self.special_tokens
+            if allowed == "all"
+            else [s for s in allowed if s in self.special_tokens]
+        )
+        if not names or not text:
+            return [(0, len(text), None)]
+        pattern = re.compile("|".join(re.escape(s) for s in sorted(names, key=len, reverse=True)))
+        out: list[tuple[int, int, int | None]] = []
+        last = 0
+        for m in pattern.finditer(text):
+            if m.start() > last:
+                out.append((last, m.start(), None))
+            out.append((m.start(), m.end(), self.special_tokens[m.group()]))
+            last = m.end()
+        if last < len(text) or not out:
+            out.append((last, len(text), None))
+        return out
+
+    def _tokens(self, normalized: Normalized, spans: list[Span], shift: int) -> list[Token]:
+        """Tokens for model spans: unknown merging, byte fallback, original offsets."""
+        model = self.model
+        pieces, scores, piece_bytes = model.pieces, model.scores, self._piece_bytes
+        unk_id = model.unk_id
+        n2o = normalized.norm_to_orig
+        text = normalized.text
+        tokens: list[Token] = []
+        prev_unk = False
+        for start, end, id_ in spans:
+            o_start, o_end = n2o[start] + shift, n2o[end] + shift
+            if id_ != unk_id:
+                tokens.append(
+                    Token(id_, pieces[id_], piece_bytes[id_], o_start, o_end, score=scores[id_])
+                )
+                prev_unk = False
+                continue
+            surface = text[start:end]
+            if self.byte_fallback:
+                for byte in surface.encode("utf-8"):
+                    byte_id = self._byte_ids.get(byte, unk_id)
+                    tokens.append(
+                        Token(
+                            byte_id,
+                            byte_piece(byte),
+                            bytes((byte,)),
+                            o_start,
+                            o_end,
+                            unknown=byte_id == unk_id,
+                            score=scores[byte_id],
+                        )
+                    )
+            elif prev_unk:  # sentencepiece merges a run of unknowns into one piece
+                last = tokens[-1]
+                tokens[-1] = Token(
+                    unk_id,
+                    last.piece + surface,
+                    last.token_bytes,
+                    last.start,
+                    o_end,
+                    unknown=True,
+                    score=last.score,
+                )
+            else:
+                tokens.append(
+                    Token(
+                        unk_id,
+                        surface,
+                        piece_bytes[unk_id],
+                        o_start,
+                        o_end,
+                        unknown=True,
+                        score=scores[unk_id],
+                    )
+                )
+            prev_unk = True
+        return tokens
+
+
+_NO_TEXT_TYPES = (PieceType.CONTROL, PieceType.BYTE, PieceType.UNKNOWN)
+
+
+def _decode_like_sentencepiece(data: bytes) -> str:
+    """UTF-8 decode where every byte of an invalid sequence becomes one U+FFFD."""
+    out: list[str] = []
+    pos, n = 0, len(data)
+    while pos < n:
+        try:
+            out.append(data[pos:].decode("utf-8"))
+            break
+        except UnicodeDecodeError as e:
+            out.append(data[pos : pos + e.start].decode("utf-8"))
+            out.append("\ufffd" * (e.end - e.start))
+            pos += e.end
+    return "".join(out)

@@ -1,0 +1,240 @@
+"""The SentencePiece Unigram model: pieces with log-probability scores, best segmentation.
+
+:class:`UnigramModel` is built from in-memory data (``pieces``, ``scores``, ``types``,
+``unk_id``), so ``.model`` files, HF ``tokenizer.json`` Unigram models and GGUF ``t5``
+vocabularies all share it. It works on *normalized* text (see ``explorer.engine.normalizers``)
+and returns ``(start, end, id)`` code-point spans; unknown-merging, byte fallback and offsets
+into the original text are the tokenizer's job (``explorer.engine.sentencepiece.tokenizer``).
+
+Encoding follows sentencepiece's ``EncodeOptimized`` exactly: a left-to-right best-path pass
+in float32 where a later candidate wins only with a strictly greater score, an ``<unk>`` node
+(score ``min_score - 10``) wherever no one-character piece exists, UNUSED pieces skipped and
+USER_DEFINED pieces scored ``length * max_score - 0.1``. The normalized text is cut into words
+no piece can cross (``word_splitter``) and each word's segmentation is cached.
+
+:meth:`UnigramModel.lattice` builds the full :class:`Lattice` (``PopulateNodes``) for n-best,
+sampling, marginals and the UI panel. CONTROL, UNKNOWN and BYTE pieces never match text.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+
+from explorer.engine.errors import VocabFormatError
+from explorer.engine.sentencepiece.pieces import PieceType, f32, word_splitter
+from explorer.engine.unigram.lattice import Lattice
+from explorer.engine.unigram.trie import PieceTrie
+
+UNK_PENALTY = 10.0
+FLT_MAX = 3.4028234663852886e38
+FLT_MIN = 1.1754943508222875e-38  # sentencepiece starts max_score here (smallest normal float)
+_CACHE_LIMIT = 200_000
+_INF = float("inf")
+
+Segment = tuple[int, int]
+"""``(length, id)`` of one piece of a word."""
+
+
+class UnigramModel:
+    """An immutable Unigram model. Thread-safe (the word cache is a plain dict)."""
+
+    model_type = "unigram"
+
+    def __init__(
+        self,
+        pieces: Sequence[str],
+        scores: Sequence[float],
+        types: Sequence[int] | None = None,
+        *,
+        unk_id: int | None = None,
+    ) -> None:
+        if len(scores) != len(pieces) or (types is not None and len(types) != len(pieces)):
+            raise VocabFormatError("unigram model: pieces, scores and types differ in length")
+        self.pieces = list(pieces)
+        self.scores = [f32(s) for s in scores]
+        self.types = [int(t) for t in types] if types is not None else [1] * len(pieces)
+        if unk_id is None:
+            unk_ids = [i for i, t in enumerate(self.types) if t == PieceType.UNKNOWN]
+            if len(unk_ids) != 1:
+                raise VocabFormatError(f"unigram model: expected one unknown piece, got {unk_ids}")
+            unk_id = unk_ids[0]
+        if not 0 <= unk_id < len(self.pieces):
+            raise VocabFormatError(f"unigram model: unk id {unk_id} out of range")
+        self.unk_id = unk_id
+        normal = [s for s, t in zip(self.scores, self.types, strict=True) if t == PieceType.NORMAL]
+        self.min_score = min(normal, default=FLT_MAX)
+        self.max_score = max([FLT_MIN, *normal])
+        self.unk_score = f32(self.min_score - UNK_PENALTY)
+        self.trie = PieceTrie()
+        matchable = (PieceType.NORMAL, PieceType.USER_DEFINED, PieceType.UNUSED)
+        for i, (piece, kind) in enumerate(zip(self.pieces, self.types, strict=True)):
+            if kind not in matchable or not piece:
+                continue
+            if kind == PieceType.UNUSED:
+                self.trie.add(piece, None)
+            else:
+                self.trie.add(piece, (i, self.scores[i], kind == PieceType.USER_DEFINED))
+        self._split = word_splitter(
+            p for p, t in zip(self.pieces, self.types, strict=True) if t in matchable
+        )
+        # word -> (segments, smallest decision margin, |path score| + 1)
+        self._cache: dict[str, tuple[tuple[Segment, ...], float, float]] = {}
+
+    # -- encoding -----------------------------------------------------------------------------
+
+    def encode(self, normalized: str) -> list[tuple[int, int, int]]:
+        """Best segmentation of ``normalized`` as ``(start, end, id)`` code-point spans."""
+        out: list[tuple[int, int, int]] = []
+        pos = 0
+        for length, id_ in self._segments(normalized):
+            out.append((pos, pos + length, id_))
+            pos += length
+        return out
+
+    def encode_ids(self, normalized: str) -> list[int]:
+        """Only the ids of :meth:`encode` (the fast path benchmarks use)."""
+        return [id_ for _, id_ in self._segments(normalized)]
+
+    def _segments(self, normalized: str) -> list[Segment]:
+        """Segment word by word, from the cache unless float32 rounding could decide.
+
+        sentencepiece runs one Viterbi over the whole sentence, so every candidate score
+        includes the float32 sum of all earlier pieces. A word's cached segmentation (computed
+        from score 0) is reused only when every comparison inside it was won by more than the
+        rounding error that sum could add; otherwise the word is re-run from the true prefix
+        score. Ids are therefore identical to sentencepiece, ties included.
+        """
+        if not normalized:
+            return []
+        words = self._split.findall(normalized) if self._split is not None else [normalized]
+        cache = self._cache
+        out: list[Segment] = []
+        magnitude = 1.0  # upper bound of |prefix score|, for the rounding tolerance
+        exact_base, exact_upto, exact_pos = 0.0, 0, 0  # lazily accumulated prefix score
+        pos = 0
+        for word in words:
+            entry = cache.get(word)
+            if entry is None:
+                entry = self._viterbi(word, 0.0)
+                if len(cache) >= _CACHE_LIMIT:
+                    cache.clear()
+                cache[word] = entry
+            segs, margin, word_abs = entry
+            magnitude += word_abs
+            if margin <= _tolerance(magnitude, len(word)):
+                exact_base, exact_pos = self._accumulate(
+                    normalized, out, exact_upto, exact_base, exact_pos
+                )
+                exact_upto = len(out)
+                segs = self._viterbi(word, exact_base)[0]
+            out.extend(segs)
+            pos += len(word)
+        return out
+
+    def _accumulate(
+        self, text: str, segs: list[Segment], start: int, base: float, pos: int
+    ) -> tuple[float, int]:
+        """Continue sentencepiece's float32 path score over ``segs[start:]``."""
+        for length, id_ in segs[start:]:
+            entry = None if id_ == self.unk_id else self.trie.get(text[pos : pos + length])
+            if entry is None:  # an <unk> node
+                base = f32(base + self.unk_score)
+            elif entry[2]:  # user-defined: sentencepiece's float/double mix
+                nbytes = len(text[pos : pos + length].encode("utf-8"))
+                base = f32((f32(nbytes * self.max_score) - 0.1) + base)
+            else:
+                base = f32(base + entry[1])
+            pos += length
+        return base, pos
+
+    def _viterbi(self, text: str, base0: float) -> tuple[tuple[Segment, ...], float, float]:
+        """sentencepiece's ``EncodeOptimized`` on one word, starting from score ``base0``.
+
+        Returns the segments, the smallest margin of any comparison (how close a different
+        rounding could come to changing a decision) and the sum of |score| on the best path.
+        """
+        n = len(text)
+        entries = self.trie.entries
+        best = [base0] * (n + 1)
+        start_at = [-1] * (n + 1)
+        best_id = [0] * (n + 1)
+        unk_id, unk_score, max_score = self.unk_id, self.unk_score, self.max_score
+        margin = _INF
+        for i in range(n):
+            base = best[i]
+            has_single = False
+            j = i + 1
+            while j <= n:
+                key = text[i:j]
+                if key not in entries:
+                    break
+                entry = entries[key]
+                if entry is not None:
+                    id_, score, user = entry
+                    if user:  # bonus in sentencepiece's mixed float/double arithmetic
+                        nbytes = len(key.encode("utf-8"))
+                        cand_exact = (f32(nbytes * max_score) - 0.1) + base
+                        cand = f32(cand_exact)
+                    else:
+                        cand = cand_exact = f32(base + score)
+                    if start_at[j] == -1:
+                        best[j], start_at[j], best_id[j] = cand, i, id_
+                    else:
+                        diff = cand_exact - best[j]
+                        if diff > 0:
+                            best[j], start_at[j], best_id[j] = cand, i, id_
+                        margin = min(margin, abs(diff))
+                    if j == i + 1:
+                        has_single = True
+                j += 1
+            if not has_single:
+                cand = f32(base + unk_score)
+                if start_at[i + 1] == -1:
+                    best[i + 1], start_at[i + 1], best_id[i + 1] = cand, i, unk_id
+                else:
+                    diff = cand - best[i + 1]
+                    if diff > 0:
+                        best[i + 1], start_at[i + 1], best_id[i + 1] = cand, i, unk_id
+                    margin = min(margin, abs(diff))
+        segs: list[Segment] = []
+        end = n
+        while end > 0:
+            begin = start_at[end]
+            segs.append((end - begin, best_id[end]))
+            end = begin
+        segs.reverse()
+        return tuple(segs), margin, abs(best[n] - base0) + 1.0
+
+    # -- lattice ------------------------------------------------------------------------------
+
+    def lattice(self, normalized: str, norm_to_orig: list[int] | None = None) -> Lattice:
+        """The full lattice of ``normalized`` (sentencepiece's ``PopulateNodes``)."""
+        lattice = Lattice(normalized, norm_to_orig)
+        trie = self.trie
+        for pos in range(len(normalized)):
+            has_single = False
+            for end, (id_, score, user) in trie.common_prefix_search(normalized, pos):
+                length = end - pos
+                if user:
+                    score = f32(f32(length * self.max_score) - 0.1)
+                lattice.insert(pos, length, id_, score)
+                has_single = has_single or length == 1
+            if not has_single:
+                lattice.insert(pos, 1, self.unk_id, self.unk_score)
+        return lattice
+
+    def nbest(self, normalized: str, k: int) -> list[tuple[list[tuple[int, int, int]], float]]:
+        """``k`` best segmentations as ``(start, end, id)`` spans with float32 scores."""
+        if not normalized:
+            return [([], 0.0)]
+        k = max(1, min(k, 1024))
+        if k == 1:
+            return [(self.encode(normalized), 0.0)]
+        paths = self.lattice(normalized).nbest(k)
+        return [([(n.pos, n.end, n.id) for n in path], score) for path, score in paths]
+
+
+def _tolerance(magnitude: float, length: int) -> float:
+    """Largest change float32 rounding of scores near ``magnitude`` can make over a word."""
+    return 4.0 * (length + 2) * math.ldexp(1.0, math.frexp(magnitude)[1] - 24)
