@@ -1,0 +1,6 @@
+"""HF tokenizers pipelines (tokenizer.json components) and the pipeline tokenizer.
+
+Modules: ``normalized`` (aligned text), ``normalizers``, ``pre_tokenizers``, ``models``
+(BPE, WordPiece, WordLevel), ``unigram_model``, ``decoders``, ``added_tokens``,
+``pipeline`` (:class:`PipelineTokenizer`), ``parse`` (JSON -> components), ``export``.
+"""

@@ -1,0 +1,41 @@
+"""Small helpers to read tokenizer.json values with clear errors.
+
+``req`` fetches a required key of a given type or raises :class:`VocabFormatError` naming
+the component and key; ``pattern_from_json`` reads HF's ``{"String": ..}``/``{"Regex": ..}``
+pattern objects (regexes translated from Oniguruma, see :mod:`explorer.engine.hf.onig`).
+"""
+
+from __future__ import annotations
+
+from typing import Any, TypeVar
+
+import regex
+
+from explorer.engine.errors import VocabFormatError
+from explorer.engine.hf.onig import compile_onig
+
+T = TypeVar("T")
+
+
+def req(obj: dict[str, Any], key: str, kind: type[T], where: str) -> T:
+    """``obj[key]``, which must exist and be of type ``kind``."""
+    if key not in obj:
+        raise VocabFormatError(f"tokenizer.json: {where} is missing the key {key!r}")
+    value = obj[key]
+    if kind is float and isinstance(value, int) and not isinstance(value, bool):
+        return value  # type: ignore[return-value]
+    if not isinstance(value, kind) or (kind is int and isinstance(value, bool)):
+        raise VocabFormatError(
+            f"tokenizer.json: {where}.{key} should be {kind.__name__}, "
+            f"got {type(value).__name__}"
+        )
+    return value
+
+
+def pattern_from_json(obj: dict[str, Any], where: str) -> tuple[regex.Pattern[str], str]:
+    """Compile a ``{"String": s}`` (literal) or ``{"Regex": r}`` pattern; return it and source."""
+    if "String" in obj and isinstance(obj["String"], str):
+        return regex.compile(regex.escape(obj["String"])), obj["String"]
+    if "Regex" in obj and isinstance(obj["Regex"], str):
+        return compile_onig(obj["Regex"], where), obj["Regex"]
+    raise VocabFormatError(f"tokenizer.json: {where}.pattern needs a 'String' or 'Regex'")

@@ -1,0 +1,194 @@
+"""Text with alignment: every character knows the span of the original text it came from.
+
+HF tokenizers keeps a ``NormalizedString`` that remembers, for each normalized character, the
+original characters it came from; offsets of tokens are read through it. :class:`Aligned` is
+our equivalent: ``text`` plus one ``(start, end)`` code-point span of the *original* text per
+character. Inserted characters (``Prepend``, a ``Metaspace`` prefix) take the span of the
+character they attach to; removed characters simply vanish; characters produced by
+composing several originals (NFC) cover all of them.
+
+Handles: per-character mapping, filtering, unicode normalization forms with alignment,
+regex/string replacement, prepend/strip, slicing. Does not handle: HF's offset "referential"
+switching (we always report original offsets).
+"""
+
+from __future__ import annotations
+
+import unicodedata
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+
+import regex
+
+
+@dataclass(slots=True)
+class Aligned:
+    """A string and, per character, the half-open original span it stands for."""
+
+    text: str
+    starts: list[int]
+    ends: list[int]
+
+    @classmethod
+    def from_original(cls, text: str, offset: int = 0) -> Aligned:
+        """Identity alignment of ``text`` whose first character is original ``offset``."""
+        n = len(text)
+        return cls(text, list(range(offset, offset + n)), list(range(offset + 1, offset + n + 1)))
+
+    def __len__(self) -> int:
+        return len(self.text)
+
+    def span(self, start: int, end: int) -> tuple[int, int]:
+        """Original span covered by characters ``start:end`` (empty ranges collapse)."""
+        if start >= end:
+            if start < len(self.starts):
+                p = self.starts[start]
+            elif self.ends:
+                p = self.ends[-1]
+            else:
+                p = 0
+            return p, p
+        return self.starts[start], max(self.ends[start:end])
+
+    def slice(self, start: int, end: int) -> Aligned:
+        """Characters ``start:end`` with their alignment."""
+        return Aligned(self.text[start:end], self.starts[start:end], self.ends[start:end])
+
+    def map_chars(self, fn: Callable[[str], str]) -> Aligned:
+        """Replace each character ``c`` by ``fn(c)`` (0..n characters, all with c's span)."""
+        out: list[str] = []
+        starts: list[int] = []
+        ends: list[int] = []
+        for ch, s, e in zip(self.text, self.starts, self.ends, strict=True):
+            rep = fn(ch)
+            if rep == ch:
+                out.append(ch)
+                starts.append(s)
+                ends.append(e)
+                continue
+            out.append(rep)
+            starts.extend([s] * len(rep))
+            ends.extend([e] * len(rep))
+        return Aligned("".join(out), starts, ends)
+
+    def filter(self, keep: Callable[[str], bool]) -> Aligned:
+        """Drop characters for which ``keep`` is false."""
+        idx = [i for i, ch in enumerate(self.text) if keep(ch)]
+        if len(idx) == len(self.text):
+            return self
+        return Aligned(
+            "".join(self.text[i] for i in idx),
+            [self.starts[i] for i in idx],
+            [self.ends[i] for i in idx],
+        )
+
+    def unicode_normalize(self, form: str) -> Aligned:
+        """Apply NFC/NFD/NFKC/NFKD, aligning each normalization segment to its originals."""
+        if unicodedata.is_normalized(form, self.text):
+            return self
+        segments = _segments(self.text, form)
+        out: list[str] = []
+        starts: list[int] = []
+        ends: list[int] = []
+        for a, b in segments:
+            seg = self.text[a:b]
+            norm = unicodedata.normalize(form, seg)
+            if len(norm) == b - a:  # one-to-one: keep each character's own span
+                out.append(norm)
+                starts.extend(self.starts[a:b])
+                ends.extend(self.ends[a:b])
+                continue
+            # Expansion or composition: every output char covers the whole segment, except
+            # that a pure expansion of one character keeps that character's span.
+            s, e = self.starts[a], max(self.ends[a:b])
+            out.append(norm)
+            starts.extend([s] * len(norm))
+            ends.extend([e] * len(norm))
+        return Aligned("".join(out), starts, ends)
+
+    def replace(self, pattern: regex.Pattern[str], content: str) -> Aligned:
+        """Replace every match of ``pattern`` by ``content`` (HF ``Replace`` semantics).
+
+        The replacement characters take the span of the match (an empty match is skipped).
+        """
+        pieces: list[Aligned] = []
+        pos = 0
+        for m in pattern.finditer(self.text):
+            a, b = m.span()
+            if a == b:
+                continue
+            pieces.append(self.slice(pos, a))
+            s, e = self.span(a, b)
+            pieces.append(Aligned(content, [s] * len(content), [e] * len(content)))
+            pos = b
+        if not pieces:
+            return self
+        pieces.append(self.slice(pos, len(self.text)))
+        return concat(pieces)
+
+    def prepend(self, prefix: str) -> Aligned:
+        """Insert ``prefix`` before the text; it takes the first character's span."""
+        if not self.text or not prefix:
+            return self
+        s, e = self.starts[0], self.ends[0]
+        n = len(prefix)
+        return Aligned(prefix + self.text, [s] * n + self.starts, [e] * n + self.ends)
+
+    def append(self, suffix: str) -> Aligned:
+        """Append ``suffix``; it takes the last character's span."""
+        if not self.text or not suffix:
+            return self
+        s, e = self.starts[-1], self.ends[-1]
+        n = len(suffix)
+        return Aligned(self.text + suffix, self.starts + [s] * n, self.ends + [e] * n)
+
+    def strip(self, left: bool, right: bool) -> Aligned:
+        """Remove leading and/or trailing whitespace."""
+        text = self.text
+        a, b = 0, len(text)
+        if left:
+            a = len(text) - len(text.lstrip())
+        if right:
+            b = len(text.rstrip())
+        if a == 0 and b == len(text):
+            return self
+        return self.slice(a, max(a, b))
+
+
+def concat(parts: Iterable[Aligned]) -> Aligned:
+    """Join aligned strings."""
+    texts: list[str] = []
+    starts: list[int] = []
+    ends: list[int] = []
+    for p in parts:
+        texts.append(p.text)
+        starts.extend(p.starts)
+        ends.extend(p.ends)
+    return Aligned("".join(texts), starts, ends)
+
+
+def _segments(text: str, form: str) -> list[tuple[int, int]]:
+    """Split ``text`` into ranges that normalize independently.
+
+    A segment starts at a character of combining class 0; neighbouring segments are merged
+    while normalizing them apart differs from normalizing them together (Hangul jamo, Indic
+    two-part vowels).
+    """
+    bounds = [0]
+    combining = unicodedata.combining
+    for i in range(1, len(text)):
+        if combining(text[i]) == 0:
+            bounds.append(i)
+    bounds.append(len(text))
+    segs = [(bounds[i], bounds[i + 1]) for i in range(len(bounds) - 1)]
+    out: list[tuple[int, int]] = []
+    norm = unicodedata.normalize
+    for a, b in segs:
+        if out:
+            pa, pb = out[-1]
+            left, right = text[pa:pb], text[a:b]
+            if norm(form, left + right) != norm(form, left) + norm(form, right):
+                out[-1] = (pa, b)
+                continue
+        out.append((a, b))
+    return out

@@ -1,0 +1,260 @@
+"""HF tokenizers normalizers, with alignment to the original text.
+
+Supported (``type`` in tokenizer.json): Sequence, NFC, NFD, NFKC, NFKD, Lowercase, Strip,
+StripAccents, Replace, Prepend, Precompiled, BertNormalizer, ByteLevel. Anything else is
+refused by :func:`normalizer_from_json` with :class:`UnsupportedComponentError`.
+
+Each normalizer maps an :class:`Aligned` string to a new one; alignment rules are in
+:mod:`explorer.engine.hf.normalized`. ``Precompiled`` follows HF: each extended grapheme
+cluster shorter than 6 bytes is looked up whole in the charsmap, otherwise each character.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import unicodedata
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+import regex
+
+from explorer.engine.errors import UnsupportedComponentError, VocabFormatError
+from explorer.engine.hf.jsonutil import pattern_from_json, req
+from explorer.engine.hf.normalized import Aligned, concat
+from explorer.engine.hf.unicode_props import is_bert_control, is_chinese_char, is_whitespace
+from explorer.engine.normalizers.charsmap import PrecompiledCharsMap
+from explorer.engine.pretokenizers.byte_level import bytes_to_unicode
+
+
+class Normalizer(Protocol):
+    """One normalization step."""
+
+    def normalize(self, text: Aligned) -> Aligned:
+        """Return the normalized text with alignment."""
+        ...
+
+    def describe(self) -> str:
+        """A short human-readable summary (for ``info`` and the pipeline view)."""
+        ...
+
+
+@dataclass(frozen=True)
+class SequenceNormalizer:
+    """Apply several normalizers in order."""
+
+    steps: tuple[Normalizer, ...]
+
+    def normalize(self, text: Aligned) -> Aligned:
+        for step in self.steps:
+            text = step.normalize(text)
+        return text
+
+    def describe(self) -> str:
+        return "Sequence[" + ", ".join(s.describe() for s in self.steps) + "]"
+
+
+@dataclass(frozen=True)
+class UnicodeForm:
+    """NFC, NFD, NFKC or NFKD."""
+
+    form: str
+
+    def normalize(self, text: Aligned) -> Aligned:
+        return text.unicode_normalize(self.form)
+
+    def describe(self) -> str:
+        return self.form
+
+
+@dataclass(frozen=True)
+class Lowercase:
+    """Unicode lowercase (``İ`` becomes two characters, as in Rust)."""
+
+    def normalize(self, text: Aligned) -> Aligned:
+        if text.text.islower() or text.text == text.text.lower():
+            return text
+        return text.map_chars(str.lower)
+
+    def describe(self) -> str:
+        return "Lowercase"
+
+
+@dataclass(frozen=True)
+class Strip:
+    """Strip leading/trailing whitespace."""
+
+    left: bool
+    right: bool
+
+    def normalize(self, text: Aligned) -> Aligned:
+        return text.strip(self.left, self.right)
+
+    def describe(self) -> str:
+        return f"Strip(left={self.left}, right={self.right})"
+
+
+@dataclass(frozen=True)
+class StripAccents:
+    """Remove combining marks (any ``M*`` category), HF ``StripAccents``."""
+
+    def normalize(self, text: Aligned) -> Aligned:
+        return text.filter(lambda c: not unicodedata.category(c).startswith("M"))
+
+    def describe(self) -> str:
+        return "StripAccents"
+
+
+@dataclass(frozen=True)
+class Replace:
+    """Replace a literal string or a regex by ``content``."""
+
+    pattern: regex.Pattern[str]
+    source: str
+    content: str
+
+    def normalize(self, text: Aligned) -> Aligned:
+        return text.replace(self.pattern, self.content)
+
+    def describe(self) -> str:
+        return f"Replace({self.source!r} -> {self.content!r})"
+
+
+@dataclass(frozen=True)
+class Prepend:
+    """Prepend a string to non-empty text."""
+
+    prefix: str
+
+    def normalize(self, text: Aligned) -> Aligned:
+        return text.prepend(self.prefix)
+
+    def describe(self) -> str:
+        return f"Prepend({self.prefix!r})"
+
+
+@dataclass(frozen=True)
+class ByteLevelNormalizer:
+    """Respell every byte of the UTF-8 text in the GPT-2 byte-level alphabet."""
+
+    def normalize(self, text: Aligned) -> Aligned:
+        table = bytes_to_unicode()
+        return text.map_chars(lambda c: "".join(table[b] for b in c.encode("utf-8")))
+
+    def describe(self) -> str:
+        return "ByteLevel"
+
+
+_GRAPHEME = regex.compile(r"\X")
+
+
+@dataclass(frozen=True)
+class Precompiled:
+    """SentencePiece precompiled charsmap, applied per grapheme as HF does."""
+
+    charsmap: PrecompiledCharsMap
+
+    def normalize(self, text: Aligned) -> Aligned:
+        rules = self.charsmap.rules
+        if not rules:
+            return text
+        first = self.charsmap.first_chars
+        s = text.text
+        if not any(c in first for c in s):
+            return text
+        parts: list[Aligned] = []
+        for m in _GRAPHEME.finditer(s):
+            a, b = m.span()
+            g = m.group()
+            if len(g.encode("utf-8")) < 6:
+                rep = rules.get(g)
+                if rep is not None:
+                    parts.append(_replaced(text, a, b, rep))
+                    continue
+            for i in range(a, b):
+                rep = rules.get(s[i])
+                parts.append(_replaced(text, i, i + 1, rep) if rep is not None
+                             else text.slice(i, i + 1))
+        return concat(parts)
+
+    def describe(self) -> str:
+        return "Precompiled"
+
+
+def _replaced(text: Aligned, a: int, b: int, rep: str) -> Aligned:
+    if len(rep) == b - a:
+        return Aligned(rep, text.starts[a:b], text.ends[a:b])
+    s, e = text.span(a, b)
+    return Aligned(rep, [s] * len(rep), [e] * len(rep))
+
+
+@dataclass(frozen=True)
+class BertNormalizer:
+    """BERT: clean control characters, space out CJK, strip accents, lowercase."""
+
+    clean_text: bool
+    handle_chinese_chars: bool
+    strip_accents: bool | None
+    lowercase: bool
+
+    def normalize(self, text: Aligned) -> Aligned:
+        if self.clean_text:
+            text = text.filter(lambda c: not (c in "\0\ufffd" or is_bert_control(c)))
+            text = text.map_chars(lambda c: " " if is_whitespace(c) else c)
+        if self.handle_chinese_chars:
+            text = text.map_chars(lambda c: f" {c} " if is_chinese_char(c) else c)
+        strip = self.lowercase if self.strip_accents is None else self.strip_accents
+        if strip:
+            text = text.unicode_normalize("NFD")
+            text = text.filter(lambda c: unicodedata.category(c) != "Mn")
+        if self.lowercase:
+            text = Lowercase().normalize(text)
+        return text
+
+    def describe(self) -> str:
+        return f"BertNormalizer(lowercase={self.lowercase})"
+
+
+def normalizer_from_json(obj: Any) -> Normalizer | None:
+    """Build the normalizer described by a tokenizer.json ``normalizer`` value."""
+    if obj is None:
+        return None
+    if not isinstance(obj, dict):
+        raise VocabFormatError("tokenizer.json: 'normalizer' must be an object or null")
+    kind = req(obj, "type", str, "normalizer")
+    if kind == "Sequence":
+        steps = [normalizer_from_json(o) for o in req(obj, "normalizers", list, "Sequence")]
+        return SequenceNormalizer(tuple(s for s in steps if s is not None))
+    if kind in ("NFC", "NFD", "NFKC", "NFKD"):
+        return UnicodeForm(kind)
+    if kind == "Lowercase":
+        return Lowercase()
+    if kind == "Strip":
+        return Strip(bool(obj.get("strip_left", True)), bool(obj.get("strip_right", True)))
+    if kind == "StripAccents":
+        return StripAccents()
+    if kind == "Replace":
+        pattern, source = pattern_from_json(req(obj, "pattern", dict, "Replace"), "Replace")
+        return Replace(pattern, source, req(obj, "content", str, "Replace"))
+    if kind == "Prepend":
+        return Prepend(req(obj, "prepend", str, "Prepend"))
+    if kind == "ByteLevel":
+        return ByteLevelNormalizer()
+    if kind == "Precompiled":
+        raw = obj.get("precompiled_charsmap")
+        if raw is None or raw == "":
+            return SequenceNormalizer(())
+        try:
+            blob = base64.b64decode(raw, validate=True)
+        except (binascii.Error, TypeError, ValueError):
+            raise VocabFormatError("tokenizer.json: Precompiled charsmap is not base64") from None
+        return Precompiled(PrecompiledCharsMap.from_bytes(blob))
+    if kind == "BertNormalizer":
+        sa = obj.get("strip_accents")
+        return BertNormalizer(
+            clean_text=bool(obj.get("clean_text", True)),
+            handle_chinese_chars=bool(obj.get("handle_chinese_chars", True)),
+            strip_accents=None if sa is None else bool(sa),
+            lowercase=bool(obj.get("lowercase", True)),
+        )
+    raise UnsupportedComponentError(f"unsupported normalizer {kind!r}")

@@ -1,0 +1,132 @@
+"""tokenizer.json (HF tokenizers) -> :class:`Components`, with clear errors.
+
+Malformed JSON, a missing key or a wrong type raises :class:`VocabFormatError` naming the
+place; a component we do not implement raises :class:`UnsupportedComponentError` naming it.
+Nothing is silently approximated.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from explorer.engine.errors import UnsupportedComponentError, VocabFormatError
+from explorer.engine.hf.added_tokens import AddedToken
+from explorer.engine.hf.decoders import decoder_from_json
+from explorer.engine.hf.jsonutil import req
+from explorer.engine.hf.models import BPEModel, Model, WordLevelModel, WordPieceModel
+from explorer.engine.hf.normalizers import normalizer_from_json
+from explorer.engine.hf.pipeline import Components
+from explorer.engine.hf.pre_tokenizers import pre_tokenizer_from_json
+from explorer.engine.hf.unigram_model import HFUnigramModel
+
+
+def loads(data: str | bytes, where: str = "tokenizer.json") -> dict[str, Any]:
+    """Parse JSON text into the top-level object, or raise VocabFormatError."""
+    try:
+        obj = json.loads(data)
+    except json.JSONDecodeError as e:
+        raise VocabFormatError(f"{where}: malformed JSON at line {e.lineno} column {e.colno}: "
+                               f"{e.msg}") from None
+    except UnicodeDecodeError as e:
+        raise VocabFormatError(f"{where}: not UTF-8 (byte {e.start})") from None
+    if not isinstance(obj, dict):
+        raise VocabFormatError(f"{where}: the top level must be a JSON object")
+    return obj
+
+
+def _vocab_dict(obj: dict[str, Any], where: str) -> dict[str, int]:
+    vocab = req(obj, "vocab", dict, where)
+    for k, v in vocab.items():
+        if not isinstance(v, int) or isinstance(v, bool) or v < 0:
+            raise VocabFormatError(f"tokenizer.json: {where}.vocab[{k!r}] is not a token id")
+    return vocab
+
+
+def _merges(obj: dict[str, Any]) -> list[tuple[str, str]]:
+    out: list[tuple[str, str]] = []
+    for m in req(obj, "merges", list, "BPE"):
+        if isinstance(m, str):
+            parts = m.split(" ")
+            if len(parts) != 2:
+                raise VocabFormatError(f"tokenizer.json: BPE merge {m!r} is not 'left right'")
+            out.append((parts[0], parts[1]))
+        elif isinstance(m, list) and len(m) == 2 and all(isinstance(x, str) for x in m):
+            out.append((m[0], m[1]))
+        else:
+            raise VocabFormatError(f"tokenizer.json: BPE merge {m!r} is not a pair of strings")
+    return out
+
+
+def model_from_json(obj: Any) -> Model:
+    """Build the model of a tokenizer.json ``model`` value."""
+    if not isinstance(obj, dict):
+        raise VocabFormatError("tokenizer.json: 'model' must be an object")
+    kind = obj.get("type")
+    if kind is None:  # old files: untagged, recognised by their keys
+        if "merges" in obj:
+            kind = "BPE"
+        elif isinstance(obj.get("vocab"), list):
+            kind = "Unigram"
+        elif "max_input_chars_per_word" in obj:
+            kind = "WordPiece"
+        else:
+            kind = "WordLevel"
+    if kind == "BPE":
+        if obj.get("dropout") not in (None, 0, 0.0):
+            raise UnsupportedComponentError("unsupported BPE option 'dropout' (random merges)")
+        return BPEModel(
+            _vocab_dict(obj, "BPE"), _merges(obj),
+            unk_token=obj.get("unk_token"),
+            continuing_subword_prefix=obj.get("continuing_subword_prefix") or None,
+            end_of_word_suffix=obj.get("end_of_word_suffix") or None,
+            fuse_unk=bool(obj.get("fuse_unk", False)),
+            byte_fallback=bool(obj.get("byte_fallback", False)),
+            ignore_merges=bool(obj.get("ignore_merges", False)),
+        )
+    if kind == "Unigram":
+        raw = req(obj, "vocab", list, "Unigram")
+        pieces: list[tuple[str, float]] = []
+        for entry in raw:
+            if (not isinstance(entry, list) or len(entry) != 2 or not isinstance(entry[0], str)
+                    or not isinstance(entry[1], int | float)):
+                raise VocabFormatError(f"tokenizer.json: Unigram vocab entry {entry!r} is not "
+                                       "[piece, score]")
+            pieces.append((entry[0], float(entry[1])))
+        unk_id = obj.get("unk_id")
+        if unk_id is not None and not isinstance(unk_id, int):
+            raise VocabFormatError("tokenizer.json: Unigram.unk_id must be an integer or null")
+        return HFUnigramModel(pieces, unk_id=unk_id,
+                              byte_fallback=bool(obj.get("byte_fallback", False)))
+    if kind == "WordPiece":
+        return WordPieceModel(
+            _vocab_dict(obj, "WordPiece"),
+            unk_token=obj.get("unk_token", "[UNK]"),
+            continuing_subword_prefix=obj.get("continuing_subword_prefix", "##"),
+            max_input_chars_per_word=int(obj.get("max_input_chars_per_word", 100)),
+        )
+    if kind == "WordLevel":
+        return WordLevelModel(_vocab_dict(obj, "WordLevel"),
+                              unk_token=obj.get("unk_token", "<unk>"))
+    raise UnsupportedComponentError(f"unsupported model {kind!r}")
+
+
+def components_from_json(obj: dict[str, Any]) -> Components:
+    """Every component of a parsed tokenizer.json."""
+    if "model" not in obj:
+        raise VocabFormatError("tokenizer.json: missing the key 'model'")
+    model = model_from_json(obj["model"])
+    added_raw = obj.get("added_tokens") or []
+    if not isinstance(added_raw, list):
+        raise VocabFormatError("tokenizer.json: 'added_tokens' must be a list")
+    added = [AddedToken.from_json(t) for t in added_raw]
+    post = obj.get("post_processor")
+    post_name = post.get("type", "?") if isinstance(post, dict) else "none"
+    return Components(
+        model=model,
+        normalizer=normalizer_from_json(obj.get("normalizer")),
+        pre_tokenizer=pre_tokenizer_from_json(obj.get("pre_tokenizer")),
+        decoder=decoder_from_json(obj.get("decoder")),
+        added_tokens=added,
+        post_processor=f"{post_name} (not applied)" if post_name != "none" else "none",
+    )

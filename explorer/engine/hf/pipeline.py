@@ -1,0 +1,222 @@
+"""The HF-style pipeline tokenizer: added tokens -> normalizer -> pre-tokenizer -> model.
+
+:class:`PipelineTokenizer` implements :class:`explorer.engine.tokenizer.Tokenizer` for
+tokenizer.json files and for GGUF vocabularies expressed as the same components. Offsets are
+code points of the original text; ``token_bytes`` come from the decoder run per token.
+Post-processors (templates adding ``[CLS]``/``[SEP]``) are described in ``info`` but not
+run: ``encode`` matches HF ``encode(text, add_special_tokens=False)``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Collection, Sequence
+from dataclasses import dataclass, field
+from typing import Literal
+
+from explorer.engine.encoding import Encoding, Token
+from explorer.engine.errors import VocabFormatError
+from explorer.engine.hf.added_tokens import AddedToken, AddedTokenMatcher
+from explorer.engine.hf.decoders import Decoder, decode_tokens
+from explorer.engine.hf.models import Model
+from explorer.engine.hf.normalized import Aligned
+from explorer.engine.hf.normalizers import Normalizer
+from explorer.engine.hf.pre_tokenizers import PreTokenizer
+from explorer.engine.tokenizer import (
+    ModelType,
+    PipelineStages,
+    PreToken,
+    Tokenizer,
+    TokenizerInfo,
+)
+
+
+@dataclass
+class Components:
+    """Everything a pipeline tokenizer is made of."""
+
+    model: Model
+    normalizer: Normalizer | None = None
+    pre_tokenizer: PreTokenizer | None = None
+    decoder: Decoder | None = None
+    added_tokens: list[AddedToken] = field(default_factory=list)
+    post_processor: str = "none"
+
+
+@dataclass
+class _Trace:
+    """Intermediate results of one encode (for :meth:`PipelineTokenizer.stages`)."""
+
+    normalized: list[Aligned] = field(default_factory=list)
+    pre_tokens: list[PreToken] = field(default_factory=list)
+
+
+class PipelineTokenizer(Tokenizer):
+    """A tokenizer made of HF components. Immutable after construction; thread-safe."""
+
+    def __init__(self, components: Components, *, name: str, fmt: str,
+                 extra: dict[str, str] | None = None) -> None:
+        self.c = components
+        self.model = components.model
+        self._added = {t.id: t for t in components.added_tokens}
+        self._raw_matcher = AddedTokenMatcher(
+            [t for t in components.added_tokens if not t.normalized], lambda t: t.content)
+        norm = components.normalizer
+
+        def normalized_content(t: AddedToken) -> str:
+            return norm.normalize(Aligned.from_original(t.content)).text if norm else t.content
+
+        self._norm_matcher = AddedTokenMatcher(
+            [t for t in components.added_tokens if t.normalized], normalized_content)
+        self._id_to_piece: dict[int, str] = dict(self.model.id_to_piece)  # type: ignore[attr-defined]
+        for t in components.added_tokens:
+            self._id_to_piece[t.id] = t.content
+        self._size = max(self._id_to_piece, default=-1) + 1
+        specials = {t.content: t.id for t in components.added_tokens if t.special}
+        self._info = TokenizerInfo(
+            name=name,
+            format=fmt,
+            model_type=self._model_type(),
+            vocab_size=self._size,
+            special_tokens=specials,
+            normalizer=norm.describe() if norm else "none",
+            pre_tokenizer=components.pre_tokenizer.describe() if components.pre_tokenizer
+            else "none",
+            decoder=components.decoder.describe() if components.decoder else "none",
+            extra={"post-processor": components.post_processor, **(extra or {})},
+        )
+
+    def _model_type(self) -> ModelType:
+        kind = self.model.kind
+        if kind not in ("bpe", "unigram", "wordpiece", "wordlevel"):
+            raise VocabFormatError(f"unknown model kind {kind!r}")
+        return kind  # type: ignore[return-value]
+
+    @property
+    def info(self) -> TokenizerInfo:
+        """Name, format, model type, sizes and component summary."""
+        return self._info
+
+    # -- encoding -------------------------------------------------------------------------
+
+    def _run(self, text: str, allowed: Literal["all"] | Collection[str],
+             trace: _Trace | None) -> list[tuple[int, str, int, int, bool]]:
+        """``(id, piece, start, end, special)`` for ``text``."""
+        out: list[tuple[int, str, int, int, bool]] = []
+        original = Aligned.from_original(text)
+        norm = self.c.normalizer
+        pre = self.c.pre_tokenizer
+        model = self.model
+        for a, b, tok in self._raw_matcher.split(text, allowed):
+            if tok is not None:
+                self._emit_added(tok, original.slice(a, b), out, trace)
+                continue
+            seg = original.slice(a, b)
+            normed = norm.normalize(seg) if norm is not None else seg
+            for na, nb, ntok in self._norm_matcher.split(normed.text, allowed):
+                part = normed.slice(na, nb)
+                if ntok is not None:
+                    self._emit_added(ntok, part, out, trace)
+                    continue
+                if trace is not None:
+                    trace.normalized.append(part)
+                pieces = pre.split([part]) if pre is not None else [part]
+                for p in pieces:
+                    if trace is not None:
+                        s, e = p.span(0, len(p))
+                        trace.pre_tokens.append(PreToken(p.text, s, e))
+                    for tid, piece, ts, te in model.tokenize(p.text):
+                        s, e = p.span(ts, te)
+                        out.append((tid, piece, s, e, False))
+        return out
+
+    def _emit_added(self, tok: AddedToken, part: Aligned,
+                    out: list[tuple[int, str, int, int, bool]], trace: _Trace | None) -> None:
+        s, e = part.span(0, len(part))
+        out.append((tok.id, tok.content, s, e, True))
+        if trace is not None:
+            trace.normalized.append(part)
+            trace.pre_tokens.append(PreToken(tok.content, s, e))
+
+    def _encoding(self, text: str, raw: list[tuple[int, str, int, int, bool]]) -> Encoding:
+        chunks = decode_tokens(self.c.decoder, [r[1] for r in raw])
+        unk = getattr(self.model, "unk_id", None)
+        scores = getattr(self.model, "scores", None)
+        tokens = [
+            Token(
+                id=tid, piece=piece, token_bytes=chunk, start=s, end=e,
+                special=special or (tid in self._added and self._added[tid].special),
+                unknown=tid == unk,
+                score=scores[tid] if scores is not None and not special
+                and tid < len(scores) else None,
+            )
+            for (tid, piece, s, e, special), chunk in zip(raw, chunks, strict=True)
+        ]
+        return Encoding(text, tokens)
+
+    def encode(self, text: str, *,
+               allowed_special: Literal["all"] | Collection[str] = "all") -> Encoding:
+        """Encode ``text`` like HF ``encode(text, add_special_tokens=False)``."""
+        return self._encoding(text, self._run(text, allowed_special, None))
+
+    def stages(self, text: str) -> PipelineStages:
+        """Normalized text with alignment, pre-tokens with spans, tokens and decoded text."""
+        trace = _Trace()
+        raw = self._run(text, "all", trace)
+        enc = self._encoding(text, raw)
+        normalized = "".join(p.text for p in trace.normalized)
+        norm_to_orig = [s for p in trace.normalized for s in p.starts]
+        norm_to_orig.append(len(text))
+        decoded = b"".join(t.token_bytes for t in enc.tokens).decode("utf-8", errors="replace")
+        return PipelineStages(
+            original=text,
+            normalized=normalized,
+            norm_to_orig=norm_to_orig,
+            pre_tokens=trace.pre_tokens,
+            encoding=enc,
+            decoded=decoded,
+        )
+
+    # -- decoding and vocabulary ----------------------------------------------------------
+
+    def decode_bytes(self, ids: Sequence[int]) -> bytes:
+        """Decoder output for ``ids`` (special tokens included)."""
+        pieces = []
+        for i in ids:
+            p = self._id_to_piece.get(i)
+            if p is None:
+                raise VocabFormatError(f"token id {i} is not in the vocabulary")
+            pieces.append(p)
+        return b"".join(decode_tokens(self.c.decoder, pieces))
+
+    def id_to_token(self, token_id: int) -> Token:
+        """The vocabulary entry ``token_id`` with an empty span."""
+        piece = self._id_to_piece.get(token_id)
+        if piece is None:
+            raise VocabFormatError(f"token id {token_id} is not in the vocabulary")
+        added = self._added.get(token_id)
+        chunk = decode_tokens(self.c.decoder, [piece])[0]
+        scores = getattr(self.model, "scores", None)
+        return Token(
+            id=token_id, piece=piece, token_bytes=chunk, start=0, end=0,
+            special=bool(added and added.special),
+            unknown=token_id == getattr(self.model, "unk_id", None),
+            score=scores[token_id] if scores is not None and token_id < len(scores) else None,
+        )
+
+    def token_to_id(self, piece: str) -> int | None:
+        """Id of a vocabulary piece or added token, or None."""
+        for t in self.c.added_tokens:
+            if t.content == piece:
+                return t.id
+        return self.model.vocab.get(piece)
+
+    def supports_lattice(self) -> bool:
+        """Unigram models can show their lattice."""
+        return self.model.kind == "unigram"
+
+    def lattice(self, text: str):  # noqa: ANN201 - explorer.engine.unigram.lattice.Lattice
+        """The Unigram lattice of the first normalized segment of ``text``."""
+        if self.model.kind != "unigram":
+            raise VocabFormatError("only Unigram models have a lattice")
+        st = self.stages(text)
+        return self.model.lattice(st.normalized, st.norm_to_orig)  # type: ignore[attr-defined]

@@ -1,0 +1,308 @@
+"""HF tokenizers pre-tokenizers: split aligned text into the pieces the model sees.
+
+Supported (``type``): ByteLevel (with or without its GPT-2 regex), Split (``behavior`` and
+``invert``), Metaspace (``prepend_scheme`` always/first/never, ``split``), Whitespace,
+WhitespaceSplit, BertPreTokenizer, Digits, Punctuation, CharDelimiterSplit, Sequence.
+Anything else raises :class:`UnsupportedComponentError`.
+
+A pre-tokenizer maps a list of :class:`Aligned` pieces to a new list; every piece keeps its
+original-text alignment, so spans survive byte-level respelling and inserted ``▁``.
+Splitting follows HF's ``NormalizedString::split`` exactly (match list, then behaviour, then
+empty pieces dropped).
+"""
+
+from __future__ import annotations
+
+import unicodedata
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any, Literal, Protocol
+
+import regex
+
+from explorer.engine.errors import UnsupportedComponentError, VocabFormatError
+from explorer.engine.hf.jsonutil import pattern_from_json, req
+from explorer.engine.hf.normalized import Aligned
+from explorer.engine.hf.onig import compile_onig
+from explorer.engine.hf.unicode_props import is_punctuation, is_whitespace
+from explorer.engine.pretokenizers.byte_level import bytes_to_unicode
+
+Behavior = Literal["Removed", "Isolated", "MergedWithPrevious", "MergedWithNext", "Contiguous"]
+BEHAVIORS: tuple[str, ...] = (
+    "Removed", "Isolated", "MergedWithPrevious", "MergedWithNext", "Contiguous"
+)
+Match = tuple[int, int, bool]
+
+GPT2_PATTERN = r"'s|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)|\s+"
+
+
+class PreTokenizer(Protocol):
+    """One pre-tokenization step."""
+
+    def split(self, pieces: list[Aligned]) -> list[Aligned]:
+        """Split every piece; empty pieces are dropped."""
+        ...
+
+    def describe(self) -> str:
+        """Short summary."""
+        ...
+
+
+def regex_matches(pattern: regex.Pattern[str], text: str) -> list[Match]:
+    """HF ``find_matches`` for a regex: matches and the gaps between them."""
+    if not text:
+        return [(0, 0, False)]
+    out: list[Match] = []
+    prev = 0
+    for m in pattern.finditer(text):
+        a, b = m.span()
+        if prev != a:
+            out.append((prev, a, False))
+        out.append((a, b, True))
+        prev = b
+    if prev != len(text):
+        out.append((prev, len(text), False))
+    return out
+
+
+def char_matches(pred: Callable[[str], bool], text: str) -> list[Match]:
+    """HF ``find_matches`` for a character predicate: each matching char is its own match."""
+    if not text:
+        return [(0, 0, False)]
+    out: list[Match] = []
+    last = 0
+    for i, c in enumerate(text):
+        if pred(c):
+            if last != i:
+                out.append((last, i, False))
+            out.append((i, i + 1, True))
+            last = i + 1
+    if last != len(text):
+        out.append((last, len(text), False))
+    return out
+
+
+def apply_behavior(matches: list[Match], behavior: str) -> list[tuple[int, int]]:
+    """Turn a match list into kept ranges, as HF's ``split`` does for ``behavior``."""
+    ranges: list[list[int | bool]] = []  # [start, end, remove]
+    if behavior == "Isolated":
+        ranges = [[a, b, False] for a, b, _ in matches]
+    elif behavior == "Removed":
+        ranges = [[a, b, m] for a, b, m in matches]
+    elif behavior == "Contiguous":
+        prev = False
+        for a, b, m in matches:
+            if m == prev and ranges:
+                ranges[-1][1] = b
+            else:
+                ranges.append([a, b, False])
+            prev = m
+    elif behavior == "MergedWithPrevious":
+        prev = False
+        for a, b, m in matches:
+            if m and not prev and ranges:
+                ranges[-1][1] = b
+            else:
+                ranges.append([a, b, False])
+            prev = m
+    elif behavior == "MergedWithNext":
+        prev = False
+        for a, b, m in reversed(matches):
+            if m and not prev and ranges:
+                ranges[-1][0] = a
+            else:
+                ranges.append([a, b, False])
+            prev = m
+        ranges.reverse()
+    else:
+        raise UnsupportedComponentError(f"unsupported split behavior {behavior!r}")
+    return [(int(a), int(b)) for a, b, rm in ranges if not rm and a != b]
+
+
+def split_pieces(
+    pieces: list[Aligned], find: Callable[[str], list[Match]], behavior: str
+) -> list[Aligned]:
+    """Split every piece by ``find``'s matches under ``behavior``."""
+    out: list[Aligned] = []
+    for p in pieces:
+        for a, b in apply_behavior(find(p.text), behavior):
+            out.append(p if (a == 0 and b == len(p.text)) else p.slice(a, b))
+    return out
+
+
+@dataclass(frozen=True)
+class SequencePre:
+    """Several pre-tokenizers in order."""
+
+    steps: tuple[PreTokenizer, ...]
+
+    def split(self, pieces: list[Aligned]) -> list[Aligned]:
+        for s in self.steps:
+            pieces = s.split(pieces)
+        return pieces
+
+    def describe(self) -> str:
+        return "Sequence[" + ", ".join(s.describe() for s in self.steps) + "]"
+
+
+@dataclass(frozen=True)
+class ByteLevelPre:
+    """GPT-2 byte level: optional prefix space, optional GPT-2 regex, bytes respelled."""
+
+    add_prefix_space: bool
+    use_regex: bool
+
+    def split(self, pieces: list[Aligned]) -> list[Aligned]:
+        if self.add_prefix_space:
+            pieces = [p if p.text.startswith(" ") else p.prepend(" ") for p in pieces]
+        if self.use_regex:
+            pat = compile_onig(GPT2_PATTERN)
+            pieces = split_pieces(pieces, lambda t: regex_matches(pat, t), "Isolated")
+        table = bytes_to_unicode()
+        out = []
+        for p in pieces:
+            if p.text.isascii() and p.text.isprintable() and " " not in p.text:
+                out.append(p)  # printable ASCII (no space) spells itself
+            else:
+                out.append(p.map_chars(lambda c: "".join(table[b] for b in c.encode("utf-8"))))
+        return out
+
+    def describe(self) -> str:
+        return f"ByteLevel(add_prefix_space={self.add_prefix_space}, use_regex={self.use_regex})"
+
+
+@dataclass(frozen=True)
+class SplitPre:
+    """Split on a string or regex with an HF ``behavior``; ``invert`` swaps matches/gaps."""
+
+    pattern: regex.Pattern[str]
+    source: str
+    behavior: str
+    invert: bool
+
+    def split(self, pieces: list[Aligned]) -> list[Aligned]:
+        pat, inv = self.pattern, self.invert
+
+        def find(t: str) -> list[Match]:
+            ms = regex_matches(pat, t)
+            return [(a, b, not m) for a, b, m in ms] if inv else ms
+
+        return split_pieces(pieces, find, self.behavior)
+
+    def describe(self) -> str:
+        inv = ", invert" if self.invert else ""
+        return f"Split({self.source!r}, {self.behavior}{inv})"
+
+
+@dataclass(frozen=True)
+class MetaspacePre:
+    """Spaces become ``replacement``; a prefix is added per ``prepend_scheme``; optional split."""
+
+    replacement: str
+    prepend_scheme: str
+    split_on_replacement: bool
+
+    def split(self, pieces: list[Aligned]) -> list[Aligned]:
+        rep = self.replacement
+        space = regex.compile(" ")
+        out: list[Aligned] = []
+        for p in pieces:
+            q = p.replace(space, rep) if " " in p.text else p
+            if not q.text.startswith(rep) and (
+                self.prepend_scheme == "always"
+                or (self.prepend_scheme == "first" and q.starts and q.starts[0] == 0)
+            ):
+                q = q.prepend(rep)
+            out.append(q)
+        if self.split_on_replacement:
+            out = split_pieces(out, lambda t: char_matches(lambda c: c == rep, t),
+                               "MergedWithNext")
+        return out
+
+    def describe(self) -> str:
+        return f"Metaspace({self.replacement!r}, prepend_scheme={self.prepend_scheme})"
+
+
+@dataclass(frozen=True)
+class CharSplitPre:
+    """A character-predicate split (Whitespace, BERT, Digits, Punctuation, char delimiter)."""
+
+    name: str
+    steps: tuple[tuple[Callable[[str], bool], str], ...]
+
+    def split(self, pieces: list[Aligned]) -> list[Aligned]:
+        for pred, behavior in self.steps:
+            pieces = split_pieces(pieces, lambda t, p=pred: char_matches(p, t), behavior)
+        return pieces
+
+    def describe(self) -> str:
+        return self.name
+
+
+@dataclass(frozen=True)
+class WhitespacePre:
+    """HF ``Whitespace``: keep runs matching ``\\w+|[^\\w\\s]+``, drop the rest."""
+
+    def split(self, pieces: list[Aligned]) -> list[Aligned]:
+        pat = compile_onig(r"\w+|[^\w\s]+")
+        return split_pieces(
+            pieces, lambda t: [(a, b, not m) for a, b, m in regex_matches(pat, t)], "Removed"
+        )
+
+    def describe(self) -> str:
+        return "Whitespace"
+
+
+def _is_numeric(c: str) -> bool:
+    return unicodedata.category(c)[0] == "N"
+
+
+def pre_tokenizer_from_json(obj: Any) -> PreTokenizer | None:
+    """Build the pre-tokenizer of a tokenizer.json ``pre_tokenizer`` value."""
+    if obj is None:
+        return None
+    if not isinstance(obj, dict):
+        raise VocabFormatError("tokenizer.json: 'pre_tokenizer' must be an object or null")
+    kind = req(obj, "type", str, "pre_tokenizer")
+    if kind == "Sequence":
+        steps = [pre_tokenizer_from_json(o) for o in req(obj, "pretokenizers", list, "Sequence")]
+        return SequencePre(tuple(s for s in steps if s is not None))
+    if kind == "ByteLevel":
+        return ByteLevelPre(bool(obj.get("add_prefix_space", True)),
+                            bool(obj.get("use_regex", True)))
+    if kind == "Split":
+        pattern, source = pattern_from_json(req(obj, "pattern", dict, "Split"), "Split")
+        behavior = req(obj, "behavior", str, "Split")
+        if behavior not in BEHAVIORS:
+            raise UnsupportedComponentError(f"unsupported Split behavior {behavior!r}")
+        return SplitPre(pattern, source, behavior, bool(obj.get("invert", False)))
+    if kind == "Metaspace":
+        rep = obj.get("replacement", "▁")
+        if not isinstance(rep, str) or len(rep) != 1:
+            raise VocabFormatError("tokenizer.json: Metaspace.replacement must be one character")
+        scheme = obj.get("prepend_scheme")
+        if scheme is None:
+            scheme = "always" if obj.get("add_prefix_space", True) else "never"
+        if scheme not in ("always", "first", "never"):
+            raise UnsupportedComponentError(f"unsupported Metaspace prepend_scheme {scheme!r}")
+        return MetaspacePre(rep, scheme, bool(obj.get("split", True)))
+    if kind == "Whitespace":
+        return WhitespacePre()
+    if kind == "WhitespaceSplit":
+        return CharSplitPre("WhitespaceSplit", ((is_whitespace, "Removed"),))
+    if kind == "BertPreTokenizer":
+        return CharSplitPre("BertPreTokenizer",
+                            ((is_whitespace, "Removed"), (is_punctuation, "Isolated")))
+    if kind == "Digits":
+        behavior = "Isolated" if obj.get("individual_digits", False) else "Contiguous"
+        return CharSplitPre(f"Digits({behavior})", ((_is_numeric, behavior),))
+    if kind == "Punctuation":
+        behavior = obj.get("behavior", "Isolated")
+        if behavior not in BEHAVIORS:
+            raise UnsupportedComponentError(f"unsupported Punctuation behavior {behavior!r}")
+        return CharSplitPre(f"Punctuation({behavior})", ((is_punctuation, behavior),))
+    if kind == "CharDelimiterSplit":
+        delim = req(obj, "delimiter", str, "CharDelimiterSplit")
+        return CharSplitPre(f"CharDelimiterSplit({delim!r})",
+                            ((lambda c, d=delim: c == d, "Removed"),))
+    raise UnsupportedComponentError(f"unsupported pre-tokenizer {kind!r}")
