@@ -40,3 +40,4 @@ class RankVocab:
         b = self._bytes[token_id]
         return Token(token_id, b.decode("utf-8", errors="backslashreplace"), b, 0, 0,
                      rank=token_id)
+

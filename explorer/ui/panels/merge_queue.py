@@ -29,6 +29,7 @@ from PySide6.QtWidgets import (
     QHeaderView,
     QLabel,
     QSlider,
+    QStyle,
     QTableView,
     QToolButton,
     QVBoxLayout,
@@ -155,19 +156,28 @@ class MergeQueuePanel(QWidget):
         self.final_label = QLabel("Final tokens", self)
         self.final = ChipRow(self)
 
-        def button(text: str, tip: str, slot: Callable[[], None]) -> QToolButton:
+        icons = QStyle.StandardPixmap
+
+        def button(icon: QStyle.StandardPixmap, text: str, tip: str,
+                   slot: Callable[[], None]) -> QToolButton:
             b = QToolButton(self)
+            b.setIcon(self.style().standardIcon(icon))
             b.setText(text)
+            b.setToolButtonStyle(Qt.ToolButtonStyle.ToolButtonTextBesideIcon)
             b.setToolTip(tip)
             b.clicked.connect(slot)
             return b
 
-        self.first_button = button("⏮", "Back to the start", lambda: self.set_position(0))
-        self.back_button = button("◀", "Step back", self.step_back)
-        self.play_button = button("▶ Play", "Play the merges", self.toggle_play)
+        self.first_button = button(icons.SP_MediaSkipBackward, "Start", "Back to the start",
+                                   lambda: self.set_position(0))
+        self.back_button = button(icons.SP_MediaSeekBackward, "Back", "Step back",
+                                  self.step_back)
+        self.play_button = button(icons.SP_MediaPlay, "Play", "Play the merges",
+                                  self.toggle_play)
         self.play_button.setCheckable(True)
-        self.forward_button = button("▶|", "Step forward", self.step_forward)
-        self.last_button = button("⏭", "Jump to the end",
+        self.forward_button = button(icons.SP_MediaSeekForward, "Step", "Step forward",
+                                     self.step_forward)
+        self.last_button = button(icons.SP_MediaSkipForward, "End", "Jump to the end",
                                   lambda: self.set_position(len(self._steps) - 1))
         self.slider = QSlider(Qt.Orientation.Horizontal, self)
         self.slider.valueChanged.connect(self.set_position)
@@ -257,13 +267,15 @@ class MergeQueuePanel(QWidget):
             self.set_position(0)
         self._timer.start()
         self.play_button.setChecked(True)
-        self.play_button.setText("⏸ Pause")
+        self.play_button.setText("Pause")
+        self.play_button.setIcon(self.style().standardIcon(QStyle.StandardPixmap.SP_MediaPause))
 
     def stop(self) -> None:
         """Pause playback."""
         self._timer.stop()
         self.play_button.setChecked(False)
-        self.play_button.setText("▶ Play")
+        self.play_button.setText("Play")
+        self.play_button.setIcon(self.style().standardIcon(QStyle.StandardPixmap.SP_MediaPlay))
 
     def _tick(self) -> None:
         if self._pos >= len(self._steps) - 1:
