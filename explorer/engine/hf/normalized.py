@@ -4,8 +4,8 @@ HF tokenizers keeps a ``NormalizedString`` that remembers, for each normalized c
 original characters it came from; offsets of tokens are read through it. :class:`Aligned` is
 our equivalent: ``text`` plus one ``(start, end)`` code-point span of the *original* text per
 character. Inserted characters (``Prepend``, a ``Metaspace`` prefix) take the span of the
-character they attach to; removed characters simply vanish; characters produced by
-composing several originals (NFC) cover all of them.
+character they attach to; removed characters simply vanish; a character composed from
+several originals (NFC) takes the span of the first, as in HF.
 
 Handles: per-character mapping, filtering, unicode normalization forms with alignment,
 regex/string replacement, prepend/strip, slicing. Does not handle: HF's offset "referential"
@@ -98,12 +98,15 @@ class Aligned:
                 starts.extend(self.starts[a:b])
                 ends.extend(self.ends[a:b])
                 continue
-            # Expansion or composition: every output char covers the whole segment, except
-            # that a pure expansion of one character keeps that character's span.
-            s, e = self.starts[a], max(self.ends[a:b])
+            # As HF (unicode-normalization-alignments): output char i stands for original
+            # char i of the segment; extra originals are dropped (a composed char covers
+            # only its first original) and extra outputs repeat the last original.
             out.append(norm)
-            starts.extend([s] * len(norm))
-            ends.extend([e] * len(norm))
+            last = b - a - 1
+            for i in range(len(norm)):
+                j = a + min(i, last)
+                starts.append(self.starts[j])
+                ends.append(self.ends[j])
         return Aligned("".join(out), starts, ends)
 
     def replace(self, pattern: regex.Pattern[str], content: str) -> Aligned:
