@@ -1,0 +1,185 @@
+"""All word lattices of a Unigram training run as flat numpy edge arrays.
+
+Every distinct word gets the nodes ``base[k] .. base[k] + len(word)``; an edge is a piece
+occurrence ``(word, start, end, piece)``. Forward-backward, Viterbi and backtracking run over
+all words at once, one end (or start) position at a time, so the Python-level loop is as long
+as the longest word, not as long as the corpus. Scores are natural-log probabilities.
+
+Pieces are identified by their index in the seed list; dead pieces are dropped from the arrays
+(:meth:`EdgeLattice.keep`), except single characters, which fall back to the ``<unk>`` slot
+(index ``num_pieces``) like sentencepiece's ``PopulateNodes`` does for uncovered characters.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+from numpy.typing import NDArray
+
+IntArray = NDArray[np.int64]
+FloatArray = NDArray[np.float64]
+
+
+@dataclass(slots=True)
+class _Groups:
+    """Edges sorted by one position (end or start), grouped by the node they reach."""
+
+    order: IntArray
+    """Edge indices in processing order."""
+    bounds: list[tuple[int, int]]
+    """Per position: slice of ``order``."""
+    starts: list[IntArray]
+    """Per position: group starts inside the slice (for ``reduceat``)."""
+    targets: list[IntArray]
+    """Per position: node updated by each group."""
+
+
+class EdgeLattice:
+    """The lattices of all words, with vectorized inference."""
+
+    def __init__(
+        self,
+        lengths: IntArray,
+        counts: FloatArray,
+        word: IntArray,
+        start: IntArray,
+        end: IntArray,
+        piece: IntArray,
+        num_pieces: int,
+    ) -> None:
+        self.lengths = lengths
+        self.counts = counts
+        self.base = np.concatenate(([0], np.cumsum(lengths + 1)[:-1])).astype(np.int64)
+        self.num_nodes = int((lengths + 1).sum())
+        self.num_pieces = num_pieces
+        self.unk = num_pieces
+        self.word, self.start, self.end, self.piece = word, start, end, piece
+        self._index()
+
+    def _index(self) -> None:
+        self.src = self.base[self.word] + self.start
+        self.dst = self.base[self.word] + self.end
+        self.fwd = self._group(self.end, self.dst, np.arange(1, int(self.lengths.max()) + 1))
+        self.bwd = self._group(self.start, self.src,
+                               np.arange(int(self.lengths.max()) - 1, -1, -1))
+
+    def _group(self, pos: IntArray, node: IntArray, positions: IntArray) -> _Groups:
+        order = np.lexsort((node, pos))
+        spos = pos[order]
+        snode = node[order]
+        bounds: list[tuple[int, int]] = []
+        starts: list[IntArray] = []
+        targets: list[IntArray] = []
+        edges = np.searchsorted(spos, np.arange(positions.max() + 2 if len(positions) else 1))
+        for p in positions:
+            lo, hi = int(edges[p]), int(edges[p + 1])
+            bounds.append((lo, hi))
+            if lo == hi:
+                starts.append(np.empty(0, np.int64))
+                targets.append(np.empty(0, np.int64))
+                continue
+            seg = snode[lo:hi]
+            first = np.flatnonzero(np.concatenate(([True], seg[1:] != seg[:-1])))
+            starts.append(first)
+            targets.append(seg[first])
+        return _Groups(order, bounds, starts, targets)
+
+    def keep(self, alive: NDArray[np.bool_]) -> None:
+        """Drop edges of dead pieces; dead single characters become ``<unk>`` edges."""
+        live = np.append(alive, True)  # the unk slot stays
+        single = (self.end - self.start) == 1
+        keep = live[self.piece] | single
+        self.piece = np.where(live[self.piece], self.piece, self.unk)
+        self.word, self.start, self.end, self.piece = (
+            self.word[keep], self.start[keep], self.end[keep], self.piece[keep])
+        self._index()
+
+    def _sweep(self, groups: _Groups, init: FloatArray, score: FloatArray,
+               frm: IntArray, to: IntArray, mode: str) -> FloatArray:
+        """One pass over positions: log-sum-exp (``sum``) or max over incoming edges."""
+        val = init
+        order = groups.order
+        for (lo, hi), first, tgt in zip(groups.bounds, groups.starts, groups.targets,
+                                        strict=True):
+            if lo == hi:
+                continue
+            idx = order[lo:hi]
+            v = val[frm[idx]] + score[idx]
+            m = np.maximum.reduceat(v, first)
+            if mode == "sum":
+                sizes = np.diff(np.append(first, hi - lo))
+                with np.errstate(invalid="ignore"):
+                    s = np.add.reduceat(np.exp(v - np.repeat(m, sizes)), first)
+                    val[tgt] = m + np.log(s)
+            else:
+                val[tgt] = m
+        return val
+
+    def forward_backward(self, logp: FloatArray) -> tuple[FloatArray, float]:
+        """Expected piece counts (weighted by word counts) and the mean log-likelihood."""
+        score = logp[self.piece]
+        alpha = np.full(self.num_nodes, -np.inf)
+        alpha[self.base] = 0.0
+        alpha = self._sweep(self.fwd, alpha, score, self.src, self.dst, "sum")
+        beta = np.full(self.num_nodes, -np.inf)
+        beta[self.base + self.lengths] = 0.0
+        beta = self._sweep(self.bwd, beta, score, self.dst, self.src, "sum")
+        log_z = alpha[self.base + self.lengths]
+        post = np.exp(alpha[self.src] + score + beta[self.dst] - log_z[self.word])
+        post *= self.counts[self.word]
+        expected = np.bincount(self.piece, weights=post, minlength=self.num_pieces + 1)
+        loglik = float((log_z * self.counts).sum() / self.counts.sum())
+        return expected[: self.num_pieces], loglik
+
+    def viterbi_counts(self, logp: FloatArray) -> tuple[FloatArray, int]:
+        """Per piece: occurrences in the Viterbi segmentation of the corpus; total tokens."""
+        score = logp[self.piece]
+        best = np.full(self.num_nodes, -np.inf)
+        best[self.base] = 0.0
+        best = self._sweep(self.fwd, best, score, self.src, self.dst, "max")
+        # The chosen edge into each node: the first (in group order) reaching the best score.
+        back = np.full(self.num_nodes, -1, np.int64)
+        order = self.fwd.order
+        for (lo, hi), first, tgt in zip(self.fwd.bounds, self.fwd.starts, self.fwd.targets,
+                                        strict=True):
+            if lo == hi:
+                continue
+            idx = order[lo:hi]
+            hit = (best[self.src[idx]] + score[idx]) == np.repeat(best[tgt], np.diff(
+                np.append(first, hi - lo)))
+            cand = np.where(hit, np.arange(hi - lo), hi - lo)
+            back[tgt] = idx[np.minimum.reduceat(cand, first)]
+        freq = np.zeros(self.num_pieces + 1)
+        cur = self.base + self.lengths
+        words = np.arange(len(self.lengths))
+        active = self.lengths > 0
+        cur, words = cur[active], words[active]
+        tokens = 0
+        while len(cur):
+            e = back[cur]
+            freq += np.bincount(self.piece[e], weights=self.counts[words],
+                                minlength=self.num_pieces + 1)
+            tokens += int(self.counts[words].sum())
+            cur = self.src[e]
+            more = cur != self.base[words]
+            cur, words = cur[more], words[more]
+        return freq[: self.num_pieces], tokens
+
+
+def digamma(x: FloatArray) -> FloatArray:
+    """sentencepiece's digamma approximation (recurrence to x >= 7, then the series)."""
+    x = x.astype(np.float64).copy()
+    result = np.zeros_like(x)
+    small = x < 7
+    while small.any():
+        result[small] -= 1.0 / x[small]
+        x[small] += 1.0
+        small = x < 7
+    x -= 0.5
+    xx = 1.0 / x
+    xx2 = xx * xx
+    xx4 = xx2 * xx2
+    result += (np.log(x) + (1.0 / 24.0) * xx2 - (7.0 / 960.0) * xx4
+               + (31.0 / 8064.0) * xx4 * xx2 - (127.0 / 30720.0) * xx4 * xx4)
+    return result

@@ -1,0 +1,271 @@
+"""Unigram training with sentencepiece's algorithm, on word counts, observable step by step.
+
+The steps of ``unigram_model_trainer.cc``: seed pieces (see :mod:`.unigram_seed`), then rounds
+of EM (``num_sub_iterations`` E+M steps; the M step is the Bayesian one: ``digamma(expected) -
+digamma(total)``, dropping pieces expected less than 0.5 times) followed by pruning by loss
+(keep ``shrinking_factor`` of the pieces, never fewer than 1.1 x the vocabulary size), and a
+finalisation that keeps every required character. Words are ``▁`` + each space-separated word
+of each line (sentencepiece's ``split_by_whitespace`` and ``remove_extra_whitespaces``) and are
+counted, never stored as sentences. No normalization is applied (``identity``).
+
+Not handled: user-defined symbols, ``split_digits``, whitespace-only pieces, treating
+whitespace as a suffix, and sentencepiece's sentence sampling (all text is used).
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from collections.abc import Generator, Iterable, Iterator
+from dataclasses import dataclass
+
+import numpy as np
+
+from explorer.engine.errors import TokenizerError
+from explorer.engine.trainers.corpus import Corpus
+from explorer.engine.trainers.events import (
+    EmStep,
+    PhaseStarted,
+    PruneStep,
+    TrainEvent,
+    TrainingDone,
+    WordsCounted,
+)
+from explorer.engine.trainers.models import TrainedUnigram
+from explorer.engine.trainers.unigram_lattice import EdgeLattice, FloatArray, digamma
+from explorer.engine.trainers.unigram_seed import (
+    RARE,
+    mask_rare,
+    required_chars,
+    seed_pieces,
+)
+from explorer.engine.trainers.words import count_sentencepiece_words
+
+UNK_PENALTY = 10.0
+MIN_EXPECTED = 0.5
+META = ("<unk>", "<s>", "</s>")
+
+
+class TrainingError(TokenizerError):
+    """Training cannot produce the requested vocabulary (e.g. it is too small)."""
+
+
+@dataclass(frozen=True, slots=True)
+class UnigramConfig:
+    """Settings of a Unigram run (sentencepiece ``TrainerSpec`` names and defaults)."""
+
+    vocab_size: int = 8000
+    character_coverage: float = 0.9995
+    max_piece_length: int = 16
+    seed_size: int = 1_000_000
+    shrinking_factor: float = 0.75
+    num_sub_iterations: int = 2
+    byte_fallback: bool = False
+    split_by_unicode_script: bool = True
+
+    def __post_init__(self) -> None:
+        meta = len(META) + (256 if self.byte_fallback else 0)
+        if self.vocab_size <= meta:
+            raise ValueError(f"vocab size must exceed the {meta} meta pieces")
+        if not 0.0 < self.character_coverage <= 1.0:
+            raise ValueError("character_coverage must be in (0, 1]")
+        if not 0.0 < self.shrinking_factor < 1.0:
+            raise ValueError("shrinking_factor must be in (0, 1)")
+
+
+def train_unigram(corpus: Corpus | Iterable[str], config: UnigramConfig
+                  ) -> Iterator[TrainEvent]:
+    """Train on a corpus: yields progress events, the last one :class:`TrainingDone`."""
+    if not isinstance(corpus, Corpus):
+        corpus = Corpus.from_texts(corpus)
+    start = time.perf_counter()
+    yield PhaseStarted("reading", corpus.total_bytes)
+    words = yield from count_sentencepiece_words(corpus)
+    model = yield from train_unigram_from_counts(words, config)
+    yield TrainingDone(model, time.perf_counter() - start, {"unique_words": float(len(words))})
+
+
+def train_unigram_from_counts(
+    words: dict[str, int], config: UnigramConfig
+) -> Generator[TrainEvent, None, TrainedUnigram]:
+    """Seeding, EM rounds with pruning, and finalisation on ``▁word`` counts."""
+    if not words:
+        raise TrainingError("the corpus has no words to train on")
+    required = required_chars(words, config.character_coverage)
+    words = mask_rare(words, required)
+    yield WordsCounted(len(words), sum(words.values()), len(required))
+
+    yield PhaseStarted("seeding")
+    seeds = seed_pieces(words, required, max_len=config.max_piece_length,
+                        by_script=config.split_by_unicode_script, seed_size=config.seed_size)
+    pieces = [s for s, _ in seeds]
+    raw = np.array([f for _, f in seeds])
+    logp = np.log(raw) - math.log(raw.sum())
+    lattice = build_lattice(words, pieces, config.max_piece_length)
+    alive = np.ones(len(pieces), bool)
+    desired = int(config.vocab_size * 1.1)
+
+    for rnd in range(1_000):
+        yield PhaseStarted("em", config.num_sub_iterations)
+        for sub in range(config.num_sub_iterations):
+            full = _with_unk(logp, alive)
+            expected, loglik = lattice.forward_backward(full)
+            _, num_tokens = lattice.viterbi_counts(full)
+            keep = alive & (expected >= MIN_EXPECTED)
+            total = expected[keep].sum()
+            logp = np.where(keep, digamma(np.maximum(expected, MIN_EXPECTED)) -
+                            digamma(np.array([total]))[0], -np.inf)
+            alive = keep
+            lattice.keep(alive)
+            yield EmStep(rnd, sub, -loglik, int(alive.sum()), num_tokens)
+        if alive.sum() <= desired:
+            break
+        yield PhaseStarted("pruning")
+        removed = prune(pieces, logp, alive, lattice, desired, config)
+        lattice.keep(alive)
+        yield PruneStep(rnd, removed, int(alive.sum()))
+
+    yield PhaseStarted("finalizing")
+    return finalize(pieces, logp, alive, required, config)
+
+
+def _with_unk(logp: FloatArray, alive: np.ndarray) -> FloatArray:
+    """Scores by seed index plus the ``<unk>`` slot (min score - 10, as sentencepiece)."""
+    unk = float(logp[alive].min()) - UNK_PENALTY if alive.any() else -UNK_PENALTY
+    return np.append(np.where(alive, logp, -np.inf), unk)
+
+
+def build_lattice(words: dict[str, int], pieces: list[str], max_len: int) -> EdgeLattice:
+    """Edges of every seed piece occurrence in every word (single characters always)."""
+    index = {p: i for i, p in enumerate(pieces)}
+    unk = len(pieces)
+    prefixes = {p[:n] for p in pieces for n in range(2, len(p))}
+    ek: list[int] = []
+    ei: list[int] = []
+    ej: list[int] = []
+    ep: list[int] = []
+    get = index.get
+    for k, w in enumerate(words):
+        n = len(w)
+        for i in range(n):
+            ek.append(k)
+            ei.append(i)
+            ej.append(i + 1)
+            ep.append(get(w[i], unk))
+            for j in range(i + 2, min(n, i + max_len) + 1):
+                s = w[i:j]
+                pid = get(s)
+                if pid is not None:
+                    ek.append(k)
+                    ei.append(i)
+                    ej.append(j)
+                    ep.append(pid)
+                elif s not in prefixes:
+                    break
+    lengths = np.fromiter((len(w) for w in words), np.int64, len(words))
+    counts = np.fromiter(words.values(), np.float64, len(words))
+    return EdgeLattice(lengths, counts, np.array(ek, np.int64), np.array(ei, np.int64),
+                       np.array(ej, np.int64), np.array(ep, np.int64), len(pieces))
+
+
+def _second_best(s: str, index: dict[str, int], score: list[float], max_len: int
+                 ) -> tuple[float, list[int]]:
+    """Best segmentation of piece ``s`` that does not use ``s`` itself (unk = last slot)."""
+    n = len(s)
+    unk = len(score) - 1
+    best = [0.0] + [-math.inf] * n
+    back: list[tuple[int, int]] = [(0, 0)] * (n + 1)
+    for j in range(1, n + 1):
+        for i in range(max(0, j - max_len), j):
+            if i == 0 and j == n:
+                continue
+            pid = index.get(s[i:j])
+            if pid is None:
+                if j - i != 1:
+                    continue
+                pid = unk
+            v = best[i] + score[pid]
+            if v > best[j]:
+                best[j] = v
+                back[j] = (i, pid)
+    path: list[int] = []
+    j = n
+    while j > 0:
+        i, pid = back[j]
+        path.append(pid)
+        j = i
+    return best[n], path
+
+
+def prune(pieces: list[str], logp: FloatArray, alive: np.ndarray, lattice: EdgeLattice,
+          desired: int, config: UnigramConfig) -> tuple[tuple[str, float], ...]:
+    """sentencepiece's ``PruneSentencePieces``; updates ``alive``, returns removed pieces."""
+    full = _with_unk(logp, alive)
+    freq, _ = lattice.viterbi_counts(full)
+    freq = np.append(freq, 0.0)
+    ids = np.flatnonzero(alive)
+    index = {pieces[i]: int(i) for i in ids}
+    score = full.tolist()
+    total = float(freq.sum())
+    logsum = math.log(total)
+    vsum = float(lattice.counts.sum())
+    keep: list[int] = []
+    free: list[int] = []
+    candidates: list[tuple[float, int]] = []
+    for i in ids.tolist():
+        f = float(freq[i])
+        s = pieces[i]
+        if f == 0.0:
+            free.append(i)
+            continue
+        if len(s) == 1:
+            keep.append(i)
+            continue
+        alt_score, alt = _second_best(s, index, score, config.max_piece_length)
+        if alt_score > score[i]:
+            free.append(i)  # its own Viterbi segmentation is split: never chosen
+            continue
+        logsum_alt = math.log(total + f * (len(alt) - 1))
+        logprob_alt = sum(math.log(freq[n] + f) - logsum_alt for n in alt)
+        loss = (f / vsum) * ((math.log(f) - logsum) - logprob_alt)
+        candidates.append((loss, i))
+    size = max(desired, int(config.shrinking_factor * len(ids)))
+    candidates.sort(key=lambda t: (-t[0], t[1]))
+    room = max(0, size - len(keep))
+    kept_candidates = candidates[:room]
+    alive[:] = False
+    alive[keep] = True
+    alive[[i for _, i in kept_candidates]] = True
+    removed = [(pieces[i], loss) for loss, i in candidates[room:]]
+    removed += [(pieces[i], 0.0) for i in free]
+    return tuple(removed)
+
+
+def finalize(pieces: list[str], logp: FloatArray, alive: np.ndarray,
+             required: dict[str, int], config: UnigramConfig) -> TrainedUnigram:
+    """Required characters first (penalised scores when pruned), then the best pieces."""
+    final: dict[str, float] = {}
+    live = {pieces[i]: float(logp[i]) for i in np.flatnonzero(alive)}
+    min_score = min(live.values()) if live else 0.0
+    penalty = 0.0
+    for ch, _ in sorted(required.items(), key=lambda kv: (-kv[1], kv[0])):
+        if ch == RARE:
+            continue
+        if ch in live:
+            final[ch] = live[ch]
+        else:
+            final[ch] = min_score + penalty
+            penalty += 0.0001
+    room = config.vocab_size - len(META) - (256 if config.byte_fallback else 0)
+    if len(final) > room:
+        raise TrainingError(f"vocab size {config.vocab_size} is too small for the "
+                            f"{len(final)} characters that must be in it")
+    for piece, sc in sorted(live.items(), key=lambda kv: (-kv[1], kv[0])):
+        if len(final) >= room:
+            break
+        final.setdefault(piece, sc)
+    ordered = sorted(final.items(), key=lambda kv: (-kv[1], kv[0]))
+    meta: list[tuple[str, float]] = [(m, 0.0) for m in META]
+    if config.byte_fallback:
+        meta += [(f"<0x{b:02X}>", 0.0) for b in range(256)]
+    return TrainedUnigram(pieces=tuple(meta + ordered), byte_fallback=config.byte_fallback)
