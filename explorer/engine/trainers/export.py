@@ -151,7 +151,7 @@ def to_sentencepiece(model: TrainedModel) -> bytes:
         spec.model_type = MODEL_TYPES["BPE"]
         score = _bpe_scores(model)
         specials = set(model.special_tokens)
-        for i, tok in enumerate(model.vocab):
+        for tok in model.vocab:
             kind = ("UNKNOWN" if tok == "<unk>" else "CONTROL" if tok in specials else "NORMAL")
             proto.pieces.add(piece=tok, score=score.get(tok, 0.0), type=PIECE_TYPES[kind])
         vocab = {t: i for i, t in enumerate(model.vocab)}
