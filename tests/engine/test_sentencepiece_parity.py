@@ -1,0 +1,138 @@
+"""Ids, pieces, offsets and decoding identical to sentencepiece on real and trained models."""
+
+from __future__ import annotations
+
+import pytest
+import sentencepiece as spm
+from sp_support import REFERENCE_MODELS, TRAINED, multilingual_lines, reference_model, trained_model
+
+from explorer.engine.encoding import byte_to_char_offsets
+from explorer.engine.formats import detect_format, load_tokenizer
+from explorer.engine.sentencepiece import SentencePieceTokenizer
+
+
+def _texts() -> list[str]:
+    from references import path
+
+    botchan = path("sentencepiece", "botchan.txt")
+    lines = botchan.read_text(encoding="utf-8").splitlines()[::3] if botchan.exists() else []
+    return multilingual_lines() + lines
+
+
+def _model_path(model: str):
+    if model in TRAINED:
+        return trained_model(model)
+    key, name = model.split("/")
+    return reference_model(key, name)
+
+
+MODELS = [f"{k}/{n}" for k, n in REFERENCE_MODELS] + list(TRAINED)
+
+
+def _sp_offsets(sp: spm.SentencePieceProcessor, text: str) -> list[tuple[str, int, int]]:
+    """sentencepiece's (piece, begin, end) in code points (its protos count bytes)."""
+    to_char = byte_to_char_offsets(text)
+    proto = sp.encode(text, return_type="proto")
+    return [(p.piece, to_char[p.begin], to_char[p.end]) for p in proto.pieces]
+
+
+@pytest.mark.parametrize("model", MODELS)
+def test_ids_pieces_offsets_and_decode_match_sentencepiece(model: str) -> None:
+    path = _model_path(model)
+    sp = spm.SentencePieceProcessor(model_file=str(path))
+    tok = load_tokenizer(path)
+    assert detect_format(path) == "sentencepiece"
+    assert isinstance(tok, SentencePieceTokenizer)
+    assert tok.vocab_size == sp.get_piece_size()
+    for text in _texts():
+        expected_ids = sp.encode(text)
+        enc = tok.encode(text, allowed_special=())
+        assert enc.ids == expected_ids, text
+        assert enc.pieces == sp.encode(text, out_type=str), text
+        assert tok.encode_ids(text) == expected_ids, text
+        assert tok.decode(expected_ids) == sp.decode(expected_ids), text
+        _check_offsets(enc, _sp_offsets(sp, text), text)
+
+
+def _check_offsets(enc, expected: list[tuple[str, int, int]], text: str) -> None:
+    """Equal spans; the byte-fallback pieces of one character all carry that character's span
+    (sentencepiece gives it to the last byte and empty spans to the others)."""
+    assert [t.piece for t in enc.tokens] == [p for p, _, _ in expected], text
+    i = 0
+    while i < len(expected):
+        tok = enc.tokens[i]
+        group = 1
+        if tok.piece.startswith("<0x") and len(tok.token_bytes) == 1:
+            lead = tok.token_bytes[0]
+            group = 1 if lead < 0x80 else 2 if lead >> 5 == 6 else 3 if lead >> 4 == 14 else 4
+        _, begin, end = expected[i + group - 1]
+        for t in enc.tokens[i : i + group]:
+            assert (t.start, t.end) == (begin, end), (text, t)
+        i += group
+
+
+@pytest.mark.parametrize("model", ["uni_nfkc", "bpe_nfkc", "uni_identity_bytes"])
+def test_unknown_characters_merge_or_fall_back_to_bytes(model: str) -> None:
+    path = trained_model(model)
+    sp = spm.SentencePieceProcessor(model_file=str(path))
+    tok = load_tokenizer(path)
+    text = "x \U0002a6b2\U0002a6b3\U0002a6b4 y \ue000"  # rare CJK + private use: not in vocab
+    enc = tok.encode(text)
+    assert enc.ids == sp.encode(text)
+    if tok.byte_fallback:
+        partial = [t for t in enc.tokens if t.is_partial_utf8]
+        assert partial and all(t.piece.startswith("<0x") for t in partial)
+        assert (
+            b"".join(t.token_bytes for t in partial)
+            == "\U0002a6b2\U0002a6b3\U0002a6b4\ue000".encode()
+        )
+    else:
+        unknown = [t for t in enc.tokens if t.unknown]
+        assert unknown[0].piece.endswith("\U0002a6b2\U0002a6b3\U0002a6b4")  # one merged <unk>
+        assert text[unknown[0].start : unknown[0].end].endswith("\U0002a6b4")
+
+
+def test_specials_split_out_of_text_when_allowed() -> None:
+    path = reference_model("mistral-common", "mistral_instruct_tokenizer_240323.model.v3")
+    sp = spm.SentencePieceProcessor(model_file=str(path))
+    tok = load_tokenizer(path)
+    text = "<s>[INST] Hello [/INST] Hi</s>"
+    enc = tok.encode(text)
+    specials = [t for t in enc.tokens if t.special]
+    assert [t.piece for t in specials] == ["<s>", "[INST]", "[/INST]", "</s>"]
+    assert [t.id for t in specials] == [
+        sp.piece_to_id(p) for p in ["<s>", "[INST]", "[/INST]", "</s>"]
+    ]
+    assert all(text[t.start : t.end] == t.piece for t in specials)
+    # between specials each segment is encoded as sentencepiece encodes it alone
+    assert [t.id for t in enc.tokens if not t.special] == (sp.encode(" Hello ") + sp.encode(" Hi"))
+    assert tok.encode(text, allowed_special=()).ids == sp.encode(text)
+    assert tok.decode(enc.ids) == sp.decode(enc.ids)
+
+
+def test_id_to_token_and_info() -> None:
+    path = reference_model("mistral-common", "tokenizer.model.v1")
+    sp = spm.SentencePieceProcessor(model_file=str(path))
+    tok = load_tokenizer(path)
+    for i in [0, 1, 2, 3, 100, 13, 28705, 31999]:
+        t = tok.id_to_token(i)
+        assert t.piece == sp.id_to_piece(i)
+        assert t.score == pytest.approx(sp.get_score(i))
+        assert t.special == sp.is_control(i) and t.unknown == sp.is_unknown(i)
+    assert tok.id_to_token(13).token_bytes == b"\n"  # <0x0A>
+    info = tok.info
+    assert (info.format, info.model_type, info.vocab_size) == ("sentencepiece", "bpe", 32000)
+    assert info.special_tokens == {"<unk>": 0, "<s>": 1, "</s>": 2}
+    assert not tok.supports_lattice()
+
+
+def test_stages_align_normalized_text_with_original() -> None:
+    tok = load_tokenizer(reference_model("sentencepiece", "botchan_en_unigram_1000.model"))
+    text = "  ﬁne   day ½"
+    st = tok.stages(text)
+    assert st.normalized == "▁fine▁day▁1⁄2"
+    assert len(st.norm_to_orig) == len(st.normalized) + 1
+    assert [p.text for p in st.pre_tokens] == ["▁fine", "▁day", "▁1⁄2"]
+    assert [(p.start, p.end) for p in st.pre_tokens] == [(2, 5), (5, 11), (11, 13)]
+    assert st.decoded == "fine day 1 \u2047 2"  # ⁄ is not in the vocabulary
+    assert st.encoding.ids == tok.encode(text).ids
