@@ -39,14 +39,19 @@ class Model(Protocol):
 
 
 class BPEModel:
-    """HF BPE with a merges list. Immutable; the per-pre-token cache is a plain dict."""
+    """HF BPE with a merges list. Immutable; the per-pre-token cache is a plain dict.
+
+    ``merges`` is either a list of ``(left, right)`` pairs (tokenizer.json) or a list of
+    ``"left right"`` strings (GGUF, split at the first space after the first character as
+    llama.cpp does); the latter are kept as strings so a 500k-merge file loads fast.
+    """
 
     kind = "bpe"
 
     def __init__(
         self,
         vocab: dict[str, int],
-        merges: list[tuple[str, str]],
+        merges: list[tuple[str, str]] | list[str],
         *,
         unk_token: str | None = None,
         continuing_subword_prefix: str | None = None,
@@ -54,37 +59,56 @@ class BPEModel:
         fuse_unk: bool = False,
         byte_fallback: bool = False,
         ignore_merges: bool = False,
+        strict: bool = True,
     ) -> None:
+        """``strict``: refuse merges whose parts or result are not in the vocabulary (HF);
+        otherwise such merges never apply (GGUF files converted from other formats)."""
         self.vocab = vocab
         self.id_to_piece = {i: p for p, i in vocab.items()}
-        self.merges = merges
         self.unk_token = unk_token
-        self.prefix = continuing_subword_prefix
-        self.suffix = end_of_word_suffix
+        self.prefix = continuing_subword_prefix or ""
+        self.suffix = end_of_word_suffix or ""
         self.fuse_unk = fuse_unk
         self.byte_fallback = byte_fallback
         self.ignore_merges = ignore_merges
-        if unk_token is not None and unk_token not in vocab:
-            unk_token_id = None
-        else:
-            unk_token_id = vocab.get(unk_token) if unk_token is not None else None
-        self.unk_id = unk_token_id
-        plen = len(continuing_subword_prefix or "")
-        table: dict[tuple[int, int], tuple[int, int]] = {}
-        for rank, (a, b) in enumerate(merges):
-            ia, ib = vocab.get(a), vocab.get(b)
-            if ia is None or ib is None:
-                missing = a if ia is None else b
-                raise VocabFormatError(f"tokenizer.json: BPE merge {a!r} {b!r}: {missing!r} "
-                                       "is not in the vocabulary")
-            new = a + b[plen:] if plen and b.startswith(continuing_subword_prefix or "") else a + b
-            nid = vocab.get(new)
-            if nid is None:
-                raise VocabFormatError(f"tokenizer.json: BPE merge {a!r} {b!r}: result {new!r} "
-                                       "is not in the vocabulary")
-            table[(ia, ib)] = (rank, nid)
-        self.merge_table = table
+        self.strict = strict
+        self.unk_id = vocab.get(unk_token) if unk_token is not None else None
+        self.string_keys = bool(merges) and isinstance(merges[0], str)
+        # Later duplicates win, as in HF's HashMap collect.
+        self.ranks: dict = dict(zip(merges, range(len(merges)), strict=True))
+        self.merges_count = len(merges)
+        if strict:
+            self._validate(merges)
         self._cache: dict[str, list[ModelToken]] = {}
+
+    def _split_key(self, m: str) -> tuple[str, str]:
+        pos = m.find(" ", 1)
+        if pos < 0:
+            raise VocabFormatError(f"BPE merge {m!r} has no space")
+        return m[:pos], m[pos + 1 :]
+
+    def _join(self, a: str, b: str) -> str:
+        p = self.prefix
+        return a + b[len(p):] if p and b.startswith(p) else a + b
+
+    def _validate(self, merges: list[tuple[str, str]] | list[str]) -> None:
+        vocab = self.vocab
+        for m in merges:
+            a, b = self._split_key(m) if isinstance(m, str) else m
+            for part in (a, b):
+                if part not in vocab:
+                    raise VocabFormatError(f"tokenizer.json: BPE merge {a!r} {b!r}: {part!r} "
+                                           "is not in the vocabulary")
+            if self._join(a, b) not in vocab:
+                raise VocabFormatError(f"tokenizer.json: BPE merge {a!r} {b!r}: result "
+                                       f"{self._join(a, b)!r} is not in the vocabulary")
+
+    def rank(self, a: str, b: str) -> int | None:
+        """Merge rank of the adjacent pair ``(a, b)``, or None when it never merges."""
+        r = self.ranks.get(f"{a} {b}" if self.string_keys else (a, b))
+        if r is not None and not self.strict and self._join(a, b) not in self.vocab:
+            return None
+        return r
 
     def tokenize(self, text: str) -> list[ModelToken]:
         """Tokens of one pre-token."""
@@ -102,11 +126,11 @@ class BPEModel:
         self._cache[text] = out
         return out
 
-    def _initial(self, text: str) -> list[list[int]]:
-        """Initial symbols as ``[id, start, end]`` (HF ``merge_word``)."""
+    def _initial(self, text: str) -> list[list]:
+        """Initial symbols as ``[piece, start, end]`` (HF ``merge_word``)."""
         vocab = self.vocab
-        syms: list[list[int]] = []
-        unk: list[int] | None = None  # pending [unk_id, start, end]
+        syms: list[list] = []
+        unk: list | None = None  # pending [unk_token, start, end]
         n = len(text)
         for i, ch in enumerate(text):
             s = ch
@@ -114,17 +138,17 @@ class BPEModel:
                 s = self.prefix + s
             if i == n - 1 and self.suffix:
                 s = s + self.suffix
-            tid = vocab.get(s)
-            if tid is not None:
+            if s in vocab:
                 if unk is not None:
                     syms.append(unk)
                     unk = None
-                syms.append([tid, i, i + 1])
+                syms.append([s, i, i + 1])
                 continue
             if self.byte_fallback:
-                ids = [vocab.get(f"<0x{b:02X}>") for b in s.encode("utf-8")]
-                if all(x is not None for x in ids):
-                    syms.extend([x, i, i + 1] for x in ids)  # type: ignore[misc]
+                pieces = [f"<0x{b:02X}>" for b in s.encode("utf-8")]
+                if all(p in vocab for p in pieces):
+                    # HF adds these without flushing a pending unk first.
+                    syms.extend([p, i, i + 1] for p in pieces)
                     continue
             if self.unk_token is not None:
                 if self.unk_id is None:
@@ -136,37 +160,36 @@ class BPEModel:
                 else:
                     if unk is not None:
                         syms.append(unk)
-                    unk = [self.unk_id, i, i + 1]
+                    unk = [self.unk_token, i, i + 1]
+            # No unk token: HF drops the character.
         if unk is not None:
             syms.append(unk)
         return syms
 
     def _merge(self, text: str) -> list[ModelToken]:
+        """Merge by pair rank, lowest first, leftmost on ties (HF ``Word::merge_all``)."""
         syms = self._initial(text)
         n = len(syms)
-        table = self.merge_table
-        ids = [s[0] for s in syms]
+        parts = [s[0] for s in syms]
+        ends = [s[2] for s in syms]
+        rank = self.rank
         alive = [True] * n
         nxt = list(range(1, n + 1))
         prev = list(range(-1, n - 1))
-        ends = [s[2] for s in syms]
-        heap: list[tuple[int, int, int]] = []  # (rank, pos, new_id)
+        heap: list[tuple[int, int]] = []  # (rank, left position)
         for i in range(n - 1):
-            m = table.get((ids[i], ids[i + 1]))
-            if m is not None:
-                heap.append((m[0], i, m[1]))
+            r = rank(parts[i], parts[i + 1])
+            if r is not None:
+                heap.append((r, i))
         heapify(heap)
         while heap:
-            _, pos, new_id = heappop(heap)
+            r, pos = heappop(heap)
             if not alive[pos]:
                 continue
             right = nxt[pos]
-            if right >= n:
-                continue
-            m = table.get((ids[pos], ids[right]))
-            if m is None or m[1] != new_id:
-                continue  # stale entry
-            ids[pos] = new_id
+            if right >= n or rank(parts[pos], parts[right]) != r:
+                continue  # stale: a side changed since this entry was pushed
+            parts[pos] = self._join(parts[pos], parts[right])
             ends[pos] = ends[right]
             alive[right] = False
             after = nxt[right]
@@ -175,15 +198,15 @@ class BPEModel:
                 prev[after] = pos
             before = prev[pos]
             if before >= 0:
-                m = table.get((ids[before], new_id))
-                if m is not None:
-                    heappush(heap, (m[0], before, m[1]))
+                r2 = rank(parts[before], parts[pos])
+                if r2 is not None:
+                    heappush(heap, (r2, before))
             if after < n:
-                m = table.get((new_id, ids[after]))
-                if m is not None:
-                    heappush(heap, (m[0], pos, m[1]))
-        pieces = self.id_to_piece
-        return [(ids[i], pieces[ids[i]], syms[i][1], ends[i]) for i in range(n) if alive[i]]
+                r2 = rank(parts[pos], parts[after])
+                if r2 is not None:
+                    heappush(heap, (r2, pos))
+        vocab = self.vocab
+        return [(vocab[parts[i]], parts[i], syms[i][1], ends[i]) for i in range(n) if alive[i]]
 
 
 class WordPieceModel:
@@ -191,9 +214,14 @@ class WordPieceModel:
 
     kind = "wordpiece"
 
-    def __init__(self, vocab: dict[str, int], *, unk_token: str = "[UNK]",
-                 continuing_subword_prefix: str = "##",
-                 max_input_chars_per_word: int = 100) -> None:
+    def __init__(
+        self,
+        vocab: dict[str, int],
+        *,
+        unk_token: str = "[UNK]",
+        continuing_subword_prefix: str = "##",
+        max_input_chars_per_word: int = 100,
+    ) -> None:
         self.vocab = vocab
         self.id_to_piece = {i: p for p, i in vocab.items()}
         self.unk_token = unk_token
