@@ -15,6 +15,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Mapping, Sequence
 
+from explorer.engine.bpe.layout import Layout, chunk_layout, make_token
 from explorer.engine.bpe.model import BytePairModel
 from explorer.engine.bpe.specials import (
     AllowedSpecial,
@@ -49,6 +50,7 @@ class ByteLevelBPETokenizer(Tokenizer):
         self.model = BytePairModel(self.vocab.bytes_to_id)
         self.splitter = RegexSplitter(pattern)
         self._pieces: dict[int, str] = {}
+        self._layouts: dict[str, Layout] = {}  # chunk -> token layout (see bpe.layout)
         self._info = TokenizerInfo(
             name=name,
             format=format,
@@ -58,8 +60,7 @@ class ByteLevelBPETokenizer(Tokenizer):
             normalizer="none",
             pre_tokenizer=f"regex split ({pattern_name} pattern) + byte-level bytes",
             decoder="byte-level (concatenate token bytes, decode UTF-8)",
-            extra={"ranks": str(len(self.vocab.bytes_to_id)), "pattern": pattern,
-                   **(extra or {})},
+            extra={"ranks": str(len(self.vocab.bytes_to_id)), "pattern": pattern, **(extra or {})},
         )
 
     # -- Tokenizer interface -------------------------------------------------------------
@@ -85,8 +86,9 @@ class ByteLevelBPETokenizer(Tokenizer):
         ``disallowed_special="all"`` gives tiktoken's default: raise :class:`SpecialTokenError`
         for any special token in the text that is not allowed.
         """
-        allowed, disallowed = resolve(self.vocab.special_tokens, allowed_special,
-                                      disallowed_special)
+        allowed, disallowed = resolve(
+            self.vocab.special_tokens, allowed_special, disallowed_special
+        )
         check_disallowed(text, disallowed)
         tokens: list[Token] = []
         specials = self.vocab.special_tokens
@@ -94,41 +96,26 @@ class ByteLevelBPETokenizer(Tokenizer):
             if is_special:
                 tokens.append(Token(specials[segment], segment, segment.encode("utf-8"),
                                     seg_start, seg_start + len(segment), special=True))
-                continue
-            for chunk, start, _end in self.splitter.split_with_spans(segment):
-                self._append_chunk(tokens, chunk, seg_start + start,
-                                   self.model.encode_chunk(chunk))
+            else:
+                self._encode_segment(segment, seg_start, tokens)
         return Encoding(text, tokens)
 
-    def _append_chunk(self, tokens: list[Token], chunk: str, start: int,
-                      ids: Sequence[int]) -> None:
-        id_bytes = self.vocab.id_to_bytes
-        piece = self._piece
-        if len(ids) == 1:
-            tid = ids[0]
-            tokens.append(Token(tid, piece(tid), id_bytes[tid], start, start + len(chunk),
-                                rank=tid))  # type: ignore[arg-type]
-            return
-        if chunk.isascii():
-            pos = start
-            for tid in ids:
-                b = id_bytes[tid]
-                end = pos + len(b)  # type: ignore[arg-type]
-                tokens.append(Token(tid, piece(tid), b, pos, end, rank=tid))  # type: ignore[arg-type]
-                pos = end
-            return
-        # Map each byte of the chunk to its character; partial tokens span what they touch.
-        char_of: list[int] = []
-        for i, ch in enumerate(chunk):
-            char_of.extend([i] * len(ch.encode("utf-8")))
-        bpos = 0
-        for tid in ids:
-            b = id_bytes[tid]
-            n = len(b)  # type: ignore[arg-type]
-            s = start + char_of[bpos]
-            e = start + char_of[bpos + n - 1] + 1
-            tokens.append(Token(tid, piece(tid), b, s, e, rank=tid))  # type: ignore[arg-type]
-            bpos += n
+    def _encode_segment(self, segment: str, offset: int, tokens: list[Token]) -> None:
+        layouts = self._layouts
+        get_layout = layouts.get
+        append = tokens.append
+        make = make_token
+        for chunk, start in self.splitter.split_with_starts(segment):
+            layout = get_layout(chunk)
+            if layout is None:
+                layout = chunk_layout(chunk, self.model.encode_chunk(chunk),
+                                      self.vocab.id_to_bytes, self._piece)
+                if len(layouts) >= self.model.cache_limit:
+                    layouts.clear()
+                layouts[chunk] = layout
+            pos = offset + start
+            for tid, piece, data, rel_start, rel_end in layout:
+                append(make(tid, piece, data, pos + rel_start, pos + rel_end))
 
     def _piece(self, token_id: int) -> str:
         p = self._pieces.get(token_id)
@@ -141,8 +128,14 @@ class ByteLevelBPETokenizer(Tokenizer):
         id_bytes = self.vocab.id_to_bytes
         n = len(id_bytes)
         try:
-            return b"".join([id_bytes[i] if 0 <= i < n and id_bytes[i] is not None  # type: ignore[misc]
-                             else self.vocab.token_bytes(i) for i in ids])
+            return b"".join(
+                [
+                    id_bytes[i]
+                    if 0 <= i < n and id_bytes[i] is not None  # type: ignore[misc]
+                    else self.vocab.token_bytes(i)
+                    for i in ids
+                ]
+            )
         except TypeError:
             raise KeyError("token ids must be integers") from None
 
@@ -162,8 +155,11 @@ class ByteLevelBPETokenizer(Tokenizer):
                 pre_tokens.append(PreToken(segment, seg_start, seg_start + len(segment)))
                 continue
             for chunk, start, end in self.splitter.split_with_spans(segment):
-                pre_tokens.append(PreToken(bytes_to_piece(chunk.encode("utf-8")),
-                                           seg_start + start, seg_start + end))
+                pre_tokens.append(
+                    PreToken(
+                        bytes_to_piece(chunk.encode("utf-8")), seg_start + start, seg_start + end
+                    )
+                )
         encoding = self.encode(text)
         return PipelineStages(
             original=text,
@@ -173,6 +169,11 @@ class ByteLevelBPETokenizer(Tokenizer):
             encoding=encoding,
             decoded=self.decode(encoding.ids),
         )
+
+    def clear_cache(self) -> None:
+        """Forget every memoised pre-token (cold-cache benchmarks)."""
+        self.model.clear_cache()
+        self._layouts.clear()
 
     def supports_merge_trace(self) -> bool:
         """Byte-level BPE can show its merge queue."""
@@ -199,8 +200,9 @@ class ByteLevelBPETokenizer(Tokenizer):
         disallowed_special: AllowedSpecial = (),
     ) -> list[int]:
         """Ids only, same rules as :meth:`encode` (fast path: no spans, no Token objects)."""
-        allowed, disallowed = resolve(self.vocab.special_tokens, allowed_special,
-                                      disallowed_special)
+        allowed, disallowed = resolve(
+            self.vocab.special_tokens, allowed_special, disallowed_special
+        )
         check_disallowed(text, disallowed)
         if not allowed:
             return self.encode_ordinary_ids(text)

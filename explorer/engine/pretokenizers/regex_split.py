@@ -9,7 +9,9 @@ dropped, as tiktoken does.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from functools import cache
+from itertools import accumulate
 
 import regex
 
@@ -39,6 +41,13 @@ class RegexSplitter:
     def split(self, text: str) -> list[str]:
         """The chunks of ``text`` in order (no spans)."""
         return self._findall(text)
+
+    def split_with_starts(self, text: str) -> Iterable[tuple[str, int]]:
+        """``(chunk, start)`` pairs, cheaper than :meth:`split_with_spans` (C-level zip)."""
+        chunks = self._findall(text)
+        if sum(map(len, chunks)) == len(text):
+            return zip(chunks, accumulate(map(len, chunks), initial=0), strict=False)
+        return [(m.group(), m.start()) for m in self._finditer(text)]
 
     def split_with_spans(self, text: str) -> list[tuple[str, int, int]]:
         """``(chunk, start, end)`` for every chunk, code-point offsets into ``text``."""

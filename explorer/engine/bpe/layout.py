@@ -1,0 +1,85 @@
+"""Turning one pre-token's ids into tokens with spans, fast enough for whole documents.
+
+A *layout* is the per-chunk tuple of ``(id, piece, token_bytes, rel_start, rel_end)``:
+code-point spans relative to the chunk, where a token holding part of a character's UTF-8
+bytes spans every character its bytes touch. Layouts are memoised per chunk string by the
+tokenizer, so a repeated word costs one dict lookup plus its Token objects.
+
+``make_token`` builds a :class:`Token` about twice as fast as the dataclass ``__init__``
+(frozen dataclasses set each field through ``object.__setattr__``; so do we, without the
+keyword handling). It is used only while Token has exactly the fields it knows, otherwise the
+real constructor is used, so a new field can never be left unset.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import fields
+
+from explorer.engine.encoding import Token
+
+Layout = tuple[tuple[int, str, bytes, int, int], ...]
+
+
+def chunk_layout(chunk: str, ids: Sequence[int], id_bytes: Sequence[bytes | None],
+                 piece: Callable[[int], str]) -> Layout:
+    """The layout of ``chunk`` encoded as ``ids`` (ordinary tokens only)."""
+    if len(ids) == 1:
+        tid = ids[0]
+        return ((tid, piece(tid), id_bytes[tid], 0, len(chunk)),)  # type: ignore[return-value]
+    out: list[tuple[int, str, bytes, int, int]] = []
+    if chunk.isascii():
+        pos = 0
+        for tid in ids:
+            b: bytes = id_bytes[tid]  # type: ignore[assignment]
+            out.append((tid, piece(tid), b, pos, pos + len(b)))
+            pos += len(b)
+        return tuple(out)
+    char_of: list[int] = []
+    for i, ch in enumerate(chunk):
+        char_of.extend([i] * len(ch.encode("utf-8")))
+    bpos = 0
+    for tid in ids:
+        b = id_bytes[tid]  # type: ignore[assignment]
+        n = len(b)
+        out.append((tid, piece(tid), b, char_of[bpos], char_of[bpos + n - 1] + 1))
+        bpos += n
+    return tuple(out)
+
+
+_KNOWN_FIELDS = ("id", "piece", "token_bytes", "start", "end", "special", "unknown", "score",
+                 "rank")
+
+
+def _fast_factory() -> Callable[[int, str, bytes, int, int], Token]:
+    new = object.__new__
+    set_ = object.__setattr__
+
+    def make(tid: int, piece: str, data: bytes, start: int, end: int) -> Token:
+        t = new(Token)
+        set_(t, "id", tid)
+        set_(t, "piece", piece)
+        set_(t, "token_bytes", data)
+        set_(t, "start", start)
+        set_(t, "end", end)
+        set_(t, "special", False)
+        set_(t, "unknown", False)
+        set_(t, "score", None)
+        set_(t, "rank", tid)
+        return t
+
+    return make
+
+
+def _safe_factory() -> Callable[[int, str, bytes, int, int], Token]:
+    def make(tid: int, piece: str, data: bytes, start: int, end: int) -> Token:
+        return Token(tid, piece, data, start, end, rank=tid)
+
+    return make
+
+
+make_token: Callable[[int, str, bytes, int, int], Token] = (
+    _fast_factory() if tuple(f.name for f in fields(Token)) == _KNOWN_FIELDS
+    and not hasattr(Token, "__post_init__") else _safe_factory()
+)
+"""``make_token(id, piece, token_bytes, start, end)``: an ordinary ranked token."""
