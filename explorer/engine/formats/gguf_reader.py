@@ -37,7 +37,7 @@ _U64 = struct.Struct("<Q")
 _U32 = struct.Struct("<I")
 
 
-class _Truncated(Exception):
+class _TruncatedError(Exception):
     pass
 
 
@@ -50,7 +50,7 @@ class _Cursor:
     def take(self, n: int) -> int:
         p = self.pos
         if p + n > self.size:
-            raise _Truncated
+            raise _TruncatedError
         self.pos = p + n
         return p
 
@@ -73,12 +73,12 @@ class _Cursor:
         append = out.append
         for _ in range(count):
             if pos + 8 > size:
-                raise _Truncated
+                raise _TruncatedError
             n = unpack(data, pos)[0]
             pos += 8
             end = pos + n
             if end > size:
-                raise _Truncated
+                raise _TruncatedError
             append(data[pos:end].decode("utf-8", errors="surrogateescape"))
             pos = end
         self.pos = pos
@@ -132,7 +132,7 @@ def read_metadata(path: Path, *, prefix: str = "") -> dict[str, Any]:
             value = cur.value(cur.u32())
             if key.startswith(prefix):
                 out[key] = value
-    except _Truncated:
+    except _TruncatedError:
         raise VocabFormatError(
             f"{path}: truncated GGUF file (ended while reading {key!r})"
         ) from None
