@@ -12,7 +12,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from explorer.engine.pretokenizers.patterns import GPT2
-from explorer.engine.trainers.bpe_trainer import BpeConfig, run, train_bpe
+from explorer.engine.trainers.api import run
+from explorer.engine.trainers.bpe_trainer import BpeConfig, train_bpe
 from explorer.engine.trainers.corpus import Corpus, split_lines
 from explorer.engine.trainers.events import Merge, MergeSummary, PhaseStarted, TrainingDone
 from explorer.engine.trainers.words import GPT2_LINEWISE

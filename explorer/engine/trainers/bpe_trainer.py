@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import heapq
 import time
-from collections.abc import Callable, Generator, Iterable, Iterator
+from collections.abc import Generator, Iterable, Iterator
 from dataclasses import dataclass, field
 
 from explorer.engine.pretokenizers.byte_level import bytes_to_unicode
@@ -65,9 +65,7 @@ class BpeConfig:
             raise ValueError("initial_alphabet must hold single characters")
 
 
-def count_words(
-    corpus: Corpus, config: BpeConfig
-) -> Generator[TrainEvent, None, WordCounts]:
+def count_words(corpus: Corpus, config: BpeConfig) -> Generator[TrainEvent, None, WordCounts]:
     """Counting phase: the corpus as pre-token frequencies, in the mode's spelling."""
     yield PhaseStarted("reading", corpus.total_bytes)
     if config.mode == "byte_level":
@@ -86,8 +84,7 @@ def train_bpe(corpus: Corpus | Iterable[str], config: BpeConfig) -> Iterator[Tra
     start = time.perf_counter()
     counts = yield from count_words(corpus, config)
     model = yield from train_bpe_from_counts(counts, config)
-    yield TrainingDone(model, time.perf_counter() - start,
-                       {"unique_words": float(len(counts))})
+    yield TrainingDone(model, time.perf_counter() - start, {"unique_words": float(len(counts))})
 
 
 def _alphabet(counts: WordCounts, config: BpeConfig) -> list[str]:
@@ -105,7 +102,7 @@ def _alphabet(counts: WordCounts, config: BpeConfig) -> list[str]:
     if limit is not None and len(chars) > limit:
         # Drop the rarest (HF's unstable sort leaves ties arbitrary; we break them by char).
         chars.sort(key=lambda ch: (freq[ch], ch))
-        chars = chars[len(chars) - limit:]
+        chars = chars[len(chars) - limit :]
     chars.sort()
     return chars
 
@@ -132,8 +129,11 @@ def train_bpe_from_counts(
 
     yield PhaseStarted("counting", len(words))
     pair_counts, where = _count_pairs(words, wcounts)
-    heap = [(-pair_counts[k], k, n, pos) for n, (k, pos) in enumerate(where.items())
-            if pair_counts[k] > 0]
+    heap = [
+        (-pair_counts[k], k, n, pos)
+        for n, (k, pos) in enumerate(where.items())
+        if pair_counts[k] > 0
+    ]
     heapq.heapify(heap)
     seq = len(heap)
 
@@ -168,13 +168,14 @@ def train_bpe_from_counts(
                 heappush(heap, (-c, k, seq, p))
                 seq += 1
         if config.merge_events:
-            yield Merge(len(merges) - 1, id_to_word[a], id_to_word[b], token, new, count,
-                        len(id_to_word))
+            yield Merge(
+                len(merges) - 1, id_to_word[a], id_to_word[b], token, new, count, len(id_to_word)
+            )
         if len(merges) % every == 0:
-            yield MergeSummary(len(merges), target, len(id_to_word), count,
-                               time.perf_counter() - t0)
-    yield MergeSummary(len(merges), target, len(id_to_word), last_count,
-                       time.perf_counter() - t0)
+            yield MergeSummary(
+                len(merges), target, len(id_to_word), count, time.perf_counter() - t0
+            )
+    yield MergeSummary(len(merges), target, len(id_to_word), last_count, time.perf_counter() - t0)
     return TrainedBpe(
         vocab=tuple(id_to_word),
         merges=_hf_merge_list(merges, id_to_word),
@@ -277,17 +278,3 @@ def _hf_merge_list(
     last = {pair: rank for rank, pair in enumerate(merges)}
     ordered = sorted(last.items(), key=lambda kv: kv[1])
     return tuple((id_to_word[a], id_to_word[b]) for (a, b), _ in ordered)
-
-
-def run(events: Iterator[TrainEvent], on_event: Callable[[TrainEvent], None] | None = None
-        ) -> TrainingDone:
-    """Drain a trainer generator; return its :class:`TrainingDone` (for scripts and tests)."""
-    done: TrainingDone | None = None
-    for ev in events:
-        if on_event is not None:
-            on_event(ev)
-        if isinstance(ev, TrainingDone):
-            done = ev
-    if done is None:
-        raise RuntimeError("trainer ended without a TrainingDone event")
-    return done
