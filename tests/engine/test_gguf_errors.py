@@ -1,0 +1,90 @@
+"""Broken or unsupported GGUF files: one clear error, never a traceback."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import gguf
+import pytest
+from references import require
+
+from explorer.cli import main
+from explorer.engine.errors import UnsupportedComponentError, VocabFormatError
+from explorer.engine.formats import load_tokenizer
+
+
+def _write_gguf(path: Path, model: str, pre: str | None) -> Path:
+    w = gguf.GGUFWriter(str(path), arch="llama")
+    w.add_tokenizer_model(model)
+    if pre is not None:
+        w.add_tokenizer_pre(pre)
+    w.add_token_list(["a", "b", "ab"])
+    w.add_token_types([1, 1, 1])
+    w.add_token_merges(["a b"])
+    w.write_header_to_file()
+    w.write_kv_data_to_file()
+    w.write_tensors_to_file()
+    w.close()
+    return path
+
+
+def test_tiny_written_file_loads(tmp_path: Path) -> None:
+    tok = load_tokenizer(_write_gguf(tmp_path / "t.gguf", "gpt2", "gpt-2"))
+    assert tok.encode("ab").ids == [2]
+    assert tok.encode("ba").ids == [1, 0]
+
+
+def test_unknown_pre_lists_supported(tmp_path: Path) -> None:
+    p = _write_gguf(tmp_path / "t.gguf", "gpt2", "no-such-pre")
+    with pytest.raises(UnsupportedComponentError) as info:
+        load_tokenizer(p)
+    msg = str(info.value)
+    assert "'no-such-pre'" in msg
+    for name in ("gpt-2", "llama-bpe", "qwen2", "qwen35", "deepseek-llm", "deepseek-coder",
+                 "falcon", "mpt", "starcoder", "refact", "command-r"):
+        assert name in msg
+
+
+def test_unknown_model_lists_supported(tmp_path: Path) -> None:
+    p = _write_gguf(tmp_path / "t.gguf", "rwkv", None)
+    with pytest.raises(UnsupportedComponentError, match=r"'rwkv'.*gpt2, llama, t5, bert"):
+        load_tokenizer(p)
+
+
+@pytest.mark.parametrize("fraction", [0.0001, 0.01, 0.3, 0.7, 0.99])
+def test_truncated_gguf(tmp_path: Path, fraction: float) -> None:
+    data = require("llama-cpp", "ggml-vocab-gpt-2.gguf").read_bytes()
+    cut = tmp_path / "cut.gguf"
+    cut.write_bytes(data[: max(5, int(len(data) * fraction))])
+    with pytest.raises(VocabFormatError, match="truncated GGUF"):
+        load_tokenizer(cut)
+
+
+def test_missing_tokens_key(tmp_path: Path) -> None:
+    w = gguf.GGUFWriter(str(tmp_path / "n.gguf"), arch="llama")
+    w.add_tokenizer_model("gpt2")
+    w.write_header_to_file()
+    w.write_kv_data_to_file()
+    w.write_tensors_to_file()
+    w.close()
+    with pytest.raises(VocabFormatError, match=r"no 'tokenizer\.ggml\.tokens'"):
+        load_tokenizer(tmp_path / "n.gguf")
+
+
+def test_cli_truncated_gguf_one_line(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    data = require("llama-cpp", "ggml-vocab-gpt-2.gguf").read_bytes()
+    cut = tmp_path / "cut.gguf"
+    cut.write_bytes(data[: len(data) // 2])
+    text = tmp_path / "in.txt"
+    text.write_text("hi", encoding="utf-8")
+    for argv in (["encode", "--vocab", str(cut), str(text)], ["info", "--vocab", str(cut)]):
+        assert main(argv) == 2
+        err = capsys.readouterr().err
+        assert err.count("\n") == 1 and "truncated GGUF" in err and "Traceback" not in err
+
+
+def test_cli_info_on_gguf(capsys: pytest.CaptureFixture[str]) -> None:
+    path = require("llama-cpp", "ggml-vocab-llama-bpe.gguf")
+    assert main(["info", "--vocab", str(path)]) == 0
+    out = capsys.readouterr().out
+    assert "gguf" in out and "bpe" in out and "llama-bpe" in out
