@@ -61,7 +61,7 @@ def test_gguf_round_trip_and_offsets(name: str) -> None:
     if name == "bert-bge":
         assert decoded == "hello world, ca va? 12345 東 京 [UNK]"
     elif name == "nomic-bert-moe":  # no byte fallback: the llama is <unk>, shown as sentencepiece
-        assert decoded == "Hello world, ça va? 12345 東京  ⁇"
+        assert decoded == "Hello world, ça va? 12345 東京  \u2047 "
         assert enc.tokens[-1].unknown
     else:
         assert decoded.strip() == text
