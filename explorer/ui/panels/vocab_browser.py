@@ -1,7 +1,7 @@
 """Vocabulary browser: the whole vocabulary of a tokenizer, searchable and sortable.
 
 Loading (one ``id_to_token`` per entry, 262k for Gemma) and every search/sort run on a worker
-through :class:`~explorer.workers.latest.LatestRunner` (latest request wins, so typing in the
+through :class:`~explorer.ui.panels.latest_job.LatestJob` (latest request wins, so typing in the
 search box never queues stale work); the table shows the result through
 :class:`~explorer.ui.panels.vocab_model.VocabTableModel`'s ``fetchMore``. The GUI thread only
 swaps row orders. Search matches the piece or the decoded text, as a case-insensitive
@@ -29,6 +29,7 @@ from PySide6.QtWidgets import (
 )
 
 from explorer.engine.tokenizer import Tokenizer
+from explorer.ui.panels.latest_job import LatestJob
 from explorer.ui.panels.vocab_model import (
     COL_ID,
     COL_PIECE,
@@ -38,7 +39,6 @@ from explorer.ui.panels.vocab_model import (
     load_vocab_rows,
     query_job,
 )
-from explorer.workers.latest import LatestRunner
 
 SEARCH_DELAY_MS = 150
 """Typing pauses this long before a search starts."""
@@ -57,8 +57,8 @@ class VocabBrowser(QWidget):
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.model = VocabTableModel(self)
-        self._loader = LatestRunner(self)
-        self._query = LatestRunner(self)
+        self._loader = LatestJob(self)
+        self._query = LatestJob(self)
         self._name = ""
 
         self.search = QLineEdit(self)
