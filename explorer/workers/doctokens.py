@@ -1,0 +1,272 @@
+"""Tokens of a whole editable document, stored so that one edit re-encodes only a window.
+
+The document is split into *segments*: runs of whole lines whose first character starts a
+token (no token crosses a segment boundary). Each segment keeps the token objects of the
+encoding it came from together with that encoding's coordinate of the segment start, so
+segments after an edit are reused as they are (no token is rebuilt to shift its offsets).
+
+After an edit, :func:`update_document` re-encodes the changed segments plus context segments
+on both sides and accepts the result only when the window's tokens *agree* with the old tokens
+in the context segments (same ids and relative spans, boundaries in the same places); otherwise
+the window grows (x4) until it does or covers the whole document. This is engine-agnostic:
+a BPE pre-token spanning line ends, a SentencePiece dummy prefix or a normalizer that looks at
+neighbours only makes the window larger. :func:`encode_document` builds the first state in
+chunks with the same agreement rule, yielding progress so a 10 MB text stays cancellable.
+
+Pure Python (no Qt): the worker jobs run these on pool threads.
+"""
+
+from __future__ import annotations
+
+from bisect import bisect_left, bisect_right
+from collections.abc import Generator, Sequence
+from dataclasses import dataclass
+from itertools import accumulate
+
+from explorer.engine.encoding import Token
+from explorer.engine.tokenizer import Tokenizer
+
+CHUNK_CHARS = 32_768
+"""First-encode chunk size; each chunk is one progress step and cancellation point."""
+
+
+class Segment:
+    """Whole lines of the document with the tokens covering exactly them."""
+
+    __slots__ = ("astral", "lines", "origin", "text", "tokens")
+
+    def __init__(self, text: str, tokens: Sequence[Token], origin: int) -> None:
+        self.text = text
+        self.tokens = tokens
+        """Tokens whose offsets minus ``origin`` are offsets into ``text``."""
+        self.origin = origin
+        self.lines = text.count("\n")
+        self.astral = 0 if text.isascii() else sum(1 for ch in text if ord(ch) > 0xFFFF)
+
+    @property
+    def utf16_len(self) -> int:
+        """Length of the segment in UTF-16 code units."""
+        return len(self.text) + self.astral
+
+
+@dataclass(frozen=True, slots=True)
+class Progress:
+    """Progress of a first encode: code points done of total."""
+
+    done: int
+    total: int
+
+
+@dataclass(frozen=True, slots=True)
+class Change:
+    """What an update replaced: segments ``[first, first+old_count)`` became ``new_count``."""
+
+    first_segment: int
+    old_segments: int
+    new_segments: int
+    first_token: int
+    old_tokens: int
+    new_tokens: int
+    full: bool = False
+
+
+class DocTokens:
+    """An immutable snapshot: the document text, its segments and prefix sums for lookups."""
+
+    __slots__ = ("cp_starts", "line_starts", "segments", "text", "tok_starts", "tokenizer",
+                 "u16_starts")
+
+    def __init__(self, tokenizer: Tokenizer, text: str, segments: list[Segment]) -> None:
+        self.tokenizer = tokenizer
+        self.text = text
+        self.segments = segments
+        self.cp_starts = [0, *accumulate(len(s.text) for s in segments)]
+        self.u16_starts = [0, *accumulate(s.utf16_len for s in segments)]
+        self.line_starts = [0, *accumulate(s.lines for s in segments)]
+        self.tok_starts = [0, *accumulate(len(s.tokens) for s in segments)]
+
+    @property
+    def token_count(self) -> int:
+        """Number of tokens in the document."""
+        return self.tok_starts[-1]
+
+    def token(self, index: int) -> tuple[Token, int]:
+        """Token number ``index`` and the document code-point offset of its segment origin.
+
+        The token's document span is ``token.start + shift, token.end + shift``.
+        """
+        k = bisect_right(self.tok_starts, index) - 1
+        seg = self.segments[k]
+        return seg.tokens[index - self.tok_starts[k]], self.cp_starts[k] - seg.origin
+
+    def span(self, index: int) -> tuple[int, int]:
+        """Document code-point span of token ``index``."""
+        tok, shift = self.token(index)
+        return tok.start + shift, tok.end + shift
+
+    def segment_of_line(self, line: int) -> int:
+        """Index of the segment holding 0-based line ``line`` (a Qt block number)."""
+        return max(0, min(len(self.segments) - 1, bisect_right(self.line_starts, line) - 1))
+
+    def segment_of_offset(self, offset: int) -> int:
+        """Index of the segment holding code point ``offset``."""
+        return max(0, min(len(self.segments) - 1, bisect_right(self.cp_starts, offset) - 1))
+
+    def token_at(self, offset: int) -> int | None:
+        """Index of the first token whose span contains code point ``offset``."""
+        if not self.segments:
+            return None
+        k = self.segment_of_offset(offset)
+        seg = self.segments[k]
+        local = offset - self.cp_starts[k] + seg.origin
+        for i, tok in enumerate(seg.tokens):  # segments are a few lines: linear is fine
+            if tok.start <= local < tok.end:
+                return self.tok_starts[k] + i
+        return None
+
+    def tokens(self) -> Generator[tuple[Token, int, int], None, None]:
+        """Every token with its document span, in order."""
+        for k, seg in enumerate(self.segments):
+            shift = self.cp_starts[k] - seg.origin
+            for tok in seg.tokens:
+                yield tok, tok.start + shift, tok.end + shift
+
+
+def _cut(text: str, tokens: Sequence[Token], limit: int) -> list[Segment]:
+    """Split ``text[:limit]`` into segments at the line starts no token crosses.
+
+    ``tokens`` have offsets into ``text``. When ``limit < len(text)`` the result stops at the
+    last safe line start at or before ``limit``; otherwise the remainder is the last segment.
+    """
+    starts = [t.start for t in tokens]
+    out: list[Segment] = []
+    seg_start, tok_start = 0, 0
+    pos = text.find("\n", 0, limit)
+    while pos != -1 and pos + 1 <= limit and pos + 1 < len(text):
+        cut = pos + 1
+        i = bisect_left(starts, cut)
+        if i > tok_start and tokens[i - 1].end <= cut:
+            out.append(Segment(text[seg_start:cut], tokens[tok_start:i], seg_start))
+            seg_start, tok_start = cut, i
+        pos = text.find("\n", cut, limit)
+    if limit >= len(text) and (seg_start < len(text) or len(tokens) > tok_start):
+        out.append(Segment(text[seg_start:], tokens[tok_start:], seg_start))
+    return out
+
+
+def _agrees(seg: Segment, window: Sequence[Token], starts: list[int], at: int) -> bool:
+    """True when ``window`` tokens inside ``[at, at+len(seg))`` equal ``seg``'s tokens."""
+    lo = bisect_left(starts, at)
+    hi = bisect_left(starts, at + len(seg.text))
+    if hi - lo != len(seg.tokens):
+        return False
+    if lo > 0 and window[lo - 1].end > at:
+        return False
+    if hi > lo and window[hi - 1].end > at + len(seg.text):
+        return False
+    shift = at - seg.origin
+    for a, b in zip(window[lo:hi], seg.tokens, strict=True):
+        if a.id != b.id or a.start != b.start + shift or a.end != b.end + shift:
+            return False
+    return True
+
+
+def _common_prefix(a: str, b: str) -> int:
+    n = min(len(a), len(b))
+    step, i = 4096, 0
+    while i < n:  # compare in C-sized blocks first, then narrow down
+        j = min(n, i + step)
+        if a[i:j] != b[i:j]:
+            while a[i] == b[i]:
+                i += 1
+            return i
+        i = j
+    return n
+
+
+def _common_suffix(a: str, b: str, limit: int) -> int:
+    ra = a[len(a) - limit:][::-1] if limit else ""
+    rb = b[len(b) - limit:][::-1] if limit else ""
+    return _common_prefix(ra, rb)
+
+
+def encode_document(tokenizer: Tokenizer, text: str,
+                    chunk: int = CHUNK_CHARS) -> Generator[Progress, None, DocTokens]:
+    """First encode of ``text`` in chunks; yields :class:`Progress` after every chunk.
+
+    Each window's last kept segment is encoded again as the start of the next window; the
+    next window is accepted only if it reproduces that segment, otherwise the previous window
+    is redone from the start in 4x larger windows (a tokenizer that never agrees ends up
+    encoding the text in one go).
+    """
+    segments: list[Segment] = []
+    pos, size = 0, chunk
+    check: Segment | None = None  # what the next window must reproduce at its start
+    while True:
+        end = text.find("\n", min(len(text), pos + size))
+        end = len(text) if end == -1 else end + 1
+        window = text[pos:end]
+        toks = tokenizer.encode(window).tokens
+        if check is not None and not _agrees(check, toks, [t.start for t in toks], 0):
+            # Starting mid-text changes this tokenizer's tokens: start over in bigger windows
+            # (terminates: once a window holds the whole text there is nothing to check).
+            segments.clear()
+            pos, check, size = 0, None, max(size, pos) * 4
+            continue
+        if end == len(text):
+            segments.extend(_cut(window, toks, len(window)))
+            break
+        # Keep all but the last two lines: the window end may have changed their tokens.
+        keep = window.rfind("\n", 0, window.rfind("\n", 0, len(window) - 1)) + 1
+        new = _cut(window, toks, keep) if keep > 0 else []
+        if len(new) < 2:  # no safe cut in this window: this tokenizer needs more text
+            size *= 4
+            continue
+        last = new.pop()
+        segments.extend(new)
+        pos, check = pos + last.origin, last
+        yield Progress(pos, len(text))
+    if not segments:
+        segments.append(Segment("", [], 0))
+    return DocTokens(tokenizer, text, segments)
+
+
+def update_document(base: DocTokens, text: str) -> tuple[DocTokens, Change]:
+    """Re-encode ``text`` reusing ``base`` outside a window around the edit."""
+    old = base.text
+    nseg = len(base.segments)
+    if old == text:
+        return base, Change(0, 0, 0, 0, 0, 0)
+    p = _common_prefix(old, text)
+    s = _common_suffix(old, text, min(len(old), len(text)) - p)
+    old_end = len(old) - s
+    delta = len(text) - len(old)
+    k0 = base.segment_of_offset(p)
+    k1 = base.segment_of_offset(max(p, old_end - 1))
+    ctx = 1
+    while True:
+        lo, hi = max(0, k0 - ctx), min(nseg, k1 + 1 + ctx)
+        start, end = base.cp_starts[lo], base.cp_starts[hi] + delta
+        window = text[start:end]
+        toks = base.tokenizer.encode(window).tokens
+        starts = [t.start for t in toks]
+        ok = lo == 0 or _agrees(base.segments[lo], toks, starts, 0)
+        if ok and hi < nseg:
+            last = base.segments[hi - 1]
+            ok = _agrees(last, toks, starts, len(window) - len(last.text))
+        if ok or (lo == 0 and hi == nseg):
+            break
+        ctx *= 4
+    new = _cut(window, toks, len(window))
+    segments = base.segments[:lo] + new + base.segments[hi:]
+    doc = DocTokens(base.tokenizer, text, segments)
+    change = Change(
+        first_segment=lo,
+        old_segments=hi - lo,
+        new_segments=len(new),
+        first_token=base.tok_starts[lo],
+        old_tokens=base.tok_starts[hi] - base.tok_starts[lo],
+        new_tokens=sum(len(x.tokens) for x in new),
+        full=lo == 0 and hi == nseg,
+    )
+    return doc, change

@@ -1,0 +1,120 @@
+"""The one worker shape: a generator job run on ``QThreadPool`` with a signals object.
+
+A job is a generator function. Every ``yield`` reports progress (the yielded value is emitted
+as ``yielded``) and is a cancellation point: after :meth:`GeneratorWorker.quit` the worker stops
+at the next yield and emits ``aborted`` instead of ``returned``. The generator's return value is
+emitted as ``returned``; an exception as ``errored``. ``finished`` always comes last.
+
+Signal order of one run: ``started``, ``yielded``*, then one of ``returned`` / ``errored`` /
+``aborted``, then ``finished``.
+
+Workers are kept in a module registry from :func:`start_worker` until they finish, so neither
+the ``QRunnable`` nor its signals object is garbage-collected while running. QtCore only.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable, Generator
+from typing import Any
+
+from PySide6.QtCore import QObject, QRunnable, QThreadPool, Signal
+
+Job = Callable[..., Generator[Any, None, Any]]
+
+_REGISTRY: set[GeneratorWorker] = set()
+_REGISTRY_LOCK = threading.Lock()
+
+
+class WorkerSignals(QObject):
+    """Signals of one worker; emitted from the pool thread, delivered queued to receivers."""
+
+    started = Signal()
+    yielded = Signal(object)
+    returned = Signal(object)
+    errored = Signal(object)
+    aborted = Signal()
+    finished = Signal()
+
+
+class GeneratorWorker(QRunnable):
+    """Runs ``job(*args, **kwargs)`` (a generator function) on a thread pool."""
+
+    def __init__(self, job: Job, *args: Any, **kwargs: Any) -> None:
+        super().__init__()
+        self.setAutoDelete(False)  # the registry owns the lifetime, not C++
+        self.signals = WorkerSignals()
+        self._job = job
+        self._args = args
+        self._kwargs = kwargs
+        self._abort = threading.Event()
+        self._done = threading.Event()
+
+    def quit(self) -> None:
+        """Ask the job to stop at its next yield (emits ``aborted`` then)."""
+        self._abort.set()
+
+    @property
+    def abort_requested(self) -> bool:
+        """True once :meth:`quit` was called."""
+        return self._abort.is_set()
+
+    def wait(self, timeout: float | None = None) -> bool:
+        """Block until the run finished (for tests and shutdown); True when it did."""
+        return self._done.wait(timeout)
+
+    def run(self) -> None:
+        """Drive the generator; never raises (errors go to ``errored``)."""
+        sig = self.signals
+        try:
+            sig.started.emit()
+            if self._abort.is_set():
+                sig.aborted.emit()
+                return
+            gen = self._job(*self._args, **self._kwargs)
+            result: Any = None
+            while True:
+                try:
+                    value = next(gen)
+                except StopIteration as stop:
+                    result = stop.value
+                    break
+                if self._abort.is_set():
+                    gen.close()
+                    sig.aborted.emit()
+                    return
+                sig.yielded.emit(value)
+            if self._abort.is_set():
+                sig.aborted.emit()
+            else:
+                sig.returned.emit(result)
+        except Exception as error:  # report, never crash the pool thread
+            sig.errored.emit(error)
+        finally:
+            sig.finished.emit()
+            self._done.set()
+            with _REGISTRY_LOCK:
+                _REGISTRY.discard(self)
+
+
+def start_worker(worker: GeneratorWorker, pool: QThreadPool | None = None) -> GeneratorWorker:
+    """Register ``worker`` and start it on ``pool`` (the global pool by default)."""
+    with _REGISTRY_LOCK:
+        _REGISTRY.add(worker)
+    (pool or QThreadPool.globalInstance()).start(worker)
+    return worker
+
+
+def active_workers() -> list[GeneratorWorker]:
+    """Workers started and not yet finished."""
+    with _REGISTRY_LOCK:
+        return list(_REGISTRY)
+
+
+def quit_all(timeout: float = 5.0) -> None:
+    """Ask every running worker to stop and wait for them (application shutdown)."""
+    workers = active_workers()
+    for w in workers:
+        w.quit()
+    for w in workers:
+        w.wait(timeout)

@@ -1,0 +1,79 @@
+"""The incremental document encoding equals a full encode after any edit."""
+
+from __future__ import annotations
+
+import pytest
+from doubles import DummyPrefixDouble, TiktokenDouble
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from explorer.workers.doctokens import encode_document, update_document
+
+
+def _full(gen):
+    while True:
+        try:
+            next(gen)
+        except StopIteration as stop:
+            return stop.value
+
+
+def _flat(doc):
+    return [(t.id, s, e) for t, s, e in doc.tokens()]
+
+
+def _expected(tok, text):
+    return [(t.id, t.start, t.end) for t in tok.encode(text).tokens]
+
+
+TIK = TiktokenDouble()
+DUMMY = DummyPrefixDouble()
+BASE = ("def f(x):\n    return x + 1\n\n\n\nclass A:\n  pass  \n"
+        "héllo wörld 😀👍🏽 𠀋𠀌 e\u0301\n\n 日本語のテキスト\n") * 3
+ALPHABET = st.sampled_from([*list("ab \n\t😀é́日\r.,"), "\n\n", "  "])
+
+
+@pytest.mark.parametrize("tok", [TIK, DUMMY], ids=["tiktoken", "context-sensitive"])
+@pytest.mark.parametrize("chunk", [8, 64, 100_000])
+def test_chunked_first_encode_equals_full(tok, chunk):
+    doc = _full(encode_document(tok, BASE, chunk=chunk))
+    assert _flat(doc) == _expected(tok, BASE)
+    assert doc.text == BASE
+    assert "".join(s.text for s in doc.segments) == BASE
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.data())
+@pytest.mark.parametrize("tok", [TIK, DUMMY], ids=["tiktoken", "context-sensitive"])
+def test_edit_sequences_equal_full_encode(tok, data):
+    text = BASE
+    doc = _full(encode_document(tok, text, chunk=16))
+    for _ in range(3):
+        a = data.draw(st.integers(0, len(text)))
+        b = data.draw(st.integers(a, min(len(text), a + 6)))
+        ins = "".join(data.draw(st.lists(ALPHABET, max_size=3)))
+        text = text[:a] + ins + text[b:]
+        doc, _change = update_document(doc, text)
+        assert _flat(doc) == _expected(tok, text)
+        assert doc.token_count == len(_expected(tok, text))
+
+
+def test_single_edit_reencodes_a_small_window():
+    text = "".join(f"line {i} has some words in it\n" for i in range(2000))
+    doc = _full(encode_document(TIK, text))
+    pos = text.index("line 1000")
+    _doc2, change = update_document(doc, text[:pos] + "X" + text[pos:])
+    assert not change.full
+    assert change.old_segments <= 4 and change.new_segments <= 4
+    assert change.first_token == doc.tok_starts[change.first_segment]
+
+
+def test_lookups():
+    text = "ab 😀 cd\nef\n"
+    doc = _full(encode_document(TIK, text))
+    i = doc.token_at(text.index("😀"))
+    tok, _ = doc.token(i)
+    assert "😀".encode() in b"".join(doc.token(j)[0].token_bytes for j in range(doc.token_count))
+    assert doc.span(i)[0] <= text.index("😀") < doc.span(i)[1]
+    assert doc.segment_of_line(1) == len(doc.segments) - 1 or doc.line_starts[-1] >= 1
+    assert tok is not None
