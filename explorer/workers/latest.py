@@ -1,9 +1,8 @@
 """Latest request wins, and keystroke throttling.
 
 :class:`LatestRunner` runs one job at a time per purpose: submitting a new request cancels the
-previous worker and disconnects it. Because a queued signal already posted before the
-disconnect would still be delivered, every callback is also guarded by a generation number:
-a result of anything but the newest request is dropped, never applied.
+previous worker; a queued signal of an older request that is still delivered afterwards is
+recognised by its sender and dropped, never applied.
 
 :class:`Throttle`: the first call runs at once; calls within ``delay_ms`` collapse into one
 trailing call (typing re-encodes immediately, then at most once per interval).
@@ -16,116 +15,86 @@ from typing import Any
 
 from PySide6.QtCore import QObject, QThreadPool, QTimer, Signal, Slot
 
-from explorer.workers.worker import GeneratorWorker, Job, WorkerSignals, start_worker
+from explorer.workers.worker import GeneratorWorker, Job, start_worker
 
 Callback = Callable[[Any], None]
 
 
 class LatestRunner(QObject):
-    """Runs jobs so that only the newest request's signals reach the callbacks."""
+    """Runs jobs so that only the newest request's signals reach the callbacks.
+
+    Worker signals arrive at this object's own slots (it lives on the GUI thread, so they are
+    queued there); ``sender()`` tells which worker sent them and anything but the newest
+    request's is dropped. No object is created or deleted per request.
+    """
 
     busy_changed = Signal(bool)
-    """True while a request is running."""
+    """True while the newest request runs."""
 
     def __init__(self, parent: QObject | None = None, pool: QThreadPool | None = None) -> None:
         super().__init__(parent)
         self._pool = pool
-        self._generation = 0
-        self._worker: GeneratorWorker | None = None
-        self._relays: dict[int, _Relay] = {}
-
-    @property
-    def generation(self) -> int:
-        """Number of the newest request (increases with every submit and cancel)."""
-        return self._generation
+        self._current: GeneratorWorker | None = None
+        self._callbacks: tuple[Callback | None, Callback | None, Callback | None] = (
+            None, None, None)
+        self._running: dict[int, GeneratorWorker] = {}  # id(signals) -> worker, until finished
 
     @property
     def current(self) -> GeneratorWorker | None:
         """The worker of the newest request while it runs."""
-        return self._worker
+        return self._current
 
-    def cancel(self) -> None:
-        """Cancel the running request; its results will not land."""
-        self._generation += 1
-        old, self._worker = self._worker, None
-        if old is not None:
-            old.quit()
-            relay = self._relays.pop(id(old), None)
-            if relay is not None:
-                relay.detach()
-            self.busy_changed.emit(False)
-
-    def submit(
-        self,
-        job: Job,
-        *args: Any,
-        on_yield: Callback | None = None,
-        on_return: Callback | None = None,
-        on_error: Callback | None = None,
-        **kwargs: Any,
-    ) -> GeneratorWorker:
+    def submit(self, job: Job, *args: Any, on_yield: Callback | None = None,
+               on_return: Callback | None = None, on_error: Callback | None = None,
+               **kwargs: Any) -> GeneratorWorker:
         """Cancel the previous request and start ``job(*args, **kwargs)``."""
         self.cancel()
-        generation = self._generation
         worker = GeneratorWorker(job, *args, **kwargs)
-
-        def guard(cb: Callback | None) -> Callback:
-            def call(value: Any) -> None:
-                if generation == self._generation and cb is not None:
-                    cb(value)
-            return call
-
-        def done() -> None:
-            self._relays.pop(id(worker), None)
-            if generation == self._generation:
-                self._worker = None
-                self.busy_changed.emit(False)
-
-        relay = _Relay(guard(on_yield), guard(on_return), guard(on_error), done, self)
-        relay.attach(worker.signals)
-        self._relays[id(worker)] = relay
-        self._worker = worker
+        sig = worker.signals
+        sig.yielded.connect(self._on_yielded)
+        sig.returned.connect(self._on_returned)
+        sig.errored.connect(self._on_errored)
+        sig.finished.connect(self._on_finished)
+        self._running[id(sig)] = worker
+        self._current = worker
+        self._callbacks = (on_yield, on_return, on_error)
         self.busy_changed.emit(True)
         return start_worker(worker, self._pool)
 
+    def cancel(self) -> None:
+        """Cancel the running request; nothing more of it reaches the callbacks."""
+        old, self._current = self._current, None
+        self._callbacks = (None, None, None)
+        if old is not None:
+            old.quit()
+            self.busy_changed.emit(False)
 
-class _Relay(QObject):
-    """Lives on the GUI thread so worker signals arrive queued there, then calls back."""
-
-    def __init__(self, on_yield: Callback, on_return: Callback, on_error: Callback,
-                 on_finished: Callable[[], None], parent: QObject) -> None:
-        super().__init__(parent)
-        self._on_yield = on_yield
-        self._on_return = on_return
-        self._on_error = on_error
-        self._on_finished = on_finished
-
-    def attach(self, sig: WorkerSignals) -> None:
-        sig.yielded.connect(self.yielded)
-        sig.returned.connect(self.returned)
-        sig.errored.connect(self.errored)
-        sig.finished.connect(self.finished)
-
-    def detach(self) -> None:
-        """Stop relaying: deleting the receiver drops its connections and queued calls."""
-        self.deleteLater()
+    def _is_current(self) -> bool:
+        return self._current is not None and self.sender() is self._current.signals
 
     @Slot(object)
-    def yielded(self, value: Any) -> None:
-        self._on_yield(value)
+    def _on_yielded(self, value: Any) -> None:
+        if self._is_current() and self._callbacks[0] is not None:
+            self._callbacks[0](value)
 
     @Slot(object)
-    def returned(self, value: Any) -> None:
-        self._on_return(value)
+    def _on_returned(self, value: Any) -> None:
+        if self._is_current() and self._callbacks[1] is not None:
+            self._callbacks[1](value)
 
     @Slot(object)
-    def errored(self, value: Any) -> None:
-        self._on_error(value)
+    def _on_errored(self, value: Any) -> None:
+        if self._is_current() and self._callbacks[2] is not None:
+            self._callbacks[2](value)
 
     @Slot()
-    def finished(self) -> None:
-        self._on_finished()
-        self.deleteLater()
+    def _on_finished(self) -> None:
+        sender = self.sender()
+        if self._current is not None and sender is self._current.signals:
+            self._current = None
+            self._callbacks = (None, None, None)
+            self.busy_changed.emit(False)
+        self._running.pop(id(sender), None)
 
 
 class Throttle(QObject):

@@ -8,8 +8,10 @@ emitted as ``returned``; an exception as ``errored``. ``finished`` always comes 
 Signal order of one run: ``started``, ``yielded``*, then one of ``returned`` / ``errored`` /
 ``aborted``, then ``finished``.
 
-Workers are kept in a module registry from :func:`start_worker` until they finish, so neither
-the ``QRunnable`` nor its signals object is garbage-collected while running. QtCore only.
+Workers are kept in a registry from :func:`start_worker` until their ``finished`` signal has
+arrived on the thread that started them, so neither the ``QRunnable`` nor its signals object
+is garbage-collected while running, and the last reference is never dropped on a pool thread
+(destroying a QObject there while queued signals are pending crashes). QtCore only.
 """
 
 from __future__ import annotations
@@ -18,12 +20,10 @@ import threading
 from collections.abc import Callable, Generator
 from typing import Any
 
-from PySide6.QtCore import QObject, QRunnable, QThreadPool, Signal
+from PySide6.QtCore import QObject, QRunnable, QThreadPool, Signal, Slot
 
 Job = Callable[..., Generator[Any, None, Any]]
 
-_REGISTRY: set[GeneratorWorker] = set()
-_REGISTRY_LOCK = threading.Lock()
 
 
 class WorkerSignals(QObject):
@@ -93,22 +93,41 @@ class GeneratorWorker(QRunnable):
         finally:
             sig.finished.emit()
             self._done.set()
-            with _REGISTRY_LOCK:
-                _REGISTRY.discard(self)
+
+
+class _Registry(QObject):
+    """Owns running workers; lives on the starting (GUI) thread, releases on ``finished``."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.workers: dict[int, GeneratorWorker] = {}  # id(signals) -> worker
+
+    def add(self, worker: GeneratorWorker) -> None:
+        self.workers[id(worker.signals)] = worker
+        worker.signals.finished.connect(self._release)
+
+    @Slot()
+    def _release(self) -> None:
+        self.workers.pop(id(self.sender()), None)
+
+
+_REGISTRY: _Registry | None = None
 
 
 def start_worker(worker: GeneratorWorker, pool: QThreadPool | None = None) -> GeneratorWorker:
     """Register ``worker`` and start it on ``pool`` (the global pool by default)."""
-    with _REGISTRY_LOCK:
-        _REGISTRY.add(worker)
+    global _REGISTRY
+    if _REGISTRY is None:
+        _REGISTRY = _Registry()
+    _REGISTRY.add(worker)
     (pool or QThreadPool.globalInstance()).start(worker)
     return worker
 
 
 def active_workers() -> list[GeneratorWorker]:
     """Workers started and not yet finished."""
-    with _REGISTRY_LOCK:
-        return list(_REGISTRY)
+    return [] if _REGISTRY is None else [w for w in _REGISTRY.workers.values()
+                                         if not w._done.is_set()]
 
 
 def quit_all(timeout: float = 5.0) -> None:
