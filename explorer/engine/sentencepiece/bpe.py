@@ -21,6 +21,7 @@ from explorer.engine.errors import VocabFormatError
 from explorer.engine.sentencepiece.pieces import PieceType, f32, word_splitter
 
 _CACHE_LIMIT = 200_000
+_MAX_RESEGMENT_DEPTH = 100
 Segment = tuple[int, int]
 
 
@@ -63,7 +64,7 @@ class SentencePieceBPEModel:
         self._cache: dict[str, tuple[Segment, ...]] = {}
 
     def piece_to_id(self, piece: str) -> int:
-        """sentencepiece's ``PieceToId``: reserved pieces first, unknown -> ``unk_id``."""
+        """The id of ``piece`` (control/byte pieces included); unknown -> ``unk_id``."""
         id_ = self.reserved_ids.get(piece)
         if id_ is None:
             id_ = self.piece_ids.get(piece, self.unk_id)
@@ -151,17 +152,23 @@ class SentencePieceBPEModel:
 
         out: list[Segment] = []
 
-        def resegment(piece: str) -> None:
-            id_ = self.piece_to_id(piece)
-            if types[id_] == PieceType.UNUSED and piece in rev_merge:
-                first, second = rev_merge[piece]
-                resegment(first)
-                resegment(second)
-            else:
+        def resegment(piece: str, depth: int) -> None:
+            id_ = self.piece_ids.get(piece)
+            if depth > _MAX_RESEGMENT_DEPTH:
+                out.append((len(piece), self.unk_id if id_ is None else id_))
+            elif id_ is None or piece in self.reserved_ids:
+                out.append((len(piece), self.unk_id))
+            elif types[id_] != PieceType.UNUSED:
                 out.append((len(piece), id_))
+            elif piece not in rev_merge:
+                out.append((len(piece), self.unk_id))
+            else:
+                first, second = rev_merge[piece]
+                resegment(first, depth + 1)
+                resegment(second, depth + 1)
 
         index = 0
         while index != -1:
-            resegment(symbols[index])
+            resegment(symbols[index], 0)
             index = nxt[index]
         return tuple(out)

@@ -13,21 +13,27 @@ code-point position; BOS ends at 0 and EOS begins at ``size``.
   score in all of them.
 
 Positions are code points of the normalized text; ``norm_to_orig`` (when given) maps them to
-the original text with :meth:`Lattice.orig_span`. N-best ties between equal ``fx`` pop in
-insertion order, which may differ from ``std::priority_queue`` on exactly equal scores.
+the original text with :meth:`Lattice.orig_span`. The n-best agenda replicates libstdc++'s
+``std::priority_queue`` so paths with equal scores come out in sentencepiece's order.
 """
 
 from __future__ import annotations
 
-import heapq
 import math
 import random
 from dataclasses import dataclass, field
 
 from explorer.engine.sentencepiece.pieces import f32
 
-_MAX_AGENDA = 10000  # sentencepiece shrinks the A* agenda at this size ...
-_MIN_AGENDA = 512  # ... down to min(this, 10 * nbest)
+# sentencepiece 0.2.3's n-best limits: shrink the A* agenda at _MAX_AGENDA (or after
+# _MAX_HYPOTHESES new hypotheses) down to min(_MIN_AGENDA, 10 * nbest), at most _MAX_SHRINKS
+# times, and fall back to the Viterbi path past _MAX_ALLOCATED hypotheses. The hypothesis
+# count after a shrink approximates its allocator size (kept items, not their ancestors).
+_MAX_AGENDA = 10000
+_MIN_AGENDA = 512
+_MAX_HYPOTHESES = 100000
+_MAX_ALLOCATED = 500000
+_MAX_SHRINKS = 10
 
 
 @dataclass(slots=True, eq=False)
@@ -121,6 +127,8 @@ class Lattice:
 
     def viterbi(self) -> tuple[Path, float]:
         """The best path (without BOS/EOS) and its float32 score; fills ``backtrace_score``."""
+        if self.size == 0:
+            return [], 0.0
         for pos in range(self.size + 1):
             lefts = self._end[pos]
             for rnode in self._begin[pos]:
@@ -141,38 +149,58 @@ class Lattice:
         return path, self.eos_node.backtrace_score
 
     def nbest(self, k: int) -> list[tuple[Path, float]]:
-        """Up to ``k`` best paths, best first, with float32 scores (A* from EOS, as spm)."""
+        """Up to ``k`` best paths, best first, with float32 scores (A* from EOS, as spm).
+
+        The agenda is a replica of libstdc++'s ``std::priority_queue`` so that paths with
+        equal scores come out in sentencepiece's order too.
+        """
         if k < 1:
             return []
         if k == 1:
             return [self.viterbi()]
         self.viterbi()  # backtrace_score is the exact A* heuristic h(x)
         results: list[tuple[Path, float]] = []
-        counter = 0
-        # A hypothesis is (node, next hypothesis, fx, gx); the heap holds (-fx, order, hyp).
-        eos_hyp = (self.eos_node, None, self.eos_node.backtrace_score, 0.0)
-        agenda: list[tuple[float, int, tuple]] = [(-eos_hyp[2], 0, eos_hyp)]
+        # A hypothesis is [fx, node, next hypothesis, gx].
+        agenda = _StdMaxHeap()
+        agenda.push((self.eos_node.backtrace_score, self.eos_node, None, 0.0))
         bos = self.bos_node
+        min_agenda = min(_MIN_AGENDA, k * 10)
+        total = 1  # hypotheses created, EOS included
+        since_shrink = 1  # stands in for sentencepiece's allocator size
+        max_since_shrink = _MAX_HYPOTHESES
+        shrinks = 0
         while agenda:
-            _, _, top = heapq.heappop(agenda)
-            node, _next, fx, gx = top
+            top = agenda.pop()
+            fx, node, _next, gx = top
             if node is bos:
                 path: Path = []
-                hyp = top[1]
-                while hyp is not None and hyp[1] is not None:
-                    path.append(hyp[0])
-                    hyp = hyp[1]
+                hyp = top[2]
+                while hyp is not None and hyp[2] is not None:
+                    path.append(hyp[1])
+                    hyp = hyp[2]
                 results.append((path, fx))
                 if len(results) == k:
                     break
                 continue
-            for lnode in self._end[node.pos]:
-                hyp = (lnode, top, f32(lnode.backtrace_score + gx), f32(lnode.score + gx))
-                counter += 1
-                heapq.heappush(agenda, (-hyp[2], counter, hyp))
-            if len(agenda) >= _MAX_AGENDA:
-                agenda = heapq.nsmallest(min(_MIN_AGENDA, k * 10), agenda)
-                heapq.heapify(agenda)
+            lefts = self._end[node.pos]
+            for lnode in lefts:
+                agenda.push((f32(lnode.backtrace_score + gx), lnode, top, f32(lnode.score + gx)))
+            total += len(lefts)
+            since_shrink += len(lefts)
+            if total >= _MAX_ALLOCATED:  # sentencepiece gives up and returns the best path
+                return [self.viterbi()]
+            if len(agenda) >= _MAX_AGENDA or (
+                len(agenda) > min_agenda and since_shrink >= max_since_shrink
+            ):
+                if shrinks >= _MAX_SHRINKS:
+                    return [self.viterbi()]
+                shrinks += 1
+                kept = _StdMaxHeap()
+                for _ in range(min(len(agenda), min_agenda)):
+                    kept.push(agenda.pop())
+                agenda = kept
+                since_shrink = len(kept)
+                max_since_shrink = since_shrink + _MAX_HYPOTHESES
         return results
 
     # -- probabilities ------------------------------------------------------------------------
@@ -255,6 +283,55 @@ class Lattice:
             path.append(node)
         path.reverse()
         return path
+
+
+class _StdMaxHeap:
+    """``std::priority_queue`` (libstdc++ push_heap/pop_heap) ordered by item[0], largest first.
+
+    Python's ``heapq`` pops equal keys in a different order; sentencepiece's n-best order on
+    ties is whatever this exact algorithm produces.
+    """
+
+    def __init__(self) -> None:
+        self.items: list[tuple] = []
+
+    def __len__(self) -> int:
+        return len(self.items)
+
+    def push(self, item: tuple) -> None:
+        heap = self.items
+        heap.append(item)
+        self._sift_up(len(heap) - 1, 0, item)
+
+    def _sift_up(self, hole: int, top: int, item: tuple) -> None:
+        heap = self.items
+        key = item[0]
+        parent = (hole - 1) // 2
+        while hole > top and heap[parent][0] < key:
+            heap[hole] = heap[parent]
+            hole = parent
+            parent = (hole - 1) // 2
+        heap[hole] = item
+
+    def pop(self) -> tuple:
+        heap = self.items
+        first = heap[0]
+        last = heap.pop()
+        if heap:  # std::__pop_heap: move the last item into the hole left at the top
+            length = len(heap)
+            hole = child = 0
+            while child < (length - 1) // 2:
+                child = 2 * (child + 1)
+                if heap[child][0] < heap[child - 1][0]:
+                    child -= 1
+                heap[hole] = heap[child]
+                hole = child
+            if length % 2 == 0 and child == (length - 2) // 2:
+                child = 2 * (child + 1)
+                heap[hole] = heap[child - 1]
+                hole = child - 1
+            self._sift_up(hole, 0, last)
+        return first
 
 
 def _logsumexp(values: list[float]) -> float:

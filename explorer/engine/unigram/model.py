@@ -9,7 +9,8 @@ into the original text are the tokenizer's job (``explorer.engine.sentencepiece.
 Encoding follows sentencepiece's ``EncodeOptimized`` exactly: a left-to-right best-path pass
 in float32 where a later candidate wins only with a strictly greater score, an ``<unk>`` node
 (score ``min_score - 10``) wherever no one-character piece exists, UNUSED pieces skipped and
-USER_DEFINED pieces scored ``length * max_score - 0.1``. The normalized text is cut into words
+USER_DEFINED pieces scored ``0.1 * (length - 1)`` (sentencepiece 0.2.3, the version the tests
+pin; older releases used ``length * max_score - 0.1``). The normalized text is cut into words
 no piece can cross (``word_splitter``) and each word's segmentation is cached.
 
 :meth:`UnigramModel.lattice` builds the full :class:`Lattice` (``PopulateNodes``) for n-best,
@@ -28,9 +29,10 @@ from explorer.engine.unigram.trie import PieceTrie
 
 UNK_PENALTY = 10.0
 FLT_MAX = 3.4028234663852886e38
-FLT_MIN = 1.1754943508222875e-38  # sentencepiece starts max_score here (smallest normal float)
 _CACHE_LIMIT = 200_000
 _INF = float("inf")
+_RESET = 100000.0  # sentencepiece 0.2.3 re-bases path scores beyond this magnitude
+_RESET_GUARD = _RESET * 0.99
 
 Segment = tuple[int, int]
 """``(length, id)`` of one piece of a word."""
@@ -64,7 +66,7 @@ class UnigramModel:
         self.unk_id = unk_id
         normal = [s for s, t in zip(self.scores, self.types, strict=True) if t == PieceType.NORMAL]
         self.min_score = min(normal, default=FLT_MAX)
-        self.max_score = max([FLT_MIN, *normal])
+        self.max_score = max(normal, default=0.0)
         self.unk_score = f32(self.min_score - UNK_PENALTY)
         self.trie = PieceTrie()
         matchable = (PieceType.NORMAL, PieceType.USER_DEFINED, PieceType.UNUSED)
@@ -100,34 +102,39 @@ class UnigramModel:
         """Segment word by word, from the cache unless float32 rounding could decide.
 
         sentencepiece runs one Viterbi over the whole sentence, so every candidate score
-        includes the float32 sum of all earlier pieces. A word's cached segmentation (computed
-        from score 0) is reused only when every comparison inside it was won by more than the
-        rounding error that sum could add; otherwise the word is re-run from the true prefix
-        score. Ids are therefore identical to sentencepiece, ties included.
+        includes the float32 sum of all earlier pieces, and it re-bases scores past
+        ``±100000``. A word's cached segmentation (computed from score 0) is reused only
+        when every comparison inside it was won by more than the rounding error the prefix
+        sum could add; otherwise the word is re-run from the true prefix score. Sentences
+        whose scores could reach the re-basing threshold run as one piece. Ids are therefore
+        identical to sentencepiece, ties included.
         """
         if not normalized:
             return []
-        words = self._split.findall(normalized) if self._split is not None else [normalized]
+        if self._split is None:
+            return list(self._viterbi(normalized, 0.0)[0])
         cache = self._cache
         out: list[Segment] = []
-        magnitude = 1.0  # upper bound of |prefix score|, for the rounding tolerance
+        bound = 0.0  # upper bound of |prefix score| at the current word
         exact_base, exact_upto, exact_pos = 0.0, 0, 0  # lazily accumulated prefix score
         pos = 0
-        for word in words:
+        for word in self._split.findall(normalized):
             entry = cache.get(word)
             if entry is None:
                 entry = self._viterbi(word, 0.0)
                 if len(cache) >= _CACHE_LIMIT:
                     cache.clear()
                 cache[word] = entry
-            segs, margin, word_abs = entry
-            magnitude += word_abs
-            if margin <= _tolerance(magnitude, len(word)):
+            segs, margin, word_max = entry
+            if bound + word_max >= _RESET_GUARD:  # sentencepiece may re-base: no shortcuts
+                return list(self._viterbi(normalized, 0.0)[0])
+            if margin <= _tolerance(bound + word_max + 1.0, len(word)):
                 exact_base, exact_pos = self._accumulate(
                     normalized, out, exact_upto, exact_base, exact_pos
                 )
                 exact_upto = len(out)
                 segs = self._viterbi(word, exact_base)[0]
+            bound += word_max
             out.extend(segs)
             pos += len(word)
         return out
@@ -140,29 +147,35 @@ class UnigramModel:
             entry = None if id_ == self.unk_id else self.trie.get(text[pos : pos + length])
             if entry is None:  # an <unk> node
                 base = f32(base + self.unk_score)
-            elif entry[2]:  # user-defined: sentencepiece's float/double mix
+            elif entry[2]:  # user-defined: scored by length in UTF-8 bytes
                 nbytes = len(text[pos : pos + length].encode("utf-8"))
-                base = f32((f32(nbytes * self.max_score) - 0.1) + base)
+                base = f32(user_defined_score(nbytes) + base)
             else:
                 base = f32(base + entry[1])
             pos += length
         return base, pos
 
     def _viterbi(self, text: str, base0: float) -> tuple[tuple[Segment, ...], float, float]:
-        """sentencepiece's ``EncodeOptimized`` on one word, starting from score ``base0``.
+        """sentencepiece's ``EncodeOptimized`` on ``text``, starting from score ``base0``.
 
         Returns the segments, the smallest margin of any comparison (how close a different
-        rounding could come to changing a decision) and the sum of |score| on the best path.
+        rounding could come to changing a decision) and the largest ``|best - base0|`` seen.
         """
         n = len(text)
         entries = self.trie.entries
         best = [base0] * (n + 1)
         start_at = [-1] * (n + 1)
         best_id = [0] * (n + 1)
-        unk_id, unk_score, max_score = self.unk_id, self.unk_score, self.max_score
+        unk_id, unk_score = self.unk_id, self.unk_score
         margin = _INF
+        frontier = 0
         for i in range(n):
             base = best[i]
+            if base < -_RESET or base > _RESET:  # sentencepiece re-bases large scores
+                for k in range(i, frontier + 1):
+                    if k == i or start_at[k] != -1:
+                        best[k] = f32(best[k] - base)
+                base = 0.0
             has_single = False
             j = i + 1
             while j <= n:
@@ -172,16 +185,15 @@ class UnigramModel:
                 entry = entries[key]
                 if entry is not None:
                     id_, score, user = entry
-                    if user:  # bonus in sentencepiece's mixed float/double arithmetic
-                        nbytes = len(key.encode("utf-8"))
-                        cand_exact = (f32(nbytes * max_score) - 0.1) + base
-                        cand = f32(cand_exact)
-                    else:
-                        cand = cand_exact = f32(base + score)
+                    if user:
+                        score = user_defined_score(len(key.encode("utf-8")))
+                    cand = f32(base + score)
+                    if j > frontier:
+                        frontier = j
                     if start_at[j] == -1:
                         best[j], start_at[j], best_id[j] = cand, i, id_
                     else:
-                        diff = cand_exact - best[j]
+                        diff = cand - best[j]
                         if diff > 0:
                             best[j], start_at[j], best_id[j] = cand, i, id_
                         margin = min(margin, abs(diff))
@@ -190,6 +202,8 @@ class UnigramModel:
                 j += 1
             if not has_single:
                 cand = f32(base + unk_score)
+                if i + 1 > frontier:
+                    frontier = i + 1
                 if start_at[i + 1] == -1:
                     best[i + 1], start_at[i + 1], best_id[i + 1] = cand, i, unk_id
                 else:
@@ -204,7 +218,8 @@ class UnigramModel:
             segs.append((end - begin, best_id[end]))
             end = begin
         segs.reverse()
-        return tuple(segs), margin, abs(best[n] - base0) + 1.0
+        spread = max(abs(max(best) - base0), abs(min(best) - base0))
+        return tuple(segs), margin, spread + 1.0
 
     # -- lattice ------------------------------------------------------------------------------
 
@@ -217,7 +232,7 @@ class UnigramModel:
             for end, (id_, score, user) in trie.common_prefix_search(normalized, pos):
                 length = end - pos
                 if user:
-                    score = f32(f32(length * self.max_score) - 0.1)
+                    score = user_defined_score(length)
                 lattice.insert(pos, length, id_, score)
                 has_single = has_single or length == 1
             if not has_single:
@@ -238,3 +253,11 @@ class UnigramModel:
 def _tolerance(magnitude: float, length: int) -> float:
     """Largest change float32 rounding of scores near ``magnitude`` can make over a word."""
     return 4.0 * (length + 2) * math.ldexp(1.0, math.frexp(magnitude)[1] - 24)
+
+
+def user_defined_score(length: int) -> float:
+    """sentencepiece 0.2.3's ``GetUserDefinedScore``: ``0.1 * (length - 1)`` as a float.
+
+    ``length`` counts UTF-8 bytes in the encoder and characters in the lattice, as upstream.
+    """
+    return f32(0.1 * (length - 1))
