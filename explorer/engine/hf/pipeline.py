@@ -48,6 +48,8 @@ class _Trace:
 
     normalized: list[Aligned] = field(default_factory=list)
     pre_tokens: list[PreToken] = field(default_factory=list)
+    pieces: list[Aligned] = field(default_factory=list)
+    """The model's input pieces with alignment (added tokens excluded)."""
 
 
 class PipelineTokenizer(Tokenizer):
@@ -124,6 +126,7 @@ class PipelineTokenizer(Tokenizer):
                     if trace is not None:
                         s, e = p.span(0, len(p))
                         trace.pre_tokens.append(PreToken(p.text, s, e))
+                        trace.pieces.append(p)
                     for tid, piece, ts, te in model.tokenize(p.text):
                         s, e = p.span(ts, te)
                         out.append((tid, piece, s, e, False))
@@ -138,7 +141,10 @@ class PipelineTokenizer(Tokenizer):
             trace.pre_tokens.append(PreToken(tok.content, s, e))
 
     def _encoding(self, text: str, raw: list[tuple[int, str, int, int, bool]]) -> Encoding:
-        chunks = decode_tokens(self.c.decoder, [r[1] for r in raw])
+        # Decode vocabulary spellings (HF's Unigram reports an unknown token's *text* as
+        # its value, but decodes the id to the unk piece).
+        pieces = self._id_to_piece
+        chunks = decode_tokens(self.c.decoder, [pieces.get(r[0], r[1]) for r in raw])
         unk = getattr(self.model, "unk_id", None)
         scores = getattr(self.model, "scores", None)
         tokens = [
@@ -215,8 +221,16 @@ class PipelineTokenizer(Tokenizer):
         return self.model.kind == "unigram"
 
     def lattice(self, text: str):  # noqa: ANN201 - explorer.engine.unigram.lattice.Lattice
-        """The Unigram lattice of the first normalized segment of ``text``."""
+        """The Unigram lattice over the model's input: the pre-tokens of ``text`` joined.
+
+        HF encodes each pre-token on its own, so the best path never crosses a pre-token
+        boundary; the lattice still shows every candidate piece of the joined text.
+        """
         if self.model.kind != "unigram":
             raise VocabFormatError("only Unigram models have a lattice")
-        st = self.stages(text)
-        return self.model.lattice(st.normalized, st.norm_to_orig)  # type: ignore[attr-defined]
+        trace = _Trace()
+        self._run(text, "all", trace)
+        joined = "".join(p.text for p in trace.pieces)
+        norm_to_orig = [s for p in trace.pieces for s in p.starts]
+        norm_to_orig.append(len(text))
+        return self.model.lattice(joined, norm_to_orig)  # type: ignore[attr-defined]
