@@ -1,0 +1,139 @@
+"""Live plots and the event log of the training dialog (pyqtgraph, created once).
+
+:class:`TrainingPlots` owns two plots whose curves are created once and updated with
+``setData``; which series they show depends on the algorithm: BPE plots the pair count of every
+merge (log scale) and the vocabulary size over time; Unigram plots the EM objective per
+sub-iteration and the vocabulary size per pruning round. :meth:`TrainingPlots.add_events`
+takes a batch of trainer events (plain data from the engine) and only appends to arrays; a
+timer-driven :meth:`TrainingPlots.flush` pushes them to the screen at most a few times per
+second, so thousands of merges per second do not flood the GUI thread.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import Literal
+
+import pyqtgraph as pg
+from PySide6.QtGui import QFont
+from PySide6.QtWidgets import QHBoxLayout, QPlainTextEdit, QVBoxLayout, QWidget
+
+from explorer.engine.trainers.events import (
+    EmStep,
+    Merge,
+    MergeSummary,
+    PruneStep,
+    TrainEvent,
+    WordsCounted,
+)
+
+Algorithm = Literal["bpe", "unigram"]
+LOG_LINES = 400
+"""Lines kept in the event log."""
+PRUNED_SHOWN = 8
+"""Pruned pieces listed per pruning round in the log."""
+
+
+class TrainingPlots(QWidget):
+    """Two live plots side by side and a log of recent merges / pruned pieces below."""
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        pg.setConfigOptions(antialias=True)
+        self.plot_a = pg.PlotWidget(self)
+        self.plot_b = pg.PlotWidget(self)
+        for plot in (self.plot_a, self.plot_b):
+            plot.setBackground("w")
+            plot.showGrid(x=True, y=True, alpha=0.25)
+            plot.setMinimumHeight(160)
+        self.curve_a = self.plot_a.plot([], [], pen=pg.mkPen((40, 110, 200), width=1.5))
+        self.curve_b = self.plot_b.plot([], [], pen=pg.mkPen((200, 90, 30), width=2),
+                                        symbol="o", symbolSize=5,
+                                        symbolBrush=(200, 90, 30))
+        self.log = QPlainTextEdit(self)
+        self.log.setReadOnly(True)
+        self.log.setMaximumBlockCount(LOG_LINES)
+        mono = QFont("monospace")
+        mono.setStyleHint(QFont.StyleHint.Monospace)
+        self.log.setFont(mono)
+        plots = QHBoxLayout()
+        plots.addWidget(self.plot_a)
+        plots.addWidget(self.plot_b)
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(0, 0, 0, 0)
+        layout.addLayout(plots, 3)
+        layout.addWidget(self.log, 2)
+        self.algorithm: Algorithm = "bpe"
+        self.reset("bpe")
+
+    def reset(self, algorithm: Algorithm) -> None:
+        """Empty the series and label the plots for ``algorithm``."""
+        self.algorithm = algorithm
+        self.xa: list[float] = []
+        self.ya: list[float] = []
+        self.xb: list[float] = []
+        self.yb: list[float] = []
+        self._pending_log: list[str] = []
+        self._dirty = True
+        self.log.clear()
+        if algorithm == "bpe":
+            self._label(self.plot_a, "Pair count of each merge", "merge", "pair count")
+            self.plot_a.setLogMode(x=False, y=True)
+            self._label(self.plot_b, "Vocabulary size", "seconds", "tokens")
+        else:
+            self._label(self.plot_a, "EM objective per sub-iteration", "EM sub-iteration",
+                        "loss (NLL per word)")
+            self.plot_a.setLogMode(x=False, y=False)
+            self._label(self.plot_b, "Vocabulary size per pruning round", "round", "pieces")
+        self.flush()
+
+    @staticmethod
+    def _label(plot: pg.PlotWidget, title: str, x: str, y: str) -> None:
+        plot.setTitle(title)
+        plot.setLabel("bottom", x)
+        plot.setLabel("left", y)
+
+    def add_events(self, events: Iterable[TrainEvent]) -> None:
+        """Record a batch of trainer events (drawn at the next :meth:`flush`)."""
+        log = self._pending_log
+        for e in events:
+            if isinstance(e, Merge):
+                self.xa.append(e.rank + 1)
+                self.ya.append(max(e.count, 1))
+                log.append(f"merge {e.rank + 1:>6}  {e.left!r} + {e.right!r} → {e.token!r}"
+                           f"  count {e.count:,}  id {e.token_id}")
+            elif isinstance(e, MergeSummary):
+                self.xb.append(e.elapsed)
+                self.yb.append(e.vocab_size)
+            elif isinstance(e, EmStep):
+                self.xa.append(len(self.xa) + 1)
+                self.ya.append(e.objective)
+                log.append(f"EM round {e.round} sub-iteration {e.sub_iteration}: objective "
+                           f"{e.objective:.4f}, {e.vocab_size:,} pieces, "
+                           f"{e.num_tokens:,} tokens")
+            elif isinstance(e, PruneStep):
+                self.xb.append(e.round)
+                self.yb.append(e.kept)
+                shown = ", ".join(f"{p!r} ({loss:.3g})" for p, loss in e.removed[:PRUNED_SHOWN])
+                more = len(e.removed) - PRUNED_SHOWN
+                log.append(f"prune round {e.round}: removed {len(e.removed):,}, kept "
+                           f"{e.kept:,}: {shown}" + (f" … and {more:,} more" if more > 0 else ""))
+            elif isinstance(e, WordsCounted):
+                log.append(f"counted {e.total_words:,} words, {e.unique_words:,} unique, "
+                           f"alphabet {e.alphabet_size:,}")
+            else:
+                continue
+            self._dirty = True
+
+    def flush(self) -> None:
+        """Push recorded data to the curves and the log (cheap when nothing changed)."""
+        if not self._dirty:
+            return
+        self._dirty = False
+        self.curve_a.setData(self.xa, self.ya)
+        self.curve_b.setData(self.xb, self.yb)
+        if self._pending_log:
+            # Only the tail can stay visible anyway; appending more would be wasted work.
+            tail = self._pending_log[-LOG_LINES:]
+            self.log.appendPlainText("\n".join(tail))
+            self._pending_log = []
