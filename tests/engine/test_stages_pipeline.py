@@ -50,6 +50,10 @@ def test_stages_match_hf_components(trained: dict, name: str) -> None:
         norm, pre = hf_stages(path, text)
         if "<s>" in text or "[CLS]" in text:
             continue  # added tokens are split out before these stages in HF
+        if name == "unigram" and text != text.lstrip():
+            # Metaspace prepend_scheme="first" looks at the *original* offset (2 after Strip)
+            # in a real encode, but pre_tokenize_str sees a fresh string starting at 0.
+            continue
         assert st.normalized == norm, text
         if norm:
             assert [p.text for p in st.pre_tokens] == [p for p, _ in pre], text
