@@ -9,7 +9,9 @@ What each format can hold:
   Unigram with or without byte fallback). Ids equal the trainer's.
 - SentencePiece ``.model``: Unigram, and Metaspace BPE trained with an ``<unk>`` special
   token (ids equal the trainer's; merge order becomes piece scores ``-rank``). The normalizer
-  is ``identity`` without whitespace collapsing, like the tokenizer.json export.
+  is ``identity``; Unigram models squeeze spaces (sentencepiece's ``remove_extra_whitespaces``,
+  which their training assumed; in tokenizer.json two ``Replace`` normalizers), BPE models
+  keep every space like HF ``Metaspace``.
 - ``.tiktoken``: byte-level BPE. A ranks file has no special tokens, so rank = id minus the
   number of special tokens; the pattern is not stored (GPT-2's is the ``r50k`` preset).
 """
@@ -76,6 +78,13 @@ def _added(content: str, id_: int) -> dict[str, Any]:
             "rstrip": False, "normalized": False, "special": True}
 
 
+# sentencepiece's remove_extra_whitespaces (what the Unigram trainer assumes): drop leading
+# and trailing spaces, squeeze runs of spaces.
+_COLLAPSE_SPACES = {"type": "Sequence", "normalizers": [
+    {"type": "Replace", "pattern": {"Regex": "^ +| +$"}, "content": ""},
+    {"type": "Replace", "pattern": {"Regex": " {2,}"}, "content": " "},
+]}
+
 _METASPACE = {"type": "Metaspace", "replacement": "▁", "prepend_scheme": "always",
               "split": True}
 
@@ -115,7 +124,7 @@ def to_hf_json(model: TrainedModel) -> str:
     else:
         meta = [p for p, _ in model.pieces[:3]]
         doc["added_tokens"] = [_added(p, i) for i, p in enumerate(meta)]
-        doc["normalizer"] = None
+        doc["normalizer"] = _COLLAPSE_SPACES
         doc["pre_tokenizer"] = dict(_METASPACE)
         doc["post_processor"] = None
         doc["decoder"] = (
@@ -163,7 +172,8 @@ def to_sentencepiece(model: TrainedModel) -> bytes:
     norm = proto.normalizer_spec
     norm.name = "identity"
     norm.add_dummy_prefix = True
-    norm.remove_extra_whitespaces = False
+    # Unigram training squeezed spaces like sentencepiece; BPE kept them like HF Metaspace.
+    norm.remove_extra_whitespaces = isinstance(model, TrainedUnigram)
     norm.escape_whitespaces = True
     return proto.SerializeToString()
 

@@ -13,7 +13,8 @@ Follows sentencepiece's ``trainer_interface.cc`` / ``unigram_model_trainer.cc``:
 sentencepiece finds the substrings with a suffix array over whole sentences; we count bounded
 substrings of each distinct word, weighted by the word's frequency (pieces never span ``▁``,
 so the counts are the same), and keep only right-maximal ones (a substring always followed by
-the same character is not a suffix-tree node, so sentencepiece never proposes it).
+the same character is not a suffix-tree node, so sentencepiece never proposes it: e.g. the
+16-character prefix of a longer word, which sentencepiece skips but a bounded count finds).
 """
 
 from __future__ import annotations
@@ -127,16 +128,35 @@ def seed_pieces(
 ) -> list[tuple[str, float]]:
     """Seed vocabulary with log-probability scores: characters, then best substrings."""
     freq: dict[str, int] = {}
-    get = freq.get
+    ext: dict[str, int] = {}  # one character past a valid span (for right-maximality only)
+    get, ext_get = freq.get, ext.get
     for w, c in words.items():
-        for i, j in valid_spans(w, max_len, by_script):
-            s = w[i:j]
-            freq[s] = get(s, 0) + c
-    # Right-maximal only: drop s when some s+ch is exactly as frequent.
+        classes = _classes(w, by_script)
+        n = len(w)
+        for i in range(n):
+            if classes[i] is None:
+                continue
+            script = None if w[i] == SPACE else classes[i]
+            for j in range(i + 1, min(n, i + max_len + 1)):
+                cls = classes[j]
+                stop = w[j] == SPACE or cls is None or j - i == max_len
+                if not stop:
+                    if script is None:
+                        script = cls
+                    elif cls != script:
+                        stop = True
+                sub = w[i:j + 1]
+                if stop:
+                    ext[sub] = ext_get(sub, 0) + c
+                    break
+                freq[sub] = get(sub, 0) + c
+    # Right-maximal only: drop s when some s+ch is exactly as frequent (s always continues
+    # the same way, so it is no suffix-tree node), whether or not s+ch may be a piece.
     not_maximal: set[str] = set()
-    for s, f in freq.items():
-        if len(s) > 2 and freq.get(s[:-1]) == f:
-            not_maximal.add(s[:-1])
+    for table in (freq, ext):
+        for sub, f in table.items():
+            if len(sub) > 2 and freq.get(sub[:-1]) == f:
+                not_maximal.add(sub[:-1])
     scored = [(f * len(s), s) for s, f in freq.items() if f >= 2 and s not in not_maximal]
     scored.sort(key=lambda t: (-t[0], t[1]))
     seeds: list[tuple[str, float]] = [
