@@ -1,0 +1,164 @@
+"""Normalizers with alignment: sentencepiece parity (text and offsets) and Unicode forms."""
+
+from __future__ import annotations
+
+import struct
+import unicodedata
+
+import pytest
+import sentencepiece as spm
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from sp_support import REFERENCE_MODELS, TRAINED, multilingual_lines, reference_model, trained_model
+
+from explorer.engine.errors import VocabFormatError
+from explorer.engine.formats.sentencepiece_model import parse_model_proto
+from explorer.engine.normalizers import (
+    IdentityNormalizer,
+    PrecompiledCharsMap,
+    SentencePieceNormalizer,
+    SequenceNormalizer,
+    UnicodeNormalizer,
+)
+
+TRICKY = list(
+    " \t\n\r\u3000\u00a0\u200b\u200d¨´ﬁﬂ½①ｶﾞ㍱ e\u0301\u0308ab▁中日本語ภาษา👍🏽🇯🇵Å\u212b\ufb01xyz.,!"
+)
+tricky_text = st.text(alphabet=st.sampled_from(TRICKY), max_size=24)
+
+
+def _model_path(model: str):
+    if model in TRAINED:
+        return trained_model(model)
+    return reference_model(*model.split("/"))
+
+
+def _normalizer(path) -> SentencePieceNormalizer:
+    proto = parse_model_proto(path.read_bytes())
+    spec = proto.normalizer_spec
+    return SentencePieceNormalizer.from_spec(
+        name=spec.name,
+        precompiled_charsmap=spec.precompiled_charsmap,
+        add_dummy_prefix=spec.add_dummy_prefix,
+        remove_extra_whitespaces=spec.remove_extra_whitespaces,
+        escape_whitespaces=spec.escape_whitespaces,
+        treat_whitespace_as_suffix=proto.trainer_spec.treat_whitespace_as_suffix,
+        user_defined_symbols=[p.piece for p in proto.pieces if p.type == 4],
+    )
+
+
+MODELS = [f"{k}/{n}" for k, n in REFERENCE_MODELS[:4]] + list(TRAINED)
+
+
+@pytest.mark.parametrize("model", MODELS)
+def test_text_and_offsets_match_sentencepiece_normalize(model: str) -> None:
+    path = _model_path(model)
+    sp = spm.SentencePieceProcessor(model_file=str(path))
+    norm = _normalizer(path)
+    for text in multilingual_lines():
+        expected_text, expected_offsets = sp.Normalize(text, with_offsets=True)
+        got = norm.normalize(text)
+        assert got.text == expected_text, text
+        assert got.norm_to_orig == list(expected_offsets), text
+
+
+@settings(max_examples=150, deadline=None)
+@given(text=tricky_text)
+def test_random_text_matches_sentencepiece_normalize(text: str) -> None:
+    for model in ["sentencepiece/botchan_en_unigram_1000.model", "uni_nows", "bpe_suffix"]:
+        path = _model_path(model)
+        expected_text, expected_offsets = _sp(str(path)).Normalize(text, with_offsets=True)
+        got = _cached_normalizer(str(path)).normalize(text)
+        assert (got.text, got.norm_to_orig) == (expected_text, list(expected_offsets))
+
+
+_SP: dict = {}
+_NORM: dict = {}
+
+
+def _sp(path: str) -> spm.SentencePieceProcessor:
+    if path not in _SP:
+        _SP[path] = spm.SentencePieceProcessor(model_file=path)
+    return _SP[path]
+
+
+def _cached_normalizer(path: str) -> SentencePieceNormalizer:
+    from pathlib import Path
+
+    if path not in _NORM:
+        _NORM[path] = _normalizer(Path(path))
+    return _NORM[path]
+
+
+def test_precompiled_charsmap_rules_agree_with_the_double_array() -> None:
+    proto = parse_model_proto(
+        reference_model("sentencepiece", "kyoto_ja_unigram_8000.model").read_bytes()
+    )
+    cmap = PrecompiledCharsMap.from_bytes(proto.normalizer_spec.precompiled_charsmap)
+    assert len(cmap.rules) > 10000
+    assert cmap.rules["ｶ"] == "カ" and cmap.rules["①"] == "1" and cmap.rules["\u3000"] == " "
+    for key in list(cmap.rules)[::97]:
+        found = cmap.common_prefix_search(key.encode())
+        value, length = found[-1]
+        assert length == len(key.encode())
+        assert cmap.replacement_at(value).decode() == cmap.rules[key]
+    assert cmap.longest_match("xｶﾞy", 1) == ("ガ", 2)  # the two-character rule wins
+    assert cmap.longest_match("abc", 0) is None
+
+
+def test_broken_charsmap_blobs_raise() -> None:
+    with pytest.raises(VocabFormatError, match="broken"):
+        PrecompiledCharsMap.from_bytes(b"\x01\x00")
+    with pytest.raises(VocabFormatError, match="does not fit"):
+        PrecompiledCharsMap.from_bytes(struct.pack("<I", 4000) + b"\x00" * 16)
+
+
+def test_whitespace_options_without_charsmap() -> None:
+    norm = SentencePieceNormalizer()
+    assert norm.normalize("  a  b  ").text == "▁a▁b"
+    assert norm.normalize("  a  b  ").norm_to_orig == [2, 2, 3, 5, 6]
+    keep = SentencePieceNormalizer(add_dummy_prefix=False, remove_extra_whitespaces=False)
+    assert keep.normalize(" a  b ").text == "▁a▁▁b▁"
+    plain = SentencePieceNormalizer(escape_whitespaces=False)
+    assert plain.normalize("a  b").text == " a b"
+    user = SentencePieceNormalizer(user_defined_symbols=["  "], remove_extra_whitespaces=False)
+    assert user.normalize("a  b").text == "▁a▁▁b"
+
+
+@pytest.mark.parametrize("form", ["NFC", "NFD", "NFKC", "NFKD"])
+def test_unicode_forms_equal_unicodedata_and_align(form: str) -> None:
+    norm = UnicodeNormalizer(form)
+    for text in multilingual_lines():
+        got = norm.normalize(text)
+        assert got.text == unicodedata.normalize(form, text)
+        _check_alignment(text, got.text, got.norm_to_orig)
+
+
+@settings(max_examples=200, deadline=None)
+@given(text=tricky_text)
+def test_every_normalizer_aligns_monotonically(text: str) -> None:
+    normalizers = [
+        IdentityNormalizer(),
+        UnicodeNormalizer("NFKC"),
+        UnicodeNormalizer("NFD"),
+        SequenceNormalizer([UnicodeNormalizer("NFKC"), SentencePieceNormalizer()]),
+        _cached_normalizer(str(reference_model("sentencepiece", "botchan_en_unigram_1000.model"))),
+    ]
+    for norm in normalizers:
+        got = norm.normalize(text)
+        _check_alignment(text, got.text, got.norm_to_orig)
+
+
+def _check_alignment(text: str, normalized: str, n2o: list[int]) -> None:
+    assert len(n2o) == len(normalized) + 1
+    assert all(0 <= o <= len(text) for o in n2o)
+    assert n2o == sorted(n2o)
+
+
+def test_unicode_segments_map_to_their_source() -> None:
+    got = UnicodeNormalizer("NFKC").normalize("xﬁe\u0301")
+    assert got.text == "xfié"
+    assert got.norm_to_orig == [0, 1, 1, 2, 4]
+    composed = SequenceNormalizer([UnicodeNormalizer("NFKC"), SentencePieceNormalizer()])
+    assert composed.normalize(" ﬁ  x").text == "▁fi▁x"
+    assert composed.normalize(" ﬁ  x").norm_to_orig == [1, 1, 1, 2, 4, 5]
