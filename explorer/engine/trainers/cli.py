@@ -20,6 +20,7 @@ from explorer.engine.trainers.events import (
     EmStep,
     MergeSummary,
     PhaseStarted,
+    Progress,
     PruneStep,
     TrainEvent,
     TrainingDone,
@@ -120,6 +121,9 @@ class ProgressBar:
             if event.total_bytes:
                 self.fraction = event.bytes_read / event.total_bytes
             self.detail = f"{mb:.1f} MB"
+        elif isinstance(event, Progress):
+            self.fraction = event.done / max(1, event.total)
+            self.detail = f"{event.done} of {event.total} words"
         elif isinstance(event, WordsCounted):
             self.detail = f"{event.unique_words} unique words"
         elif isinstance(event, MergeSummary):

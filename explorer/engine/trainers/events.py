@@ -33,6 +33,15 @@ class BytesRead:
 
 
 @dataclass(frozen=True, slots=True)
+class Progress:
+    """Progress inside a long phase (e.g. Unigram seeding: words processed of total)."""
+
+    phase: Phase
+    done: int
+    total: int
+
+
+@dataclass(frozen=True, slots=True)
 class WordsCounted:
     """Counting finished: the corpus reduced to unique pre-tokens with frequencies."""
 
@@ -104,7 +113,7 @@ class TrainingDone:
 
 
 TrainEvent = (
-    PhaseStarted | BytesRead | WordsCounted | Merge | MergeSummary | EmStep | PruneStep
+    PhaseStarted | BytesRead | Progress | WordsCounted | Merge | MergeSummary | EmStep | PruneStep
     | TrainingDone
 )
 """Everything a trainer generator yields."""

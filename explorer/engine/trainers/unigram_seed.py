@@ -20,12 +20,16 @@ the same character is not a suffix-tree node, so sentencepiece never proposes it
 from __future__ import annotations
 
 import unicodedata
-from collections.abc import Iterator
+from collections.abc import Generator, Iterator
 from functools import cache
 
 import regex
 
+from explorer.engine.trainers.events import Progress
+
 SPACE = "▁"
+PROGRESS_EVERY = 5000
+"""Words between two :class:`Progress` events in long loops."""
 RARE = "\x00"
 """Stands for characters outside the required set (sentencepiece uses U+2585)."""
 
@@ -125,12 +129,17 @@ def seed_pieces(
     max_len: int,
     by_script: bool,
     seed_size: int,
-) -> list[tuple[str, float]]:
-    """Seed vocabulary with log-probability scores: characters, then best substrings."""
+) -> Generator[Progress, None, list[tuple[str, float]]]:
+    """Seed vocabulary with raw scores (frequency, or frequency x length for substrings).
+
+    A generator: yields :class:`Progress` every few thousand words (cancellation points).
+    """
     freq: dict[str, int] = {}
     ext: dict[str, int] = {}  # one character past a valid span (for right-maximality only)
     get, ext_get = freq.get, ext.get
-    for w, c in words.items():
+    for k, (w, c) in enumerate(words.items()):
+        if k % PROGRESS_EVERY == 0:
+            yield Progress("seeding", k, len(words))
         classes = _classes(w, by_script)
         n = len(w)
         for i in range(n):

@@ -26,6 +26,7 @@ from explorer.engine.trainers.corpus import Corpus
 from explorer.engine.trainers.events import (
     EmStep,
     PhaseStarted,
+    Progress,
     PruneStep,
     TrainEvent,
     TrainingDone,
@@ -34,6 +35,7 @@ from explorer.engine.trainers.events import (
 from explorer.engine.trainers.models import TrainedUnigram
 from explorer.engine.trainers.unigram_lattice import EdgeLattice, FloatArray, digamma
 from explorer.engine.trainers.unigram_seed import (
+    PROGRESS_EVERY,
     RARE,
     mask_rare,
     required_chars,
@@ -96,12 +98,13 @@ def train_unigram_from_counts(
     yield WordsCounted(len(words), sum(words.values()), len(required))
 
     yield PhaseStarted("seeding")
-    seeds = seed_pieces(words, required, max_len=config.max_piece_length,
-                        by_script=config.split_by_unicode_script, seed_size=config.seed_size)
+    seeds = yield from seed_pieces(words, required, max_len=config.max_piece_length,
+                                   by_script=config.split_by_unicode_script,
+                                   seed_size=config.seed_size)
     pieces = [s for s, _ in seeds]
     raw = np.array([f for _, f in seeds])
     logp = np.log(raw) - math.log(raw.sum())
-    lattice = build_lattice(words, pieces, config.max_piece_length)
+    lattice = yield from build_lattice(words, pieces, config.max_piece_length)
     alive = np.ones(len(pieces), bool)
     desired = int(config.vocab_size * 1.1)
 
@@ -135,7 +138,8 @@ def _with_unk(logp: FloatArray, alive: np.ndarray) -> FloatArray:
     return np.append(np.where(alive, logp, -np.inf), unk)
 
 
-def build_lattice(words: dict[str, int], pieces: list[str], max_len: int) -> EdgeLattice:
+def build_lattice(words: dict[str, int], pieces: list[str], max_len: int
+                  ) -> Generator[Progress, None, EdgeLattice]:
     """Edges of every seed piece occurrence in every word (single characters always)."""
     index = {p: i for i, p in enumerate(pieces)}
     unk = len(pieces)
@@ -146,6 +150,8 @@ def build_lattice(words: dict[str, int], pieces: list[str], max_len: int) -> Edg
     ep: list[int] = []
     get = index.get
     for k, w in enumerate(words):
+        if k % PROGRESS_EVERY == 0:
+            yield Progress("seeding", k, len(words))
         n = len(w)
         for i in range(n):
             ek.append(k)
