@@ -16,6 +16,8 @@ import sentencepiece as spm
 from references import path as ref_path
 from references import require
 
+from explorer.engine.encoding import Encoding, byte_to_char_offsets
+
 DATA = Path(__file__).resolve().parent.parent / "data"
 REFERENCE_MODELS = [
     ("sentencepiece", "botchan_en_unigram_1000.model"),
@@ -117,3 +119,27 @@ def trained_model(name: str) -> Path:
         **TRAINED[name],
     )
     return prefix.with_suffix(".model")
+
+
+def sp_offsets(sp: spm.SentencePieceProcessor, text: str) -> list[tuple[str, int, int]]:
+    """sentencepiece's (piece, begin, end) in code points (its protos count bytes)."""
+    to_char = byte_to_char_offsets(text)
+    proto = sp.encode(text, return_type="proto")
+    return [(p.piece, to_char[p.begin], to_char[p.end]) for p in proto.pieces]
+
+
+def check_offsets(enc: Encoding, expected: list[tuple[str, int, int]], text: str) -> None:
+    """Equal spans; the byte-fallback pieces of one character all carry that character's span
+    (sentencepiece gives it to the last byte and empty spans to the others)."""
+    assert [t.piece for t in enc.tokens] == [p for p, _, _ in expected], text
+    i = 0
+    while i < len(expected):
+        tok = enc.tokens[i]
+        group = 1
+        if tok.piece.startswith("<0x") and len(tok.token_bytes) == 1:
+            lead = tok.token_bytes[0]
+            group = 1 if lead < 0x80 else 2 if lead >> 5 == 6 else 3 if lead >> 4 == 14 else 4
+        _, begin, end = expected[i + group - 1]
+        for t in enc.tokens[i : i + group]:
+            assert (t.start, t.end) == (begin, end), (text, t)
+        i += group

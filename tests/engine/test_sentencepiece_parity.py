@@ -4,9 +4,16 @@ from __future__ import annotations
 
 import pytest
 import sentencepiece as spm
-from sp_support import REFERENCE_MODELS, TRAINED, multilingual_lines, reference_model, trained_model
+from sp_support import (
+    REFERENCE_MODELS,
+    TRAINED,
+    check_offsets,
+    multilingual_lines,
+    reference_model,
+    sp_offsets,
+    trained_model,
+)
 
-from explorer.engine.encoding import byte_to_char_offsets
 from explorer.engine.formats import detect_format, load_tokenizer
 from explorer.engine.sentencepiece import SentencePieceTokenizer
 
@@ -29,13 +36,6 @@ def _model_path(model: str):
 MODELS = [f"{k}/{n}" for k, n in REFERENCE_MODELS] + list(TRAINED)
 
 
-def _sp_offsets(sp: spm.SentencePieceProcessor, text: str) -> list[tuple[str, int, int]]:
-    """sentencepiece's (piece, begin, end) in code points (its protos count bytes)."""
-    to_char = byte_to_char_offsets(text)
-    proto = sp.encode(text, return_type="proto")
-    return [(p.piece, to_char[p.begin], to_char[p.end]) for p in proto.pieces]
-
-
 @pytest.mark.parametrize("model", MODELS)
 def test_ids_pieces_offsets_and_decode_match_sentencepiece(model: str) -> None:
     path = _model_path(model)
@@ -51,24 +51,7 @@ def test_ids_pieces_offsets_and_decode_match_sentencepiece(model: str) -> None:
         assert enc.pieces == sp.encode(text, out_type=str), text
         assert tok.encode_ids(text) == expected_ids, text
         assert tok.decode(expected_ids) == sp.decode(expected_ids), text
-        _check_offsets(enc, _sp_offsets(sp, text), text)
-
-
-def _check_offsets(enc, expected: list[tuple[str, int, int]], text: str) -> None:
-    """Equal spans; the byte-fallback pieces of one character all carry that character's span
-    (sentencepiece gives it to the last byte and empty spans to the others)."""
-    assert [t.piece for t in enc.tokens] == [p for p, _, _ in expected], text
-    i = 0
-    while i < len(expected):
-        tok = enc.tokens[i]
-        group = 1
-        if tok.piece.startswith("<0x") and len(tok.token_bytes) == 1:
-            lead = tok.token_bytes[0]
-            group = 1 if lead < 0x80 else 2 if lead >> 5 == 6 else 3 if lead >> 4 == 14 else 4
-        _, begin, end = expected[i + group - 1]
-        for t in enc.tokens[i : i + group]:
-            assert (t.start, t.end) == (begin, end), (text, t)
-        i += group
+        check_offsets(enc, sp_offsets(sp, text), text)
 
 
 @pytest.mark.parametrize("model", ["uni_nfkc", "bpe_nfkc", "uni_identity_bytes"])
