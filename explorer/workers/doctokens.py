@@ -33,7 +33,7 @@ CHUNK_CHARS = 32_768
 class Segment:
     """Whole lines of the document with the tokens covering exactly them."""
 
-    __slots__ = ("astral", "lines", "origin", "text", "tokens")
+    __slots__ = ("astral", "lines", "nbytes", "origin", "text", "tokens", "unknown")
 
     def __init__(self, text: str, tokens: Sequence[Token], origin: int) -> None:
         self.text = text
@@ -41,7 +41,12 @@ class Segment:
         """Tokens whose offsets minus ``origin`` are offsets into ``text``."""
         self.origin = origin
         self.lines = text.count("\n")
-        self.astral = 0 if text.isascii() else sum(1 for ch in text if ord(ch) > 0xFFFF)
+        if text.isascii():
+            self.astral, self.nbytes = 0, len(text)
+        else:
+            self.astral = sum(1 for ch in text if ord(ch) > 0xFFFF)
+            self.nbytes = len(text.encode("utf-8", "surrogatepass"))
+        self.unknown = sum(1 for t in tokens if t.unknown)
 
     @property
     def utf16_len(self) -> int:
@@ -84,6 +89,23 @@ class DocTokens:
         self.u16_starts = [0, *accumulate(s.utf16_len for s in segments)]
         self.line_starts = [0, *accumulate(s.lines for s in segments)]
         self.tok_starts = [0, *accumulate(len(s.tokens) for s in segments)]
+
+    @property
+    def byte_count(self) -> int:
+        """UTF-8 length of the document."""
+        return sum(s.nbytes for s in self.segments)
+
+    @property
+    def unknown_count(self) -> int:
+        """Number of unknown tokens."""
+        return sum(s.unknown for s in self.segments)
+
+    def changed_lines(self, change: Change) -> range:
+        """Block numbers covered by the segments a :class:`Change` produced."""
+        stop = change.first_segment + change.new_segments
+        last = self.line_starts[stop] + (1 if stop >= len(self.segments) else 0)
+        return range(self.line_starts[change.first_segment], max(last, 1 + self.line_starts[
+            change.first_segment]))
 
     @property
     def token_count(self) -> int:

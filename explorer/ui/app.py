@@ -1,0 +1,112 @@
+"""Application start: ``run_app(args)`` opens the window, or renders a screenshot and exits.
+
+Screenshot mode (``--screenshot OUT.png``) uses a throw-away settings directory (never the
+user's settings or autosaved text), waits until the text is encoded and painted, raises the
+requested view, grabs the window and exits 0 (1 when it cannot finish, 2 on a load error).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import tempfile
+from pathlib import Path
+
+from PySide6.QtCore import QElapsedTimer, QEventLoop, QTimer
+from PySide6.QtWidgets import QApplication
+
+from explorer.ui.main_window import MainWindow
+from explorer.ui.settings import APPLICATION, ORGANIZATION, use_settings_dir
+from explorer.workers.worker import quit_all
+
+SCREENSHOT_TIMEOUT_MS = 60_000
+SCREENSHOT_SIZE = (1280, 800)
+
+
+def application() -> QApplication:
+    """The QApplication (created once, Fusion style)."""
+    app = QApplication.instance()
+    if not isinstance(app, QApplication):
+        app = QApplication(sys.argv[:1])
+        app.setOrganizationName(ORGANIZATION)
+        app.setApplicationName(APPLICATION)
+        app.setDesktopFileName("io.github.tokenizer_explorer.TokenizerExplorer")
+        app.setStyle("Fusion")
+    return app
+
+
+def _read_text(path: str | None) -> str | None:
+    if path is None:
+        return None
+    try:
+        return Path(path).read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as e:
+        print(f"tokenizer-explorer: error: cannot read {path}: {e}", file=sys.stderr)
+        raise SystemExit(2) from None
+
+
+def wait_highlighted(window: MainWindow, timeout_ms: int) -> bool:
+    """Run the event loop until the window is encoded and painted (or the timeout)."""
+    app = QApplication.instance()
+    clock = QElapsedTimer()
+    clock.start()
+    assert app is not None
+    while clock.elapsed() < timeout_ms:
+        app.processEvents(QEventLoop.ProcessEventsFlag.AllEvents, 20)
+        if window.is_highlighted and window.doc is not None:
+            return True
+    return False
+
+
+def take_screenshot(window: MainWindow, out: Path, view: str) -> int:
+    """Grab ``window`` into ``out`` after highlighting; the exit status."""
+    errors: list[str] = []
+    window.loader.report_error = lambda title, msg: errors.append(msg)
+    window.resize(*SCREENSHOT_SIZE)
+    window.show()
+    if not wait_highlighted(window, SCREENSHOT_TIMEOUT_MS):
+        msg = errors[0] if errors else "timed out waiting for highlighting"
+        print(f"tokenizer-explorer: error: {msg.splitlines()[-3] if errors else msg}",
+              file=sys.stderr)
+        return 2 if errors else 1
+    if not window.show_view(view):
+        print(f"tokenizer-explorer: warning: view {view!r} is not available; showing main",
+              file=sys.stderr)
+    # Let raised panels receive the data and lay out before grabbing.
+    end = QElapsedTimer()
+    end.start()
+    while end.elapsed() < 300:
+        QApplication.processEvents(QEventLoop.ProcessEventsFlag.AllEvents, 20)
+    wait_highlighted(window, SCREENSHOT_TIMEOUT_MS)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    if not window.grab().save(str(out)):
+        print(f"tokenizer-explorer: error: cannot write {out}", file=sys.stderr)
+        return 2
+    return 0
+
+
+def run_app(args: argparse.Namespace) -> int:
+    """Entry of the window (``tokenizer-explorer`` without a command)."""
+    screenshot = getattr(args, "screenshot", None)
+    tmp = tempfile.TemporaryDirectory(prefix="tokenizer-explorer-") if screenshot else None
+    if tmp is not None:
+        use_settings_dir(Path(tmp.name))
+        os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")  # renders without a display
+    app = application()
+    text = _read_text(getattr(args, "text_file", None))
+    window = MainWindow(autosave=screenshot is None)
+    window.restore(text=text, source=getattr(args, "vocab", None))
+    try:
+        if screenshot:
+            return take_screenshot(window, Path(screenshot), getattr(args, "view", "main"))
+        window.show()
+        QTimer.singleShot(0, lambda: window.show_view(getattr(args, "view", "main")))
+        return app.exec()
+    finally:
+        window.controller.shutdown()
+        quit_all()
+        window.close()
+        if tmp is not None:
+            use_settings_dir(None)
+            tmp.cleanup()

@@ -1,0 +1,105 @@
+"""Keeps the document's tokens up to date: the bridge between the editor and the workers.
+
+It listens to the ``QTextDocument``; each change schedules an encode job (throttled: the first
+keystroke encodes at once, later ones at most every :data:`EDIT_THROTTLE_MS`). With a result
+for the current tokenizer, the job re-encodes only a window around the edit; otherwise (first
+text, another tokenizer) it encodes the whole text in chunks with progress, debounced so a
+burst of typing does not restart a long encode per keystroke. Latest request wins: results of
+superseded requests never land.
+"""
+
+from __future__ import annotations
+
+from PySide6.QtCore import QObject, Signal
+from PySide6.QtGui import QTextDocument
+
+from explorer.engine.tokenizer import Tokenizer
+from explorer.workers.doctokens import Change, DocTokens, Progress
+from explorer.workers.jobs import Encoded, encode_job
+from explorer.workers.latest import Debounce, LatestRunner, Throttle
+
+EDIT_THROTTLE_MS = 15
+FULL_DEBOUNCE_MS = 150
+
+
+class EncodingController(QObject):
+    """Owns the current tokenizer and document result; emits when a new result lands."""
+
+    encoding_ready = Signal(object, object)
+    """``(DocTokens, Change | None)``: a new result; ``Change`` None means everything changed."""
+    progress = Signal(int, int)
+    """``(done, total)`` code points of a full encode."""
+    busy_changed = Signal(bool)
+    failed = Signal(str)
+    """An encode failed (message for the status bar)."""
+
+    def __init__(self, document: QTextDocument, parent: QObject | None = None) -> None:
+        super().__init__(parent)
+        self._document = document
+        self._tokenizer: Tokenizer | None = None
+        self.doc: DocTokens | None = None
+        self.revision = 0
+        self._runner = LatestRunner(self)
+        self._runner.busy_changed.connect(self.busy_changed)
+        self._throttle = Throttle(self._start, EDIT_THROTTLE_MS, self)
+        self._debounce = Debounce(self._start, FULL_DEBOUNCE_MS, self)
+        document.contentsChange.connect(self._on_change)
+
+    @property
+    def tokenizer(self) -> Tokenizer | None:
+        """The tokenizer results are computed with."""
+        return self._tokenizer
+
+    @property
+    def busy(self) -> bool:
+        """True while an encode runs or is scheduled."""
+        return self._runner.current is not None or self._debounce.pending()
+
+    @property
+    def up_to_date(self) -> bool:
+        """True when the last result is for the current text and tokenizer."""
+        return (not self.busy and self.doc is not None and self.doc.tokenizer is self._tokenizer
+                and self.doc.text == self._document.toPlainText())
+
+    def set_tokenizer(self, tokenizer: Tokenizer | None) -> None:
+        """Switch tokenizer; the whole text is re-encoded at once."""
+        self._tokenizer = tokenizer
+        self._debounce.flush()
+        self._runner.cancel()
+        self._start()
+
+    def shutdown(self) -> None:
+        """Cancel pending and running work (window closing)."""
+        self._runner.cancel()
+
+    def _on_change(self, _pos: int, removed: int, added: int) -> None:
+        if removed == 0 and added == 0:
+            return  # format-only change (our own painting)
+        self.revision += 1
+        if self.doc is not None and self.doc.tokenizer is self._tokenizer:
+            self._throttle()
+        else:
+            self._debounce()
+
+    def _start(self) -> None:
+        if self._tokenizer is None:
+            self._runner.cancel()
+            return
+        base = self.doc if self.doc is not None and self.doc.tokenizer is self._tokenizer \
+            else None
+        self._runner.submit(encode_job, self._tokenizer, base, self._document.toPlainText(),
+                            self.revision, on_yield=self._on_progress,
+                            on_return=self._on_result, on_error=self._on_error)
+
+    def _on_progress(self, p: Progress) -> None:
+        self.progress.emit(p.done, p.total)
+
+    def _on_result(self, result: Encoded) -> None:
+        self.doc = result.doc
+        change: Change | None = result.change
+        self.encoding_ready.emit(result.doc, change)
+        if result.revision != self.revision:  # typed meanwhile: catch up from this result
+            self._throttle()
+
+    def _on_error(self, error: object) -> None:
+        self.failed.emit(str(error))

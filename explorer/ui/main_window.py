@@ -1,0 +1,348 @@
+"""The explorer window: the highlighting editor in the middle, docks around it.
+
+The window wires parts together and owns no algorithm: :class:`EncodingController` keeps the
+tokens current, :class:`TokenPainter` colours them in the editor, :class:`TokenLinker` links
+editor, table and inspector, :class:`TokenizerLoader` loads vocabularies, :mod:`menus` builds
+the menus. Panels register with :meth:`MainWindow.add_panel` (in :meth:`_install_panels`)
+and follow the window through its signals:
+
+- ``tokenizer_changed(Tokenizer)``: the current tokenizer changed (loaded or picked);
+- ``text_changed(str)``: the text changed (debounced, :data:`TEXT_SIGNAL_MS`);
+- ``cursor_token_changed(int, TokenView | None)``: the token under the cursor;
+- ``encoding_ready(DocTokens)``: a new result for the whole text (``doc.text``,
+  ``doc.tokens()``, ``doc.token_count``);
+- ``highlighted()``: the result is painted everywhere (screenshots, benchmarks).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from PySide6.QtCore import Qt, Signal
+from PySide6.QtGui import QCloseEvent, QDragEnterEvent, QDropEvent
+from PySide6.QtWidgets import QApplication, QDockWidget, QFileDialog, QMainWindow, QWidget
+
+from explorer.engine.tokenizer import Tokenizer
+from explorer.ui.about import AboutDialog
+from explorer.ui.autosave import load_text, save_text
+from explorer.ui.editor import TokenEditor, local_files
+from explorer.ui.encoding_controller import EncodingController
+from explorer.ui.ids_view import IdsView
+from explorer.ui.inspector import InspectorPanel
+from explorer.ui.linking import TokenLinker
+from explorer.ui.menus import build_menus
+from explorer.ui.palettes import DEFAULT_PALETTE, PALETTES, THEME_TEXT, theme_palette
+from explorer.ui.samples import DEFAULT_SAMPLE, sample_text
+from explorer.ui.settings import Settings
+from explorer.ui.status import StatusArea
+from explorer.ui.token_painter import TokenFormats, TokenPainter
+from explorer.ui.token_table import TokenTableModel, TokenTableView
+from explorer.ui.tokenizer_source import (
+    DEFAULT_SOURCE,
+    FILE_FILTER,
+    ErrorReporter,
+    TokenizerLoader,
+    message_box_reporter,
+    source_label,
+)
+from explorer.workers.doctokens import Change, DocTokens
+from explorer.workers.latest import Debounce
+
+TEXT_SIGNAL_MS = 250
+AUTOSAVE_MS = 1000
+TEXT_SUFFIXES = {".txt", ".md", ".py", ".rst", ".csv", ".html", ".c", ".cpp", ".js", ".ts",
+                 ".rs", ".go", ".java", ".xml", ".yaml", ".yml", ".toml"}
+Area = Qt.DockWidgetArea
+
+
+class MainWindow(QMainWindow):
+    """The main window. ``report_error`` replaces the error dialog (tests)."""
+
+    tokenizer_changed = Signal(object)
+    text_changed = Signal(str)
+    cursor_token_changed = Signal(int, object)
+    encoding_ready = Signal(object)
+    highlighted = Signal()
+
+    def __init__(self, report_error: ErrorReporter | None = None, autosave: bool = True,
+                 parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.setWindowTitle("Tokenizer Explorer")
+        self.setAcceptDrops(True)
+        self.resize(1200, 780)
+        self.settings = Settings()
+        self.panels: dict[str, QDockWidget] = {}
+        self.source = ""
+
+        self.editor = TokenEditor(self)
+        self.setCentralWidget(self.editor)
+        self.controller = EncodingController(self.editor.document(), self)
+        self.painter = TokenPainter(self.editor.document(), self.editor.visible_blocks, self)
+        self.table_model = TokenTableModel(self)
+        self.table = TokenTableView(self)
+        self.table.setModel(self.table_model)
+        self.inspector = InspectorPanel(self)
+        self.ids_view = IdsView(self)
+        self.linker = TokenLinker(self.editor, self.table_model, self.table, self.inspector, self)
+        self.status = StatusArea(self.statusBar(), self)
+        self.loader = TokenizerLoader(report_error or message_box_reporter(self), self)
+        self.menus = build_menus(self)
+
+        self.add_panel("tokens", "Tokens", self.table, Area.BottomDockWidgetArea)
+        self.add_panel("ids", "Token Ids", self.ids_view, Area.BottomDockWidgetArea)
+        self.add_panel("inspector", "Inspector", self.inspector, Area.RightDockWidgetArea)
+        self.panels["tokens"].raise_()
+
+        self._text_signal = Debounce(self._emit_text, TEXT_SIGNAL_MS, self)
+        self._autosave = Debounce(self.autosave_now, AUTOSAVE_MS, self) if autosave else None
+        self._wire()
+        self._apply_look(self.settings.palette or DEFAULT_PALETTE, self.settings.dark)
+        self.set_show_whitespace(self.settings.show_whitespace)
+        self._refresh_recent()
+        self._install_panels()
+
+    # ----- panels -------------------------------------------------------------------------
+    def add_panel(self, key: str, title: str, widget: QWidget,
+                  area: Qt.DockWidgetArea = Area.RightDockWidgetArea) -> QDockWidget:
+        """Dock ``widget`` as panel ``key`` (tabbed with panels already in ``area``).
+
+        Its show/hide action is added to the View menu; ``show_view(key)`` raises it.
+        """
+        dock = QDockWidget(title, self)
+        dock.setObjectName(f"panel-{key}")
+        dock.setWidget(widget)
+        same_area = [d for d in self.panels.values() if self.dockWidgetArea(d) == area]
+        self.addDockWidget(area, dock)
+        if same_area:
+            self.tabifyDockWidget(same_area[-1], dock)
+        self.panels[key] = dock
+        self.menus.view.addAction(dock.toggleViewAction())
+        return dock
+
+    def show_view(self, key: str) -> bool:
+        """Show and raise panel ``key`` (``main`` is the editor); False when unknown."""
+        if key == "main":
+            return True
+        dock = self.panels.get(key)
+        if dock is None:
+            return False
+        dock.show()
+        dock.raise_()
+        return True
+
+    def _install_panels(self) -> None:
+        """Install the side panels (merge queue, lattice, comparison, vocabulary, training).
+
+        Each panel module adds itself here with ``self.add_panel(...)`` and connects to the
+        window's signals; keep one short block per panel.
+        """
+
+    # ----- state --------------------------------------------------------------------------
+    @property
+    def tokenizer(self) -> Tokenizer | None:
+        """The current tokenizer."""
+        return self.controller.tokenizer
+
+    @property
+    def doc(self) -> DocTokens | None:
+        """The latest result (may lag the text by one keystroke)."""
+        return self.controller.doc
+
+    @property
+    def is_highlighted(self) -> bool:
+        """True when the text, the result and the painting all agree."""
+        return (not self.loader.busy and self.controller.up_to_date
+                and self.painter.is_complete)
+
+    def text(self) -> str:
+        """The editor's text."""
+        return self.editor.toPlainText()
+
+    def set_text(self, text: str) -> None:
+        """Replace the text (undoable like an edit)."""
+        cur = self.editor.textCursor()
+        cur.select(cur.SelectionType.Document)
+        cur.insertText(text)
+        self.editor.moveCursor(cur.MoveOperation.Start)
+
+    def load_sample(self, name: str) -> None:
+        """Replace the text with a bundled sample."""
+        self.set_text(sample_text(name))
+
+    def open_source(self, source: str) -> None:
+        """Load a vocabulary (``bundled:<name>`` or a path); the text is kept either way."""
+        self.status.message(f"loading {source_label(source)}…", 0)
+        self.loader.load(source)
+
+    def restore(self, text: str | None = None, source: str | None = None) -> None:
+        """Start-up: geometry, then the given or remembered vocabulary and text."""
+        geometry, state = self.settings.geometry()
+        if geometry is not None:
+            self.restoreGeometry(geometry)
+        if state is not None:
+            self.restoreState(state)
+        if text is None:
+            text = load_text() if self._autosave is not None else None
+        self.set_text(text if text else sample_text(DEFAULT_SAMPLE))
+        self.open_source(source or self.settings.vocabulary or DEFAULT_SOURCE)
+
+    # ----- dialogs ------------------------------------------------------------------------
+    def open_vocabulary_dialog(self) -> None:
+        """File > Open Vocabulary."""
+        path, _ = QFileDialog.getOpenFileName(self, "Open vocabulary", "", FILE_FILTER)
+        if path:
+            self.open_source(path)
+
+    def open_text_dialog(self) -> None:
+        """File > Open Text."""
+        path, _ = QFileDialog.getOpenFileName(self, "Open text", "", "Text (*)")
+        if path:
+            self.open_text(Path(path))
+
+    def open_text(self, path: Path) -> None:
+        """Replace the text with a UTF-8 file's content (errors reported, text kept)."""
+        try:
+            self.set_text(path.read_text(encoding="utf-8"))
+        except (OSError, UnicodeDecodeError) as e:
+            self.loader.report_error("Cannot open text", f"Could not read {path.name}: {e}")
+
+    def save_text_dialog(self) -> None:
+        """File > Save Text As."""
+        path, _ = QFileDialog.getSaveFileName(self, "Save text", "", "Text (*.txt)")
+        if path:
+            Path(path).write_text(self.text(), encoding="utf-8")
+
+    def show_about(self) -> None:
+        """Help > About."""
+        AboutDialog(self).open()
+
+    def open_dropped(self, path: Path) -> None:
+        """A dropped file: text files become the text, anything else a vocabulary."""
+        if path.suffix.lower() in TEXT_SUFFIXES:
+            self.open_text(path)
+        else:
+            self.open_source(str(path))
+
+    # ----- look ---------------------------------------------------------------------------
+    def set_palette(self, name: str) -> None:
+        """Token colours from palette ``name``."""
+        self._apply_look(name, self.painter.formats.dark)
+
+    def set_dark(self, dark: bool) -> None:
+        """Dark or light theme."""
+        self._apply_look(self.painter.formats.palette, dark)
+
+    def set_show_whitespace(self, show: bool) -> None:
+        """Whitespace glyphs on or off."""
+        self.editor.set_show_whitespace(show)
+        self.menus.whitespace.setChecked(show)
+        self.settings.show_whitespace = show
+
+    def _apply_look(self, palette: str, dark: bool) -> None:
+        palette = palette if palette in PALETTES else DEFAULT_PALETTE
+        app = QApplication.instance()
+        if isinstance(app, QApplication):
+            app.setPalette(theme_palette(dark))
+        pal = self.editor.palette()
+        pal.setColor(pal.ColorRole.Text, THEME_TEXT[dark])
+        self.editor.setPalette(pal)
+        formats = TokenFormats(palette, dark)
+        self.painter.set_formats(formats)
+        self.table_model.set_color_function(formats.color)
+        self.settings.palette, self.settings.dark = palette, dark
+        self.menus.dark.setChecked(dark)
+        for a in self.menus.palette_group.actions():
+            a.setChecked(a.data() == palette)
+
+    # ----- wiring -------------------------------------------------------------------------
+    def _wire(self) -> None:
+        self.editor.file_dropped.connect(self.open_dropped)
+        self.editor.document().contentsChange.connect(self._on_contents_change)
+        self.editor.verticalScrollBar().valueChanged.connect(
+            lambda _v: self.painter.paint_visible())
+        self.controller.encoding_ready.connect(self._on_result)
+        self.controller.progress.connect(self.status.show_progress)
+        self.controller.failed.connect(lambda m: self.status.message(f"encoding failed: {m}"))
+        self.painter.complete.connect(self._maybe_highlighted)
+        self.loader.loaded.connect(self._on_loaded)
+        self.loader.failed.connect(self._on_load_failed)
+        self.linker.current_changed.connect(self.cursor_token_changed)
+
+    def _on_contents_change(self, _pos: int, removed: int, added: int) -> None:
+        if removed or added:
+            self._text_signal()
+            if self._autosave is not None:
+                self._autosave()
+
+    def _emit_text(self) -> None:
+        self.text_changed.emit(self.text())
+
+    def _on_loaded(self, source: str, tokenizer: Tokenizer) -> None:
+        self.source = source
+        self.settings.vocabulary = source
+        if not source.startswith("bundled:"):
+            self.settings.add_recent(source)
+            self._refresh_recent()
+        for a in self.menus.tokenizer_group.actions():
+            a.setChecked(a.data() == source)
+        info = tokenizer.info
+        self.status.tokenizer.setText(f"{info.name} · {info.format} · {info.model_type} · "
+                                      f"{info.vocab_size:,} ids")
+        self.status.message(f"loaded {source_label(source)}")
+        self.setWindowTitle(f"Tokenizer Explorer — {info.name}")
+        self.controller.set_tokenizer(tokenizer)
+        self.tokenizer_changed.emit(tokenizer)
+
+    def _on_load_failed(self, source: str, message: str) -> None:
+        self.status.message(f"could not open {source_label(source)}: {message}", 10000)
+        if source in self.settings.recent_files:
+            self.settings.remove_recent(source)
+            self._refresh_recent()
+
+    def _on_result(self, doc: DocTokens, change: Change | None) -> None:
+        self.painter.set_result(doc, None if change is None else doc.changed_lines(change))
+        self.table_model.set_result(doc, change)
+        self.status.show_stats(doc)
+        self.status.show_progress(1, 1)
+        self.ids_view.set_result(doc)
+        self.linker.set_result(doc)
+        self.encoding_ready.emit(doc)
+        self._maybe_highlighted()
+
+    def _maybe_highlighted(self) -> None:
+        if self.is_highlighted:
+            self.highlighted.emit()
+
+    def _refresh_recent(self) -> None:
+        menu = self.menus.recent
+        menu.clear()
+        for path in self.settings.recent_files:
+            menu.addAction(Path(path).name, lambda p=path: self.open_source(p)).setToolTip(path)
+        menu.setEnabled(bool(self.settings.recent_files))
+
+    # ----- events -------------------------------------------------------------------------
+    def autosave_now(self) -> None:
+        """Write the text to the autosave file."""
+        save_text(self.text())
+
+    def dragEnterEvent(self, event: QDragEnterEvent) -> None:
+        """Accept files dropped anywhere on the window."""
+        if local_files(event.mimeData()):
+            event.acceptProposedAction()
+
+    def dropEvent(self, event: QDropEvent) -> None:
+        """Open a dropped file."""
+        files = local_files(event.mimeData())
+        if files:
+            event.acceptProposedAction()
+            self.open_dropped(files[0])
+
+    def closeEvent(self, event: QCloseEvent) -> None:
+        """Save text, geometry and settings."""
+        if self._autosave is not None:
+            self._autosave.flush()
+            self.autosave_now()
+        self.settings.set_geometry(self.saveGeometry(), self.saveState())
+        self.settings.sync()
+        self.controller.shutdown()
+        super().closeEvent(event)

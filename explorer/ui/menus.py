@@ -1,0 +1,91 @@
+"""The window's menus and shortcuts, built from the window's public methods."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from PySide6.QtGui import QAction, QActionGroup, QKeySequence
+from PySide6.QtWidgets import QMenu
+
+from explorer.ui.palettes import PALETTES
+from explorer.ui.samples import TITLES, sample_names
+from explorer.ui.tokenizer_source import bundled_sources, source_label
+
+if TYPE_CHECKING:
+    from explorer.ui.main_window import MainWindow
+
+
+@dataclass
+class Menus:
+    """Menus and actions the window updates later."""
+
+    recent: QMenu
+    tokenizer: QMenu
+    view: QMenu
+    tokenizer_group: QActionGroup
+    palette_group: QActionGroup
+    whitespace: QAction
+    dark: QAction
+
+
+def build_menus(w: MainWindow) -> Menus:
+    """Create the menu bar of ``w``."""
+    bar = w.menuBar()
+    file = bar.addMenu("&File")
+    _act(file, "&Open Vocabulary…", w.open_vocabulary_dialog, QKeySequence.StandardKey.Open)
+    recent = file.addMenu("Open &Recent")
+    _act(file, "Open &Text…", w.open_text_dialog, "Ctrl+Shift+O")
+    _act(file, "&Save Text As…", w.save_text_dialog, QKeySequence.StandardKey.SaveAs)
+    file.addSeparator()
+    _act(file, "&Quit", w.close, QKeySequence.StandardKey.Quit)
+
+    edit = bar.addMenu("&Edit")
+    _act(edit, "&Undo", w.editor.undo, QKeySequence.StandardKey.Undo)
+    _act(edit, "&Redo", w.editor.redo, QKeySequence.StandardKey.Redo)
+    edit.addSeparator()
+    _act(edit, "Select &All", w.editor.selectAll, QKeySequence.StandardKey.SelectAll)
+    _act(edit, "Copy Token &Ids", w.ids_view.copy, "Ctrl+Shift+C")
+
+    tok = bar.addMenu("&Tokenizer")
+    group = QActionGroup(w)
+    for source in bundled_sources():
+        a = _act(tok, source_label(source), lambda s=source: w.open_source(s))
+        a.setCheckable(True)
+        a.setData(source)
+        group.addAction(a)
+    tok.addSeparator()
+    _act(tok, "Open File…", w.open_vocabulary_dialog)
+
+    samples = bar.addMenu("&Samples")
+    for i, name in enumerate(sample_names()):
+        _act(samples, TITLES.get(name, name), lambda n=name: w.load_sample(n),
+             f"Ctrl+{i + 1}" if i < 9 else None)
+
+    view = bar.addMenu("&View")
+    ws = _act(view, "Show &Whitespace", w.set_show_whitespace, "Ctrl+Shift+W")
+    ws.setCheckable(True)
+    dark = _act(view, "&Dark Theme", w.set_dark, "Ctrl+Shift+D")
+    dark.setCheckable(True)
+    pal_menu = view.addMenu("Token &Palette")
+    pal_group = QActionGroup(w)
+    for name in PALETTES:
+        a = _act(pal_menu, name, lambda n=name: w.set_palette(n))
+        a.setCheckable(True)
+        a.setData(name)
+        pal_group.addAction(a)
+    view.addSeparator()
+
+    help_ = bar.addMenu("&Help")
+    _act(help_, "&About Tokenizer Explorer", w.show_about, QKeySequence.StandardKey.HelpContents)
+    return Menus(recent, tok, view, group, pal_group, ws, dark)
+
+
+def _act(menu: QMenu, text: str, slot: object,
+         shortcut: QKeySequence.StandardKey | str | None = None) -> QAction:
+    action = QAction(text, menu)
+    if shortcut is not None:
+        action.setShortcut(QKeySequence(shortcut))
+    action.triggered.connect(slot)
+    menu.addAction(action)
+    return action

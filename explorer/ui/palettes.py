@@ -1,0 +1,96 @@
+"""Token colours and light/dark themes.
+
+A token's colour is a background picked from a palette by a hash of its id, so the same id
+has the same colour everywhere (editor, table, tooltips) and in every run. Every palette has
+a light and a dark variant; :func:`contrast_ratio` (WCAG 2) lets tests check that the theme's
+text colour stays readable (>= 4.5:1) on every background.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from PySide6.QtGui import QColor, QPalette
+from PySide6.QtWidgets import QApplication
+
+
+@dataclass(frozen=True, slots=True)
+class TokenPalette:
+    """Background colours for tokens, one list per theme."""
+
+    name: str
+    light: tuple[str, ...]
+    dark: tuple[str, ...]
+
+    def colors(self, dark: bool) -> tuple[str, ...]:
+        """The colours for a dark or light theme."""
+        return self.dark if dark else self.light
+
+
+PALETTES: dict[str, TokenPalette] = {
+    p.name: p
+    for p in (
+        TokenPalette(
+            "Pastel",
+            ("#ffd6d6", "#ffe8c2", "#fff6b0", "#d9f5c5", "#c6f0e4", "#cde7ff", "#dcd6ff",
+             "#f6d3f2", "#e9e3d3", "#d3ecef", "#f2dfc9", "#e1f0c4"),
+            ("#6b2b2b", "#6e4a1c", "#5f5a17", "#2f5a25", "#1d5a4c", "#1f4a73", "#463a7a",
+             "#6a2d63", "#54503f", "#2b5459", "#634a2f", "#4a5e26"),
+        ),
+        TokenPalette(
+            "Vivid",
+            ("#ff9e9e", "#ffc47a", "#f7e463", "#a8e67f", "#7fe0c4", "#8cc8ff", "#b3a6ff",
+             "#f59ae8", "#d4c29c", "#9fd9e0"),
+            ("#8f1f1f", "#8a4b00", "#6e6400", "#2e6b12", "#0b6b55", "#14558f", "#4b36a3",
+             "#8a1f7c", "#5e4f2a", "#1c6670"),
+        ),
+        TokenPalette(
+            "Colour-blind safe",  # Okabe-Ito hues, lightened / darkened for text contrast
+            ("#ffd9a6", "#c4e6fa", "#b8eadb", "#fbf6b0", "#b3d5ee", "#ffc9a8", "#f0cde0"),
+            ("#7a4d00", "#1f5a7a", "#005c45", "#66620a", "#00457a", "#7a3500", "#6e3a57"),
+        ),
+    )
+}
+DEFAULT_PALETTE = "Pastel"
+
+_MIX = 0x9E3779B1  # Fibonacci hashing spreads consecutive ids over the palette
+
+
+def color_index(token_id: int, size: int) -> int:
+    """Stable palette slot of ``token_id`` (same id, same slot, in every run)."""
+    return ((token_id * _MIX) & 0xFFFFFFFF) % size
+
+
+def _luminance(c: QColor) -> float:
+    def chan(v: float) -> float:
+        return v / 12.92 if v <= 0.03928 else ((v + 0.055) / 1.055) ** 2.4
+
+    return 0.2126 * chan(c.redF()) + 0.7152 * chan(c.greenF()) + 0.0722 * chan(c.blueF())
+
+
+def contrast_ratio(a: QColor, b: QColor) -> float:
+    """WCAG 2 contrast ratio of two colours (1..21)."""
+    la, lb = sorted((_luminance(a), _luminance(b)), reverse=True)
+    return (la + 0.05) / (lb + 0.05)
+
+
+def theme_palette(dark: bool) -> QPalette:
+    """An application palette for the Fusion style: light or dark."""
+    pal = QPalette()
+    if not dark:
+        return QApplication.style().standardPalette() if QApplication.instance() else pal
+    base, window, text = QColor("#1e1f22"), QColor("#2b2d30"), QColor("#e6e6e6")
+    role = QPalette.ColorRole
+    for r, c in ((role.Window, window), (role.WindowText, text), (role.Base, base),
+                 (role.AlternateBase, QColor("#26282b")), (role.Text, text),
+                 (role.Button, window), (role.ButtonText, text), (role.ToolTipBase, window),
+                 (role.ToolTipText, text), (role.Highlight, QColor("#3d6fb4")),
+                 (role.HighlightedText, QColor("#ffffff")), (role.PlaceholderText,
+                                                              QColor("#8a8a8a")),
+                 (role.Link, QColor("#6cb4ff"))):
+        pal.setColor(r, c)
+    return pal
+
+
+THEME_TEXT = {False: QColor("#000000"), True: QColor("#e6e6e6")}
+"""Editor text colour per theme (dark=True); token backgrounds are checked against it."""

@@ -1,0 +1,130 @@
+"""The token table: one row per token of the document (index, id, piece, bytes, span, text).
+
+The model reads rows straight from the immutable :class:`DocTokens` result, so 250k rows cost
+nothing until shown. After an incremental result only the replaced rows are removed/inserted
+(spans of later rows shift, so their span column is reported changed), which keeps the
+selection and scroll position while typing.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from PySide6.QtCore import QAbstractTableModel, QModelIndex, QPersistentModelIndex, Qt
+from PySide6.QtGui import QColor
+from PySide6.QtWidgets import QAbstractItemView, QHeaderView, QTableView, QWidget
+
+from explorer.ui.inspector import hex_bytes, token_view, visible
+from explorer.workers.doctokens import Change, DocTokens
+
+_Index = QModelIndex | QPersistentModelIndex
+COL_INDEX, COL_ID, COL_PIECE, COL_BYTES, COL_SPAN, COL_TEXT = range(6)
+HEADERS = ("#", "id", "piece", "bytes", "span", "text")
+TOKEN_INDEX_ROLE = Qt.ItemDataRole.UserRole + 1
+
+
+class TokenTableModel(QAbstractTableModel):
+    """Rows of the current :class:`DocTokens`."""
+
+    def __init__(self, parent: Any = None) -> None:
+        super().__init__(parent)
+        self._doc: DocTokens | None = None
+        self._color_of: Callable[[int], QColor] | None = None
+
+    @property
+    def doc(self) -> DocTokens | None:
+        """The result shown."""
+        return self._doc
+
+    def set_color_function(self, color_of: Callable[[int], QColor]) -> None:
+        """``color_of(token_id) -> QColor`` for the id column's background."""
+        self._color_of = color_of
+        if self.rowCount():
+            self.dataChanged.emit(self.index(0, COL_ID),
+                                  self.index(self.rowCount() - 1, COL_ID))
+
+    def set_result(self, doc: DocTokens | None, change: Change | None = None) -> None:
+        """Show ``doc``; with ``change`` only the replaced rows are updated."""
+        old = self._doc
+        if change is None or old is None or doc is None:
+            self.beginResetModel()
+            self._doc = doc
+            self.endResetModel()
+            return
+        first, n_old, n_new = change.first_token, change.old_tokens, change.new_tokens
+        if n_new > n_old:
+            self.beginInsertRows(QModelIndex(), first + n_old, first + n_new - 1)
+            self._doc = doc
+            self.endInsertRows()
+        elif n_new < n_old:
+            self.beginRemoveRows(QModelIndex(), first + n_new, first + n_old - 1)
+            self._doc = doc
+            self.endRemoveRows()
+        else:
+            self._doc = doc
+        last = self.rowCount() - 1
+        if last >= first:
+            self.dataChanged.emit(self.index(first, 0), self.index(last, len(HEADERS) - 1))
+
+    def rowCount(self, parent: _Index = QModelIndex()) -> int:  # noqa: B008
+        """Tokens in the document (0 under a valid parent: this is a table)."""
+        if parent.isValid() or self._doc is None:
+            return 0
+        return self._doc.token_count
+
+    def columnCount(self, parent: _Index = QModelIndex()) -> int:  # noqa: B008
+        """Fixed columns."""
+        return 0 if parent.isValid() else len(HEADERS)
+
+    def headerData(self, section: int, orientation: Qt.Orientation,
+                   role: int = Qt.ItemDataRole.DisplayRole) -> Any:
+        """Column titles."""
+        if (role == Qt.ItemDataRole.DisplayRole and orientation == Qt.Orientation.Horizontal
+                and 0 <= section < len(HEADERS)):
+            return HEADERS[section]
+        return None
+
+    def data(self, index: _Index, role: int = Qt.ItemDataRole.DisplayRole) -> Any:
+        """Cell text; token index under :data:`TOKEN_INDEX_ROLE`."""
+        if not index.isValid() or self._doc is None or not 0 <= index.row() < self.rowCount():
+            return None
+        row, col = index.row(), index.column()
+        if role == TOKEN_INDEX_ROLE:
+            return row
+        if role == Qt.ItemDataRole.BackgroundRole and col == COL_ID and self._color_of:
+            return self._color_of(self._doc.token(row)[0].id)
+        if role not in (Qt.ItemDataRole.DisplayRole, Qt.ItemDataRole.ToolTipRole):
+            return None
+        view = token_view(self._doc, row)
+        if role == Qt.ItemDataRole.ToolTipRole:
+            return view.html()
+        tok = view.token
+        if col == COL_INDEX:
+            return row
+        if col == COL_ID:
+            return tok.id
+        if col == COL_PIECE:
+            return visible(tok.piece)
+        if col == COL_BYTES:
+            return hex_bytes(tok.token_bytes)
+        if col == COL_SPAN:
+            return f"{view.start}–{view.end}"
+        return view.shown_text
+
+
+class TokenTableView(QTableView):
+    """A table view tuned for many rows: fixed row height, no per-row size hints."""
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
+        self.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)
+        vh = self.verticalHeader()
+        vh.setVisible(False)
+        vh.setSectionResizeMode(QHeaderView.ResizeMode.Fixed)
+        vh.setDefaultSectionSize(self.fontMetrics().height() + 4)
+        hh = self.horizontalHeader()
+        hh.setStretchLastSection(True)
+        self.setWordWrap(False)
+

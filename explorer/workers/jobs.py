@@ -1,0 +1,50 @@
+"""Worker jobs (generator functions) the window runs: load a vocabulary, encode the document.
+
+Each is run through :class:`~explorer.workers.latest.LatestRunner`; yields are progress and
+cancellation points.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Generator
+from dataclasses import dataclass
+from pathlib import Path
+
+from explorer.engine.formats import detect_format, load_tokenizer
+from explorer.engine.tokenizer import Tokenizer
+from explorer.workers.doctokens import Change, DocTokens, Progress, encode_document, update_document
+
+
+@dataclass(frozen=True, slots=True)
+class Loaded:
+    """A loaded vocabulary and where it came from."""
+
+    tokenizer: Tokenizer
+    path: Path
+    format: str
+
+
+@dataclass(frozen=True, slots=True)
+class Encoded:
+    """A document result; ``change`` is None for a full encode."""
+
+    doc: DocTokens
+    change: Change | None
+    revision: int
+
+
+def load_job(path: Path) -> Generator[str, None, Loaded]:
+    """Detect the format of ``path`` and load it (errors propagate as ``errored``)."""
+    fmt = detect_format(path)
+    yield f"loading {fmt} file {path.name}"
+    return Loaded(load_tokenizer(path, format=fmt), path, fmt)
+
+
+def encode_job(tokenizer: Tokenizer, base: DocTokens | None, text: str,
+               revision: int) -> Generator[Progress, None, Encoded]:
+    """Encode ``text``: incrementally from ``base`` when it used the same tokenizer."""
+    if base is not None and base.tokenizer is tokenizer:
+        doc, change = update_document(base, text)
+        return Encoded(doc, change, revision)
+    doc = yield from encode_document(tokenizer, text)
+    return Encoded(doc, None, revision)
