@@ -1,0 +1,148 @@
+"""Typing in the editor: token colours land on the right UTF-16 ranges, incrementally."""
+
+from __future__ import annotations
+
+import pytest
+from conftest import wait_highlighted
+from PySide6.QtCore import Qt
+from PySide6.QtGui import QTextCursor
+
+from explorer.ui.palettes import color_index
+
+pytestmark = pytest.mark.usefixtures("no_qt_warnings")
+
+
+def u16(text: str) -> int:
+    return len(text.encode("utf-16-le")) // 2
+
+
+def expected_ranges(window):
+    """Per block: (start16, len16, colour) computed independently of Utf16Map."""
+    text = window.text()
+    enc = window.tokenizer.encode(text)
+    colors = window.painter.formats
+    out: dict[int, list[tuple[int, int, str]]] = {}
+    doc = window.editor.document()
+    seen = set()
+    for t in enc.tokens:
+        if (t.start, t.end) in seen or t.end <= t.start:
+            continue
+        seen.add((t.start, t.end))
+        s16, e16 = u16(text[:t.start]), u16(text[:t.end])
+        block = doc.findBlock(s16)
+        while block.isValid() and block.position() < e16:
+            bs, be = block.position(), block.position() + u16(block.text())
+            a, b = max(s16, bs), min(e16, be)
+            if b > a:
+                out.setdefault(block.blockNumber(), []).append(
+                    (a - bs, b - a, colors.color(t.id).name()))
+            block = block.next()
+    return out
+
+
+def painted_ranges(window):
+    out = {}
+    block = window.editor.document().begin()
+    while block.isValid():
+        rs = [(r.start, r.length, r.format.background().color().name())
+              for r in block.layout().formats()]
+        if rs:
+            out[block.blockNumber()] = rs
+        block = block.next()
+    return out
+
+
+CASES = {
+    "emoji": "Hi 😀 there 👍🏽 ok\nline two 🇫🇷 end\n",
+    "cjk-ext-b": "𠀋𠀌 and 𠀍x 日本語\nmore 𠀋 text\n",
+    "combining": "e\u0301te\u0301 n\u0303o a\u0308\u0327 z\n\nafter blank\n",
+}
+
+
+@pytest.mark.parametrize("text", CASES.values(), ids=CASES.keys())
+def test_typing_updates_highlights_at_utf16_ranges(qtbot, window, text):
+    window.set_text(text)
+    wait_highlighted(qtbot, window)
+    assert painted_ranges(window) == expected_ranges(window)
+    # Type in the middle of the first line, after an astral/combining character.
+    cur = window.editor.textCursor()
+    cur.setPosition(u16(text[:8]))
+    window.editor.setTextCursor(cur)
+    qtbot.keyClicks(window.editor, "ab")
+    window.editor.insertPlainText("😀")  # QTest cannot synthesize astral key events
+    qtbot.keyClick(window.editor, Qt.Key.Key_Return)
+    qtbot.keyClicks(window.editor, "x")
+    wait_highlighted(qtbot, window)
+    assert painted_ranges(window) == expected_ranges(window)
+    # Delete back over the emoji (a surrogate pair is one character for the user).
+    for _ in range(3):
+        qtbot.keyClick(window.editor, Qt.Key.Key_Backspace)
+    wait_highlighted(qtbot, window)
+    assert painted_ranges(window) == expected_ranges(window)
+    assert window.doc.text == window.text()
+
+
+def test_edit_repaints_only_the_changed_blocks(qtbot, window):
+    text = "".join(f"line {i} with words\n" for i in range(300))
+    window.set_text(text)
+    wait_highlighted(qtbot, window)
+    changes = []
+    window.controller.encoding_ready.connect(lambda doc, ch: changes.append((doc, ch)))
+    cur = window.editor.textCursor()
+    cur.setPosition(text.index("line 150"))
+    window.editor.setTextCursor(cur)
+    qtbot.keyClicks(window.editor, "Z")
+    wait_highlighted(qtbot, window)
+    doc, change = changes[-1]
+    assert change is not None and not change.full
+    assert len(doc.changed_lines(change)) <= 5
+    assert painted_ranges(window) == expected_ranges(window)
+
+
+def test_colour_is_stable_per_token_id(window):
+    f = window.painter.formats
+    size = len(f._colors)
+    assert f.color(1234).name() == f.color(1234).name()
+    assert color_index(1234, size) == color_index(1234, size)
+    assert len({color_index(i, size) for i in range(200)}) == size
+
+
+def test_partial_utf8_tokens_are_grouped_and_shown_as_hex(qtbot, window):
+    text = "𠀋"  # three byte-level tokens in cl100k share this one character
+    window.set_text(text)
+    wait_highlighted(qtbot, window)
+    ranges = painted_ranges(window)[0]
+    assert [(s, n) for s, n, _ in ranges] == [(0, 2)]  # one group over the surrogate pair
+    tip = window.linker.tooltip_at(0, text, 0)
+    assert "F0" in tip and "\ufffd" not in tip
+    assert tip.count("<table") == window.doc.token_count > 1
+
+
+def test_whitespace_toggle(window):
+    from PySide6.QtGui import QTextOption
+
+    window.set_show_whitespace(True)
+    flags = window.editor.document().defaultTextOption().flags()
+    assert flags & QTextOption.Flag.ShowTabsAndSpaces
+    window.set_show_whitespace(False)
+    flags = window.editor.document().defaultTextOption().flags()
+    assert not flags & QTextOption.Flag.ShowTabsAndSpaces
+
+
+def test_palette_and_theme_switch_repaint(qtbot, window):
+    before = painted_ranges(window)
+    window.set_dark(True)
+    wait_highlighted(qtbot, window)
+    after = painted_ranges(window)
+    assert before.keys() == after.keys() and before != after
+    assert after == expected_ranges(window)
+    window.set_palette("Vivid")
+    wait_highlighted(qtbot, window)
+    assert painted_ranges(window) == expected_ranges(window)
+
+
+def test_cursor_moves_do_not_disturb_painting(qtbot, window):
+    window.set_text("abc def\n")
+    wait_highlighted(qtbot, window)
+    window.editor.moveCursor(QTextCursor.MoveOperation.End)
+    assert painted_ranges(window) == expected_ranges(window)
