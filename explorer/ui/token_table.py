@@ -101,9 +101,9 @@ class TokenTableModel(QAbstractTableModel):
             return view.html()
         tok = view.token
         if col == COL_INDEX:
-            return row
+            return str(row)
         if col == COL_ID:
-            return tok.id
+            return str(tok.id)
         if col == COL_PIECE:
             return visible(tok.piece)
         if col == COL_BYTES:
