@@ -36,8 +36,12 @@ from explorer.engine.hf.models import BPEModel, WordPieceModel
 from explorer.engine.hf.normalizers import BertNormalizer, Replace
 from explorer.engine.hf.onig import compile_onig
 from explorer.engine.hf.pipeline import Components, PipelineTokenizer
-from explorer.engine.hf.pre_tokenizers import ByteLevelPre, CharSplitPre, SequencePre, SplitPre
-from explorer.engine.hf.unicode_props import is_punctuation, is_whitespace
+from explorer.engine.hf.pre_tokenizers import (
+    ByteLevelPre,
+    SequencePre,
+    SplitPre,
+    bert_pre_tokenizer,
+)
 from explorer.engine.tokenizer import Tokenizer
 
 SUPPORTED_MODELS = ("gpt2", "llama", "t5", "bert", "gemma4")
@@ -148,9 +152,7 @@ def _load_bert(meta: _Meta, name: str) -> Tokenizer:
     comps = Components(
         model=WordPieceModel(_vocab(pieces), unk_token=pieces[unk_id]),
         normalizer=BertNormalizer(True, True, None, True),
-        pre_tokenizer=CharSplitPre(
-            "BertPreTokenizer", ((is_whitespace, "Removed"), (is_punctuation, "Isolated"))
-        ),
+        pre_tokenizer=bert_pre_tokenizer(),
         decoder=WordPieceDecoder("##", True),
         added_tokens=[
             AddedToken(id=i, content=pieces[i], special=True)
@@ -187,7 +189,9 @@ def _load_sentencepiece(meta: _Meta, name: str, kind: str) -> Tokenizer:
             add_dummy_prefix=bool(meta.get("add_space_prefix", True)),
             remove_extra_whitespaces=bool(meta.get("remove_extra_whitespaces", True)),
         )
-    specials = {t: i for i, t in enumerate(tokens) if types[i] in (CONTROL, USER_DEFINED) and t}
+    # llama.cpp with parse_special splits UNKNOWN, CONTROL and USER_DEFINED pieces out.
+    specials = {t: i for i, t in enumerate(tokens)
+                if types[i] in (UNKNOWN, CONTROL, USER_DEFINED) and t}
     return SentencePieceTokenizer(
         model,
         norm,

@@ -160,6 +160,7 @@ class ReplaceDecoder:
     source: str
     content: str
     joins: bool = False
+    is_regex: bool = True
 
     def decode(self, tokens: list[bytes], joined: bool) -> list[bytes]:
         out = []
@@ -262,8 +263,10 @@ def decoder_from_json(obj: Any) -> Decoder | None:
         return StripDecoder(req(obj, "content", str, "Strip"), int(obj.get("start", 0)),
                             int(obj.get("stop", 0)))
     if kind == "Replace":
-        pattern, source = pattern_from_json(req(obj, "pattern", dict, "Replace"), "Replace")
-        return ReplaceDecoder(pattern, source, req(obj, "content", str, "Replace"))
+        spec = req(obj, "pattern", dict, "Replace")
+        pattern, source = pattern_from_json(spec, "Replace")
+        return ReplaceDecoder(pattern, source, req(obj, "content", str, "Replace"),
+                              is_regex="Regex" in spec)
     if kind == "Metaspace":
         scheme = obj.get("prepend_scheme")
         if scheme is None:

@@ -112,6 +112,7 @@ class Replace:
     pattern: regex.Pattern[str]
     source: str
     content: str
+    is_regex: bool = True
 
     def normalize(self, text: Aligned) -> Aligned:
         return text.replace(self.pattern, self.content)
@@ -234,8 +235,9 @@ def normalizer_from_json(obj: Any) -> Normalizer | None:
     if kind == "StripAccents":
         return StripAccents()
     if kind == "Replace":
-        pattern, source = pattern_from_json(req(obj, "pattern", dict, "Replace"), "Replace")
-        return Replace(pattern, source, req(obj, "content", str, "Replace"))
+        spec = req(obj, "pattern", dict, "Replace")
+        pattern, source = pattern_from_json(spec, "Replace")
+        return Replace(pattern, source, req(obj, "content", str, "Replace"), "Regex" in spec)
     if kind == "Prepend":
         return Prepend(req(obj, "prepend", str, "Prepend"))
     if kind == "ByteLevel":

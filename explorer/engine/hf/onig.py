@@ -21,8 +21,12 @@ import regex
 from explorer.engine.errors import VocabFormatError
 
 
-def translate(pattern: str) -> str:
-    """Rewrite Oniguruma ``X{n,m}+`` into ``(?:X{n,m})+``; leave everything else alone."""
+def translate(pattern: str, *, to_onig: bool = False) -> str:
+    """Rewrite Oniguruma ``X{n,m}+`` into ``(?:X{n,m})+``; leave everything else alone.
+
+    ``to_onig=True`` goes the other way for export: a ``regex`` (possessive) ``X{n,m}+``
+    becomes the atomic group ``(?>X{n,m})``, which Oniguruma reads the same way.
+    """
     out: list[str] = []
     group_starts: list[int] = []  # output index of each open group's "("
     last_atom = -1  # output index where the most recent atom starts
@@ -57,7 +61,7 @@ def translate(pattern: str) -> str:
                 if j + 1 < n and pattern[j + 1] == "+":
                     atom = "".join(out[last_atom:])
                     del out[last_atom:]
-                    out.append(f"(?:{atom}{quant})+")
+                    out.append(f"(?>{atom}{quant})" if to_onig else f"(?:{atom}{quant})+")
                     i = j + 2
                 else:
                     out.append(quant)

@@ -179,6 +179,7 @@ class SplitPre:
     source: str
     behavior: str
     invert: bool
+    is_regex: bool = True
 
     def split(self, pieces: list[Aligned]) -> list[Aligned]:
         pat, inv = self.pattern, self.invert
@@ -229,6 +230,8 @@ class CharSplitPre:
 
     name: str
     steps: tuple[tuple[Callable[[str], bool], str], ...]
+    spec: tuple[tuple[str, Any], ...] = ()
+    """The tokenizer.json object it came from (as items), for export."""
 
     def split(self, pieces: list[Aligned]) -> list[Aligned]:
         for pred, behavior in self.steps:
@@ -257,6 +260,13 @@ def _is_numeric(c: str) -> bool:
     return unicodedata.category(c)[0] == "N"
 
 
+def bert_pre_tokenizer() -> CharSplitPre:
+    """HF ``BertPreTokenizer``: drop whitespace, isolate punctuation."""
+    return CharSplitPre("BertPreTokenizer",
+                        ((is_whitespace, "Removed"), (is_punctuation, "Isolated")),
+                        (("type", "BertPreTokenizer"),))
+
+
 def pre_tokenizer_from_json(obj: Any) -> PreTokenizer | None:
     """Build the pre-tokenizer of a tokenizer.json ``pre_tokenizer`` value."""
     if obj is None:
@@ -271,11 +281,13 @@ def pre_tokenizer_from_json(obj: Any) -> PreTokenizer | None:
         return ByteLevelPre(bool(obj.get("add_prefix_space", True)),
                             bool(obj.get("use_regex", True)))
     if kind == "Split":
-        pattern, source = pattern_from_json(req(obj, "pattern", dict, "Split"), "Split")
+        spec = req(obj, "pattern", dict, "Split")
+        pattern, source = pattern_from_json(spec, "Split")
         behavior = req(obj, "behavior", str, "Split")
         if behavior not in BEHAVIORS:
             raise UnsupportedComponentError(f"unsupported Split behavior {behavior!r}")
-        return SplitPre(pattern, source, behavior, bool(obj.get("invert", False)))
+        return SplitPre(pattern, source, behavior, bool(obj.get("invert", False)),
+                        "Regex" in spec)
     if kind == "Metaspace":
         rep = obj.get("replacement", "▁")
         if not isinstance(rep, str) or len(rep) != 1:
@@ -289,20 +301,24 @@ def pre_tokenizer_from_json(obj: Any) -> PreTokenizer | None:
     if kind == "Whitespace":
         return WhitespacePre()
     if kind == "WhitespaceSplit":
-        return CharSplitPre("WhitespaceSplit", ((is_whitespace, "Removed"),))
+        return CharSplitPre("WhitespaceSplit", ((is_whitespace, "Removed"),),
+                            (("type", "WhitespaceSplit"),))
     if kind == "BertPreTokenizer":
-        return CharSplitPre("BertPreTokenizer",
-                            ((is_whitespace, "Removed"), (is_punctuation, "Isolated")))
+        return bert_pre_tokenizer()
     if kind == "Digits":
         behavior = "Isolated" if obj.get("individual_digits", False) else "Contiguous"
-        return CharSplitPre(f"Digits({behavior})", ((_is_numeric, behavior),))
+        return CharSplitPre(f"Digits({behavior})", ((_is_numeric, behavior),),
+                            (("type", "Digits"),
+                             ("individual_digits", behavior == "Isolated")))
     if kind == "Punctuation":
         behavior = obj.get("behavior", "Isolated")
         if behavior not in BEHAVIORS:
             raise UnsupportedComponentError(f"unsupported Punctuation behavior {behavior!r}")
-        return CharSplitPre(f"Punctuation({behavior})", ((is_punctuation, behavior),))
+        return CharSplitPre(f"Punctuation({behavior})", ((is_punctuation, behavior),),
+                            (("type", "Punctuation"), ("behavior", behavior)))
     if kind == "CharDelimiterSplit":
         delim = req(obj, "delimiter", str, "CharDelimiterSplit")
         return CharSplitPre(f"CharDelimiterSplit({delim!r})",
-                            ((lambda c, d=delim: c == d, "Removed"),))
+                            ((lambda c, d=delim: c == d, "Removed"),),
+                            (("type", "CharDelimiterSplit"), ("delimiter", delim)))
     raise UnsupportedComponentError(f"unsupported pre-tokenizer {kind!r}")
