@@ -1,0 +1,122 @@
+"""Opening vocabularies (dialog, drop, paste, recent), errors that keep the text, settings."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from conftest import wait_highlighted
+from PySide6.QtCore import QMimeData, QUrl
+from PySide6.QtWidgets import QFileDialog
+from references import require
+
+from explorer.ui.autosave import autosave_path, load_text
+from explorer.ui.main_window import MainWindow
+from explorer.ui.settings import Settings
+
+pytestmark = pytest.mark.usefixtures("no_qt_warnings")
+
+FORMATS = [
+    ("tiktoken", "gpt-tokenizer", "r50k_base.tiktoken"),
+    ("tokenizer.json", "minilm", "tokenizer.json"),
+    ("sentencepiece", "sentencepiece", "botchan_en_unigram_1000.model"),
+    ("gguf", "llama-cpp", "ggml-vocab-gpt-2.gguf"),
+]
+
+
+def open_via_dialog(monkeypatch, window, path: Path) -> None:
+    monkeypatch.setattr(QFileDialog, "getOpenFileName",
+                        staticmethod(lambda *a, **k: (str(path), "")))
+    window.open_vocabulary_dialog()
+
+
+@pytest.mark.parametrize(("fmt", "pkg", "name"), FORMATS, ids=[f[0] for f in FORMATS])
+def test_open_each_format_through_the_dialog(qtbot, monkeypatch, window, errors, fmt, pkg,
+                                             name):
+    path = require(pkg, name)
+    window.set_text("Hello world, this stays.\n")
+    with qtbot.waitSignal(window.tokenizer_changed, timeout=30000) as sig:
+        open_via_dialog(monkeypatch, window, path)
+    assert sig.args[0].info.format == fmt
+    wait_highlighted(qtbot, window, timeout=30000)
+    assert window.text() == "Hello world, this stays.\n"
+    assert window.doc.tokenizer is sig.args[0]
+    assert [t.id for t, _, _ in window.doc.tokens()] == sig.args[0].encode(window.text()).ids
+    assert errors.errors == []
+    assert Settings().recent_files[0] == str(path)
+    assert window.menus.recent.actions()[0].text() == path.name
+
+
+@pytest.mark.parametrize("content", [b"", b"\x00garbage\xff" * 20, b'{"model": 1'],
+                         ids=["empty", "binary", "broken-json"])
+def test_bad_file_shows_error_and_keeps_text(qtbot, monkeypatch, window, errors, tmp_path,
+                                             content):
+    bad = tmp_path / "broken.tiktoken"
+    bad.write_bytes(content)
+    before_tok = window.tokenizer
+    window.set_text("my precious text")
+    wait_highlighted(qtbot, window)
+    with qtbot.waitSignal(window.loader.failed, timeout=10000):
+        open_via_dialog(monkeypatch, window, bad)
+    assert len(errors.errors) == 1
+    title, message = errors.errors[0]
+    assert title == "Cannot open vocabulary"
+    assert "broken.tiktoken" in message and "Traceback" not in message
+    assert "text is kept" in message
+    assert window.text() == "my precious text"
+    assert window.tokenizer is before_tok
+    assert str(bad) not in Settings().recent_files
+
+
+def test_dropped_or_pasted_file_opens_it(qtbot, window):
+    path = require("gpt-tokenizer", "r50k_base.tiktoken")
+    mime = QMimeData()
+    mime.setUrls([QUrl.fromLocalFile(str(path))])
+    window.set_text("kept")
+    with qtbot.waitSignal(window.tokenizer_changed, timeout=30000):
+        window.editor.insertFromMimeData(mime)  # the same path a drop takes
+    assert window.text() == "kept"
+    assert window.source == str(path)
+
+
+def test_dropped_text_file_becomes_the_text(qtbot, window, tmp_path):
+    f = tmp_path / "notes.txt"
+    f.write_text("from a file ✓", encoding="utf-8")
+    window.open_dropped(f)
+    wait_highlighted(qtbot, window)
+    assert window.text() == "from a file ✓"
+
+
+def test_choice_text_and_geometry_are_restored(qtbot, errors):
+    path = require("gpt-tokenizer", "r50k_base.tiktoken")
+    w1 = MainWindow(report_error=errors)
+    qtbot.addWidget(w1)
+    w1.show()
+    w1.restore(source=str(path))
+    wait_highlighted(qtbot, w1, timeout=30000)
+    w1.set_text("unsaved work 😀")
+    w1.resize(700, 500)  # fits the 800x600 offscreen screen
+    w1.set_palette("Vivid")
+    w1.close()  # flushes autosave and settings
+    assert load_text() == "unsaved work 😀"
+
+    w2 = MainWindow(report_error=errors)
+    qtbot.addWidget(w2)
+    w2.restore()
+    w2.show()
+    wait_highlighted(qtbot, w2, timeout=30000)
+    assert w2.text() == "unsaved work 😀"
+    assert w2.source == str(path)
+    assert w2.painter.formats.palette == "Vivid"
+    assert (w2.width(), w2.height()) == (700, 500)
+    w2.controller.shutdown()
+
+
+def test_autosave_survives_a_crash(qtbot, errors):
+    w = MainWindow(report_error=errors)
+    qtbot.addWidget(w)
+    w.restore(text="first")
+    w.set_text("typed before the crash")
+    qtbot.waitUntil(lambda: load_text() == "typed before the crash", timeout=5000)
+    assert not autosave_path().with_suffix(".tmp").exists()
+    w.controller.shutdown()  # no closeEvent: the file was written while typing
