@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import tempfile
+from functools import cache
 from pathlib import Path
 
 from tokenizers import Tokenizer as HFTokenizer
@@ -128,3 +130,17 @@ def mismatches(ours, ref: HFTokenizer, texts: list[str]) -> list[str]:
         elif [tuple(x) for x in e.offsets] != o.offsets:
             bad.append(f"offsets {t!r}: {e.offsets} vs {o.offsets}")
     return bad
+
+
+@cache
+def trained_files() -> dict[str, Path]:
+    """:func:`train_all` once per test process (the files live in a temporary folder)."""
+    return train_all(Path(tempfile.mkdtemp(prefix="hf_trained_")))
+
+
+@cache
+def load_cached(path: Path):
+    """Load a vocabulary once per test process (tokenizers are immutable)."""
+    from explorer.engine.formats import load_tokenizer
+
+    return load_tokenizer(path)

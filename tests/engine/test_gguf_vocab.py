@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from hf_support import load_cached
 from references import CACHE, require
 
 from explorer.engine.formats import load_tokenizer
@@ -51,7 +52,7 @@ def test_every_vector_file_is_covered() -> None:
 
 @pytest.mark.parametrize("name", WITH_VECTORS + WITHOUT_VECTORS)
 def test_gguf_round_trip_and_offsets(name: str) -> None:
-    tok = load_tokenizer(require("llama-cpp", f"ggml-vocab-{name}.gguf"))
+    tok = load_cached(require("llama-cpp", f"ggml-vocab-{name}.gguf"))
     text = "Hello world, ça va? 12345 東京 🦙"
     enc = tok.encode(text)
     assert enc.ids
@@ -92,7 +93,7 @@ def test_nomic_t5_unigram_matches_sentencepiece() -> None:
                                   meta["tokenizer.ggml.token_type"], strict=True):
         proto.pieces.add(piece=piece, score=score, type=kind)
     ref = spm.SentencePieceProcessor(model_proto=proto.SerializeToString())
-    ours = load_tokenizer(path)
+    ours = load_cached(path)
     texts = read_vectors(require("llama-cpp", "ggml-vocab-qwen35.gguf"))
     for text, _ in texts:
         assert ours.encode(text, allowed_special=()).ids == ref.encode(text), text

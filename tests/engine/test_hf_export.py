@@ -7,7 +7,7 @@ import json
 from pathlib import Path
 
 import pytest
-from hf_support import hf_reference, parity_texts, train_all
+from hf_support import hf_reference, load_cached, parity_texts, trained_files
 from references import require
 from tokenizers import Tokenizer as HFTokenizer
 
@@ -25,8 +25,8 @@ TEXTS = [*parity_texts(), "2000000 12345678 3.14159"]
 
 
 @pytest.fixture(scope="session")
-def trained(tmp_path_factory: pytest.TempPathFactory) -> dict:
-    return train_all(tmp_path_factory.mktemp("export_trained"))
+def trained() -> dict:
+    return trained_files()
 
 
 def assert_same_ids(ours, exported: HFTokenizer, texts: list[str]) -> None:
@@ -50,7 +50,7 @@ def test_tokenizer_json_round_trip_trained(trained: dict, name: str, tmp_path: P
 @pytest.mark.parametrize("name", ["gpt-2", "llama-bpe", "qwen35", "deepseek-llm", "bert-bge",
                                   "gemma-4"])
 def test_gguf_exports_to_tokenizer_json(name: str) -> None:
-    ours = load_tokenizer(require("llama-cpp", f"ggml-vocab-{name}.gguf"))
+    ours = load_cached(require("llama-cpp", f"ggml-vocab-{name}.gguf"))
     exported = HFTokenizer.from_str(json.dumps(to_tokenizer_json(ours), ensure_ascii=False))
     assert_same_ids(ours, exported, TEXTS)
 
@@ -88,7 +88,7 @@ def test_sentencepiece_models_export_to_tokenizer_json(key: str, name: str) -> N
 def test_unigram_export_float_tie_is_the_only_difference() -> None:
     """HF sums Unigram scores in float64, sentencepiece in float32: on runs of one letter the
     tie breaks differently. Everything else matches."""
-    ours = load_tokenizer(require("llama-cpp", "ggml-vocab-nomic-bert-moe.gguf"))
+    ours = load_cached(require("llama-cpp", "ggml-vocab-nomic-bert-moe.gguf"))
     exported = HFTokenizer.from_str(json.dumps(to_tokenizer_json(ours), ensure_ascii=False))
     repeated = [t for t in TEXTS if "aaaaaaaaaa" in t]
     assert_same_ids(ours, exported, [t for t in TEXTS if t not in repeated])
@@ -103,7 +103,7 @@ def test_byte_level_gguf_to_tiktoken(name: str, tmp_path: Path) -> None:
 
     from explorer.engine.pretokenizers.patterns import GPT2, LLAMA3
 
-    ours = load_tokenizer(require("llama-cpp", f"ggml-vocab-{name}.gguf"))
+    ours = load_cached(require("llama-cpp", f"ggml-vocab-{name}.gguf"))
     out = save_tiktoken_file(ours, tmp_path / "x.tiktoken")
     enc = tiktoken.Encoding(name, pat_str=GPT2 if name == "gpt-2" else LLAMA3,
                             mergeable_ranks=load_tiktoken_bpe(str(out)), special_tokens={})

@@ -3,15 +3,15 @@
 from __future__ import annotations
 
 import pytest
-from hf_support import hf_reference, mismatches, parity_texts, train_all
+from hf_support import hf_reference, mismatches, parity_texts, trained_files
 from references import require
 
 from explorer.engine.formats import load_tokenizer
 
 
 @pytest.fixture(scope="session")
-def trained(tmp_path_factory: pytest.TempPathFactory) -> dict:
-    return train_all(tmp_path_factory.mktemp("hf_trained"))
+def trained() -> dict:
+    return trained_files()
 
 
 @pytest.mark.parametrize("name", ["bytelevel_bpe", "llama_style_bpe", "prefix_suffix_bpe",

@@ -4,7 +4,7 @@ with spans, tokens and decoded text, checked against HF tokenizers' own stage fu
 from __future__ import annotations
 
 import pytest
-from hf_support import hf_reference, parity_texts, train_all
+from hf_support import hf_reference, load_cached, parity_texts, trained_files
 from references import require
 
 from explorer.engine.formats import load_tokenizer
@@ -15,8 +15,8 @@ TEXTS = ["Hello, World! naïve café 2000000", "  spaced   out  ", "東京は晴
 
 
 @pytest.fixture(scope="session")
-def trained(tmp_path_factory: pytest.TempPathFactory) -> dict:
-    return train_all(tmp_path_factory.mktemp("stages_trained"))
+def trained() -> dict:
+    return trained_files()
 
 
 def check_invariants(tok: Tokenizer, text: str, st: PipelineStages) -> None:
@@ -87,7 +87,7 @@ def test_stage_alignment_points_at_original_characters() -> None:
 @pytest.mark.parametrize("name", ["gpt-2", "llama-bpe", "llama-spm", "bert-bge", "gemma-4",
                                   "nomic-bert-moe"])
 def test_stages_gguf_families(name: str) -> None:
-    tok = load_tokenizer(require("llama-cpp", f"ggml-vocab-{name}.gguf"))
+    tok = load_cached(require("llama-cpp", f"ggml-vocab-{name}.gguf"))
     for text in TEXTS:
         st = tok.stages(text)
         check_invariants(tok, text, st)
