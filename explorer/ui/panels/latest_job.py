@@ -10,7 +10,10 @@ Why not ``explorer.workers.latest.LatestRunner``: with it, a panel destroyed sho
 request finished crashed (segfault in ``QObject::~QObject`` from a ``deleteLater`` of its
 per-request relay objects, about one run in two in pytest-qt). Here no object is created or
 deleted per request, and every worker stays referenced until its ``finished`` arrives on the
-GUI thread, so its last reference is never dropped on a pool thread.
+GUI thread, so its last reference is never dropped on a pool thread. The runner is *not* a Qt
+child of its panel: a queued signal can still arrive after the panel was destroyed (PySide
+routes bound-method slots through its own receiver), so the runner must outlive it and drop
+such signals; it checks that its owner is still alive before any callback.
 """
 
 from __future__ import annotations
@@ -18,7 +21,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from PySide6.QtCore import QObject, Signal, Slot
+from PySide6.QtCore import QObject, Slot
+from shiboken6 import Shiboken
 
 from explorer.workers.worker import GeneratorWorker, Job, start_worker
 
@@ -26,13 +30,11 @@ Callback = Callable[[Any], None]
 
 
 class LatestJob(QObject):
-    """One running request at a time; results of superseded requests never land."""
+    """One running request at a time for ``owner``; superseded results never land."""
 
-    busy_changed = Signal(bool)
-    """True while the newest request runs."""
-
-    def __init__(self, parent: QObject | None = None) -> None:
-        super().__init__(parent)
+    def __init__(self, owner: QObject) -> None:
+        super().__init__(None)  # deliberately parentless: see the module docstring
+        self._owner = owner
         self._current: GeneratorWorker | None = None
         self._callbacks: tuple[Callback | None, Callback | None, Callback | None] = (
             None, None, None)
@@ -57,7 +59,6 @@ class LatestJob(QObject):
         self._running[id(sig)] = worker
         self._current = worker
         self._callbacks = (on_yield, on_return, on_error)
-        self.busy_changed.emit(True)
         return start_worker(worker)
 
     def cancel(self) -> None:
@@ -66,25 +67,32 @@ class LatestJob(QObject):
         self._callbacks = (None, None, None)
         if old is not None:
             old.quit()
-            self.busy_changed.emit(False)
 
-    def _is_current(self) -> bool:
-        return self._current is not None and self.sender() is self._current.signals
+    def _callback(self, which: int) -> Callback | None:
+        if not Shiboken.isValid(self._owner):
+            self.cancel()
+            return None
+        if self._current is None or self.sender() is not self._current.signals:
+            return None
+        return self._callbacks[which]
 
     @Slot(object)
     def _on_yielded(self, value: Any) -> None:
-        if self._is_current() and self._callbacks[0] is not None:
-            self._callbacks[0](value)
+        cb = self._callback(0)
+        if cb is not None:
+            cb(value)
 
     @Slot(object)
     def _on_returned(self, value: Any) -> None:
-        if self._is_current() and self._callbacks[1] is not None:
-            self._callbacks[1](value)
+        cb = self._callback(1)
+        if cb is not None:
+            cb(value)
 
     @Slot(object)
     def _on_errored(self, value: Any) -> None:
-        if self._is_current() and self._callbacks[2] is not None:
-            self._callbacks[2](value)
+        cb = self._callback(2)
+        if cb is not None:
+            cb(value)
 
     @Slot()
     def _on_finished(self) -> None:
@@ -92,5 +100,4 @@ class LatestJob(QObject):
         if self._current is not None and sender is self._current.signals:
             self._current = None
             self._callbacks = (None, None, None)
-            self.busy_changed.emit(False)
         self._running.pop(id(sender), None)
