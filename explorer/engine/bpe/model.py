@@ -16,8 +16,9 @@ to a call. This model does not split text or handle special tokens (see ``tokeni
 from __future__ import annotations
 
 from collections.abc import Iterator, Mapping
+from itertools import repeat
 
-from explorer.engine.bpe.queue import merge_by_scan, merge_with_queue
+from explorer.engine.bpe.queue import NO_RANK, merge_by_scan, merge_with_queue
 from explorer.engine.bpe.trace import MergeStep, trace_merges
 from explorer.engine.errors import VocabFormatError
 
@@ -65,27 +66,54 @@ class BytePairModel:
         """Token ids of one pre-token string, memoised. Do not mutate the returned list."""
         ids = self._cache.get(chunk)
         if ids is None:
-            ids = self.encode_piece(chunk.encode("utf-8"))
-            cache = self._cache
-            if len(cache) >= self.cache_limit:
-                cache.clear()
-            cache[chunk] = ids
+            ids = self._encode_miss(chunk)
+        return ids
+
+    def _encode_miss(self, chunk: str) -> list[int]:
+        # One call per cache miss, the scan inlined: misses dominate on non-English text.
+        piece = chunk.encode("utf-8")
+        ranks = self.ranks
+        get = ranks.get
+        rank = get(piece)
+        if rank is not None:
+            ids = [rank]
+        elif len(piece) > SHORT_PIECE:
+            ids = list(map(ranks.__getitem__,
+                           merge_with_queue(list(map(_SINGLE_BYTES.__getitem__, piece)),
+                                            self._rank_of)))
+        else:
+            parts = list(map(_SINGLE_BYTES.__getitem__, piece))
+            inf = NO_RANK
+            pair_ranks = list(map(get, map(bytes.__add__, parts, parts[1:]), repeat(inf)))
+            while pair_ranks:
+                best = min(pair_ranks)
+                if best == inf:
+                    break
+                i = pair_ranks.index(best)
+                parts[i] += parts[i + 1]
+                del parts[i + 1]
+                del pair_ranks[i]
+                if i < len(pair_ranks):
+                    pair_ranks[i] = get(parts[i] + parts[i + 1], inf)
+                if i:
+                    pair_ranks[i - 1] = get(parts[i - 1] + parts[i], inf)
+            ids = list(map(ranks.__getitem__, parts))
+        cache = self._cache
+        if len(cache) >= self.cache_limit:
+            cache.clear()
+        cache[chunk] = ids
         return ids
 
     def encode_chunks(self, chunks: list[str]) -> list[int]:
         """Token ids of many pre-tokens, concatenated (the hot loop of plain encoding)."""
-        cache = self._cache
-        get = cache.get
-        encode_piece = self.encode_piece
+        get = self._cache.get
+        miss = self._encode_miss
         out: list[int] = []
         extend = out.extend
         for chunk in chunks:
             ids = get(chunk)
             if ids is None:
-                ids = encode_piece(chunk.encode("utf-8"))
-                if len(cache) >= self.cache_limit:
-                    cache.clear()
-                cache[chunk] = ids
+                ids = miss(chunk)
             extend(ids)
         return out
 

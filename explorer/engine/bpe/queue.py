@@ -28,11 +28,15 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from heapq import heappop, heappush
+from itertools import repeat
 from typing import TypeVar
 
 S = TypeVar("S", bytes, str)
 Rank = int | float
 RankFn = Callable[[S, S], Rank | None]
+
+NO_RANK = 1 << 62
+"""Stand-in rank for "never merges" in the scan (larger than any real rank)."""
 
 
 def merge_with_queue(symbols: Sequence[S], rank_of: Callable[[S, S], Rank | None]) -> list[S]:
@@ -87,8 +91,8 @@ def merge_by_scan(symbols: Sequence[bytes], ranks: dict[bytes, int]) -> list[byt
     """
     parts = list(symbols)
     get = ranks.get
-    inf = _NO_RANK
-    pair_ranks = [get(parts[i] + parts[i + 1], inf) for i in range(len(parts) - 1)]
+    inf = NO_RANK
+    pair_ranks = list(map(get, map(bytes.__add__, parts, parts[1:]), repeat(inf)))
     while pair_ranks:
         best = min(pair_ranks)
         if best == inf:
@@ -103,5 +107,3 @@ def merge_by_scan(symbols: Sequence[bytes], ranks: dict[bytes, int]) -> list[byt
             pair_ranks[i - 1] = get(parts[i - 1] + parts[i], inf)
     return parts
 
-
-_NO_RANK = 1 << 62

@@ -15,7 +15,13 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Mapping, Sequence
 
-from explorer.engine.bpe.layout import Layout, chunk_layout, make_token
+from explorer.engine.bpe.layout import (
+    GC_PAUSE_CHARS,
+    Layout,
+    chunk_layout,
+    gc_paused,
+    make_token,
+)
 from explorer.engine.bpe.model import BytePairModel
 from explorer.engine.bpe.specials import (
     AllowedSpecial,
@@ -92,12 +98,13 @@ class ByteLevelBPETokenizer(Tokenizer):
         check_disallowed(text, disallowed)
         tokens: list[Token] = []
         specials = self.vocab.special_tokens
-        for segment, seg_start, is_special in split_specials(text, allowed):
-            if is_special:
-                tokens.append(Token(specials[segment], segment, segment.encode("utf-8"),
-                                    seg_start, seg_start + len(segment), special=True))
-            else:
-                self._encode_segment(segment, seg_start, tokens)
+        with gc_paused(len(text) >= GC_PAUSE_CHARS):
+            for segment, seg_start, is_special in split_specials(text, allowed):
+                if is_special:
+                    tokens.append(Token(specials[segment], segment, segment.encode("utf-8"),
+                                        seg_start, seg_start + len(segment), special=True))
+                else:
+                    self._encode_segment(segment, seg_start, tokens)
         return Encoding(text, tokens)
 
     def _encode_segment(self, segment: str, offset: int, tokens: list[Token]) -> None:
