@@ -65,14 +65,23 @@ def cmd_encode(args: argparse.Namespace) -> int:
     text = _read_input(args.input)
     tok = _load(args)
     out = sys.stdout
+    # Ids only: tokenizers with an ids fast path skip building Token objects.
+    encode_ids = getattr(tok, "encode_ids", None) if args.output == "ids" else None
+
+    def emit(chunk: str) -> None:
+        if encode_ids is not None:
+            out.write(" ".join(map(str, encode_ids(chunk))) + "\n")
+        else:
+            _print_encoding(tok.encode(chunk), args.output, out)
+
     if args.lines:
         lines = text.split("\n")
         if lines and lines[-1] == "":
             lines.pop()
         for line in lines:
-            _print_encoding(tok.encode(line.removesuffix("\r")), args.output, out)
+            emit(line.removesuffix("\r"))
     else:
-        _print_encoding(tok.encode(text), args.output, out)
+        emit(text)
     return 0
 
 
