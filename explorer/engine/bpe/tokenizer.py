@@ -50,9 +50,13 @@ class ByteLevelBPETokenizer(Tokenizer):
         format: str = "tiktoken",
         pattern_name: str = "custom",
         extra: Mapping[str, str] | None = None,
+        id_to_bytes: list[bytes | None] | None = None,
     ) -> None:
-        """Build from ``ranks`` (token bytes -> rank = id), a split ``pattern`` and specials."""
-        self.vocab = Vocab(ranks, special_tokens)
+        """Build from ``ranks`` (token bytes -> rank = id), a split ``pattern`` and specials.
+
+        ``id_to_bytes`` (the inverse of ``ranks``) may be passed when already computed.
+        """
+        self.vocab = Vocab(ranks, special_tokens, id_to_bytes=id_to_bytes)
         self.model = BytePairModel(self.vocab.bytes_to_id)
         self.splitter = RegexSplitter(pattern)
         self._pieces: dict[int, str] = {}

@@ -86,21 +86,21 @@ def load(path: Path, *, preset: str | None = None) -> ByteLevelBPETokenizer:
     chosen = tiktoken_presets.get_preset(preset) if preset else None
     ranks = read_ranks(Path(path))
     tok_name = Path(path).name
+    id_to_bytes: list[bytes | None] = [None] * (max(ranks.values()) + 1)
+    for b, i in ranks.items():
+        id_to_bytes[i] = b  # ranks are unique (checked by the parser)
+    how = "given"
     if chosen is None:
-        top = max(ranks.values())
-        id_to_bytes: list[bytes | None] = [None] * (top + 1)
-        for b, i in ranks.items():
-            id_to_bytes[i] = b
         chosen = tiktoken_presets.detect_preset(ranks, id_to_bytes)
         how = "detected"
-    else:
-        how = "given"
     if chosen is None:
         return ByteLevelBPETokenizer(
             ranks, patterns.CL100K, {}, name=tok_name, pattern_name="cl100k (default)",
             extra={"preset": "none (unrecognised ranks: cl100k pattern, no specials)"},
+            id_to_bytes=id_to_bytes,
         )
     return ByteLevelBPETokenizer(
         ranks, chosen.pattern, chosen.special_tokens, name=tok_name,
         pattern_name=chosen.name, extra={"preset": f"{chosen.name} ({how})"},
+        id_to_bytes=id_to_bytes,
     )
