@@ -22,6 +22,13 @@ from explorer.engine.hf.jsonutil import pattern_from_json, req
 from explorer.engine.pretokenizers.byte_level import unicode_to_bytes
 
 _BYTE_PIECE = regex.compile(rb"<0x([0-9A-Fa-f]{2})>")
+# Byte-level character -> the Latin-1 character of its byte. Latin-1 characters outside the
+# alphabet map to a non-Latin-1 sentinel so that such a token fails to encode and is kept
+# as raw UTF-8, as HF does.
+_BYTE_LEVEL_TO_LATIN1 = {
+    **{c: "\U0010ffff" for c in range(256)},
+    **{ord(ch): chr(b) for ch, b in unicode_to_bytes().items()},
+}
 
 
 class Decoder(Protocol):
@@ -71,13 +78,12 @@ class ByteLevelDecoder:
     joins: bool = True
 
     def decode(self, tokens: list[bytes], joined: bool) -> list[bytes]:
-        table = unicode_to_bytes()
         out = []
         for t in tokens:
             s = t.decode("utf-8", errors="surrogateescape")
             try:
-                out.append(bytes(table[c] for c in s))
-            except KeyError:
+                out.append(s.translate(_BYTE_LEVEL_TO_LATIN1).encode("latin-1"))
+            except UnicodeEncodeError:  # a character outside the alphabet: keep as is
                 out.append(t)
         return out
 

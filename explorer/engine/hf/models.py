@@ -16,6 +16,7 @@ Not handled: BPE ``dropout`` (random; refused when set).
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from heapq import heapify, heappop, heappush
 from typing import Protocol
 
@@ -80,6 +81,23 @@ class BPEModel:
         if strict:
             self._validate(merges)
         self._cache: dict[str, list[ModelToken]] = {}
+        self.rank = self._make_rank()
+
+    def _make_rank(self) -> Callable[[str, str], int | None]:
+        """The pair-rank function, specialised once (it runs for every adjacent pair)."""
+        get = self.ranks.get
+        vocab = self.vocab
+        join = self._join
+        if self.strict and not self.string_keys:
+            return lambda a, b: get((a, b))
+
+        def rank(a: str, b: str) -> int | None:
+            r = get(f"{a} {b}" if self.string_keys else (a, b))
+            if r is not None and not self.strict and join(a, b) not in vocab:
+                return None
+            return r
+
+        return rank
 
     def _split_key(self, m: str) -> tuple[str, str]:
         pos = m.find(" ", 1)
@@ -103,12 +121,6 @@ class BPEModel:
                 raise VocabFormatError(f"tokenizer.json: BPE merge {a!r} {b!r}: result "
                                        f"{self._join(a, b)!r} is not in the vocabulary")
 
-    def rank(self, a: str, b: str) -> int | None:
-        """Merge rank of the adjacent pair ``(a, b)``, or None when it never merges."""
-        r = self.ranks.get(f"{a} {b}" if self.string_keys else (a, b))
-        if r is not None and not self.strict and self._join(a, b) not in self.vocab:
-            return None
-        return r
 
     def tokenize(self, text: str) -> list[ModelToken]:
         """Tokens of one pre-token."""

@@ -158,17 +158,29 @@ class ByteLevelPre:
         if self.use_regex:
             pat = compile_onig(GPT2_PATTERN)
             pieces = split_pieces(pieces, lambda t: regex_matches(pat, t), "Isolated")
-        table = bytes_to_unicode()
-        out = []
-        for p in pieces:
-            if p.text.isascii() and p.text.isprintable() and " " not in p.text:
-                out.append(p)  # printable ASCII (no space) spells itself
-            else:
-                out.append(p.map_chars(lambda c: "".join(table[b] for b in c.encode("utf-8"))))
-        return out
+        return [byte_level_spell(p) for p in pieces]
 
     def describe(self) -> str:
         return f"ByteLevel(add_prefix_space={self.add_prefix_space}, use_regex={self.use_regex})"
+
+
+_LATIN1_TO_BYTE_LEVEL = {b: ch for b, ch in bytes_to_unicode().items()}
+
+
+def byte_level_spell(p: Aligned) -> Aligned:
+    """Respell ``p`` in the GPT-2 byte-level alphabet; every byte keeps its char's span."""
+    text = p.text
+    spelled = text.encode("utf-8").decode("latin-1").translate(_LATIN1_TO_BYTE_LEVEL)
+    if len(spelled) == len(text):  # ASCII: one byte per character
+        return Aligned(spelled, p.starts, p.ends)
+    starts: list[int] = []
+    ends: list[int] = []
+    for ch, s, e in zip(text, p.starts, p.ends, strict=True):
+        o = ord(ch)
+        n = 1 if o < 0x80 else 2 if o < 0x800 else 3 if o < 0x10000 else 4
+        starts.extend([s] * n)
+        ends.extend([e] * n)
+    return Aligned(spelled, starts, ends)
 
 
 @dataclass(frozen=True)
