@@ -18,7 +18,7 @@ from collections.abc import Generator, Sequence
 from pathlib import Path
 from typing import Any
 
-from PySide6.QtCore import Qt, QTimer, Signal
+from PySide6.QtCore import QSize, Qt, QTimer, Signal
 from PySide6.QtWidgets import (
     QComboBox,
     QDialog,
@@ -113,8 +113,13 @@ class TrainingDialog(QDialog):
     finished_training = Signal(str)
     """``done``, ``cancelled`` or ``error``: a run ended (tests wait for it)."""
 
-    def __init__(self, parent: QWidget | None = None) -> None:
+    def __init__(self, parent: QWidget | None = None, *, embedded: bool = False) -> None:
+        """``embedded``: shown inside a dock of the main window (no Close button; Escape
+        cancels a running training instead of hiding the dialog)."""
         super().__init__(parent)
+        self.embedded = embedded
+        if embedded:
+            self.setWindowFlags(Qt.WindowType.Widget)
         self.setWindowTitle("Train a tokenizer")
         self.resize(900, 680)
         self.model: TrainedModel | None = None
@@ -129,7 +134,7 @@ class TrainingDialog(QDialog):
         self.vocab_size.setSingleStep(500)
         self.vocab_size.setValue(2000)
         self.corpus = QListWidget(self)
-        self.corpus.setMaximumHeight(80)
+        self.corpus.setMaximumHeight(60)
         for path in bundled_corpora():
             self._add_corpus_item(path, checked=path.name == "botchan.txt")
         self.add_files = QPushButton("Add files…", self)
@@ -176,7 +181,12 @@ class TrainingDialog(QDialog):
         self._redraw = QTimer(self)
         self._redraw.setInterval(REDRAW_MS)
         self._redraw.timeout.connect(self.plots.flush)
+        self.close_button.setVisible(not embedded)
         self._set_running(False)
+
+    def sizeHint(self) -> QSize:
+        """Embedded in a dock: no taller than the window's own bottom panels."""
+        return QSize(800, 420) if self.embedded else super().sizeHint()
 
     # --- settings -------------------------------------------------------------------------
     def _add_corpus_item(self, path: Path, *, checked: bool) -> None:
@@ -339,6 +349,7 @@ class TrainingDialog(QDialog):
             QMessageBox.warning(self, "Could not save", str(e))
 
     def reject(self) -> None:
-        """Closing the dialog cancels a running training first."""
+        """Closing the dialog cancels a running training first (embedded: only cancels)."""
         self.cancel()
-        super().reject()
+        if not self.embedded:
+            super().reject()

@@ -45,7 +45,7 @@ class TrainingPlots(QWidget):
         for plot in (self.plot_a, self.plot_b):
             plot.setBackground("w")
             plot.showGrid(x=True, y=True, alpha=0.25)
-            plot.setMinimumHeight(160)
+            plot.setMinimumHeight(100)
         self.curve_a = self.plot_a.plot([], [], pen=pg.mkPen((40, 110, 200), width=1.5))
         self.curve_b = self.plot_b.plot([], [], pen=pg.mkPen((200, 90, 30), width=2),
                                         symbol="o", symbolSize=5,
@@ -53,6 +53,7 @@ class TrainingPlots(QWidget):
         self.log = QPlainTextEdit(self)
         self.log.setReadOnly(True)
         self.log.setMaximumBlockCount(LOG_LINES)
+        self.log.setMinimumHeight(50)
         mono = QFont("monospace")
         mono.setStyleHint(QFont.StyleHint.Monospace)
         self.log.setFont(mono)

@@ -38,9 +38,12 @@ from explorer.ui.panels.vocab_model import (
     VocabTableModel,
     load_vocab_rows,
     query_job,
+    read_rows,
 )
 
 SEARCH_DELAY_MS = 150
+FIRST_ROWS = 200
+"""Entries read on the GUI thread when a vocabulary is set (about a millisecond)."""
 """Typing pauses this long before a search starts."""
 
 
@@ -106,6 +109,8 @@ class VocabBrowser(QWidget):
         self._query.cancel()
         self._name = tokenizer.info.name
         total = tokenizer.vocab_size
+        # The first entries at once, so the table is never empty while the rest loads.
+        self.model.set_rows(read_rows(tokenizer, FIRST_ROWS))
         self.status.setText(f"Loading {self._name}: 0 / {total:,} entries…")
         self._loader.submit(
             load_vocab_rows, tokenizer,

@@ -49,13 +49,15 @@ class VocabRows:
         return len(self.ids)
 
 
-def load_vocab_rows(tokenizer: Tokenizer, *, chunk: int = 8192) -> Generator[int, None, VocabRows]:
-    """Read every entry of ``tokenizer``; yield the count read so far every ``chunk`` entries
-    (a progress report and a cancellation point) and return the :class:`VocabRows`.
+def load_vocab_rows(tokenizer: Tokenizer, *, chunk: int = 8192,
+                    limit: int | None = None) -> Generator[int, None, VocabRows]:
+    """Read every entry of ``tokenizer`` (the first ``limit`` ids only, when given); yield the
+    count read so far every ``chunk`` entries (a progress report and a cancellation point) and
+    return the :class:`VocabRows`.
 
     A worker job (see ``explorer.workers``)."""
     rows = VocabRows()
-    size = tokenizer.vocab_size
+    size = tokenizer.vocab_size if limit is None else min(limit, tokenizer.vocab_size)
     for token_id in range(size):
         try:
             tok = tokenizer.id_to_token(token_id)
@@ -227,3 +229,13 @@ _CONTROL_GLYPHS = {i: 0x2400 + i for i in range(0x20)} | {0x20: 0x2423, 0x7F: 0x
 def _visible(text: str) -> str:
     """Whitespace and control characters as visible Unicode control pictures."""
     return text.translate(_CONTROL_GLYPHS)
+
+
+def read_rows(tokenizer: Tokenizer, limit: int) -> VocabRows:
+    """The first ``limit`` entries, read at once (a screenful to show while the rest loads)."""
+    gen = load_vocab_rows(tokenizer, chunk=limit + 1, limit=limit)
+    while True:
+        try:
+            next(gen)
+        except StopIteration as stop:
+            return stop.value

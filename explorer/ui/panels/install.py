@@ -1,0 +1,210 @@
+"""Puts the side panels into the main window and keeps them in step with it.
+
+:func:`install_panels` (called from ``MainWindow._install_panels``) docks the merge-queue,
+lattice, comparison and vocabulary panels and the training dialog, and a :class:`PanelHub`
+follows the window's signals (``tokenizer_changed``, ``text_changed``,
+``cursor_token_changed``). A panel that is hidden (a background tab) is only marked stale and
+refreshed when it is shown, so typing never pays for panels nobody looks at.
+
+The pre-token under the cursor comes from the engine's own pipeline
+(``tokenizer.stages(...)`` on the cursor's line, at most :data:`WINDOW_CHARS` either side), the
+merge trace from ``tokenizer.trace_merges`` and the lattice from ``tokenizer.lattice``; a
+tokenizer that cannot trace or has no lattice gets a one-line explanation instead.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Generator
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from PySide6.QtCore import QObject, Qt, QTimer
+from PySide6.QtWidgets import QDockWidget
+
+from explorer.engine.errors import TokenizerError
+from explorer.engine.formats import load_tokenizer
+from explorer.engine.tokenizer import Tokenizer
+from explorer.ui.dialogs.training import TrainingDialog
+from explorer.ui.panels.compare import ComparePanel
+from explorer.ui.panels.latest_job import LatestJob
+from explorer.ui.panels.lattice import LatticePanel
+from explorer.ui.panels.merge_queue import MergeQueuePanel
+from explorer.ui.panels.vocab_browser import VocabBrowser
+
+if TYPE_CHECKING:
+    from explorer.ui.main_window import MainWindow
+
+WINDOW_CHARS = 400
+"""Characters of the cursor's line, either side, run through ``stages`` to find its pre-token."""
+CURSOR_DELAY_MS = 60
+COMPARE_DEFAULTS = ("bundled:cl100k_base", "bundled:o200k_base")
+"""Compared with the current tokenizer when nothing else was loaded yet."""
+Area = Qt.DockWidgetArea
+
+
+def pre_token_span(tokenizer: Tokenizer, text: str, offset: int) -> tuple[int, int] | None:
+    """Code-point span of the pre-token containing ``offset``, or None (e.g. on a newline)."""
+    line_start = text.rfind("\n", 0, offset) + 1
+    line_end = text.find("\n", offset)
+    line_end = len(text) if line_end < 0 else line_end
+    lo, hi = max(line_start, offset - WINDOW_CHARS), min(line_end, offset + WINDOW_CHARS)
+    if lo >= hi:
+        return None
+    for pre in tokenizer.stages(text[lo:hi]).pre_tokens:
+        if pre.start <= offset - lo < pre.end:
+            return lo + pre.start, lo + pre.end
+    return None
+
+
+def _load_job(path: Path) -> Generator[None, None, Tokenizer]:
+    yield None
+    return load_tokenizer(path)
+
+
+class PanelHub(QObject):
+    """The installed panels and the glue between them and the window."""
+
+    def __init__(self, window: MainWindow) -> None:
+        super().__init__(window)
+        self.window = window
+        self.merge_queue = MergeQueuePanel()
+        self.lattice = LatticePanel()
+        self.compare = ComparePanel()
+        self.vocab = VocabBrowser()
+        self.training = TrainingDialog(embedded=True)
+        self.docks: dict[str, QDockWidget] = {
+            # Wide views: tabbed with the token table under the editor.
+            "bpe": window.add_panel("bpe", "BPE Merges", self.merge_queue,
+                                    Area.BottomDockWidgetArea),
+            "lattice": window.add_panel("lattice", "Unigram Lattice", self.lattice,
+                                        Area.BottomDockWidgetArea),
+            "compare": window.add_panel("compare", "Compare", self.compare,
+                                        Area.BottomDockWidgetArea),
+            "vocab": window.add_panel("vocab", "Vocabulary", self.vocab,
+                                      Area.BottomDockWidgetArea),
+            "train": window.add_panel("train", "Train", self.training,
+                                      Area.BottomDockWidgetArea),
+        }
+        # Opaque, or a tab bar QMainWindow left under the bottom docks shows through.
+        self.training.setAutoFillBackground(True)
+        for key in ("tokens", "inspector"):  # the window's own panels stay in front
+            if key in window.panels:
+                window.panels[key].raise_()
+        self._stale: set[str] = set(self.docks)
+        self._offset: int | None = None
+        self._others: dict[str, Tokenizer] = {}  # extra tokenizers for the comparison
+        self._loader = LatestJob(self)
+        self._cursor_timer = QTimer(self)
+        self._cursor_timer.setSingleShot(True)
+        self._cursor_timer.setInterval(CURSOR_DELAY_MS)
+        self._cursor_timer.timeout.connect(lambda: self._refresh({"bpe", "lattice"}))
+
+        window.tokenizer_changed.connect(self._on_tokenizer)
+        window.text_changed.connect(lambda _text: self._refresh({"compare", "bpe", "lattice"}))
+        window.cursor_token_changed.connect(self._on_cursor)
+        window.loader.loaded.connect(lambda _s, _t: self._refresh({"compare"}))
+        self.training.tokenizer_ready.connect(self._use_trained)
+        for key, dock in self.docks.items():
+            dock.visibilityChanged.connect(
+                lambda visible, key=key: visible and self._refresh({key}))
+
+    # --- window signals -------------------------------------------------------------------
+    def _on_tokenizer(self, _tokenizer: Tokenizer) -> None:
+        self._refresh({"bpe", "lattice", "compare", "vocab"})
+
+    def _on_cursor(self, _index: int, view: Any) -> None:
+        self._offset = None if view is None else view.start
+        self._stale |= {"bpe", "lattice"}
+        self._cursor_timer.start()
+
+    def _use_trained(self, tokenizer: Tokenizer) -> None:
+        self.window.loader.add(f"trained:{tokenizer.info.name}", tokenizer)
+
+    # --- refreshing -----------------------------------------------------------------------
+    def _visible(self, key: str) -> bool:
+        return self.docks[key].widget().isVisible()
+
+    def _refresh(self, keys: set[str]) -> None:
+        self._stale |= keys
+        for key in sorted(self._stale):
+            if self._visible(key):
+                self._stale.discard(key)
+                getattr(self, f"_update_{key}")()
+
+    def _update_vocab(self) -> None:
+        tok = self.window.tokenizer
+        if tok is not None:
+            self.vocab.set_tokenizer(tok)
+
+    def _update_train(self) -> None:
+        """Nothing to follow: the dialog is self-contained."""
+
+    def _update_compare(self) -> None:
+        tok = self.window.tokenizer
+        if tok is None:
+            return
+        others = [t for src, t in self.window.loader.cached().items()
+                  if t is not tok and not src.startswith("trained:")]
+        others += [t for t in self._others.values() if t is not tok and t not in others]
+        if not others:
+            self._load_default_other()
+        self.compare.set_tokenizers([tok, *others[:3]])
+        self.compare.set_text(self.window.text())
+
+    def _load_default_other(self) -> None:
+        from explorer.ui.tokenizer_source import source_path
+
+        current = self.window.source
+        for source in COMPARE_DEFAULTS:
+            if source != current and source not in self._others:
+                self._loader.submit(_load_job, source_path(source),
+                                    on_return=lambda t, s=source: self._add_other(s, t))
+                return
+
+    def _add_other(self, source: str, tokenizer: Tokenizer) -> None:
+        self._others[source] = tokenizer
+        self._refresh({"compare"})
+
+    def _cursor_span(self, tok: Tokenizer) -> tuple[str, tuple[int, int]] | None:
+        if self._offset is None:
+            return None
+        text = self.window.text()
+        try:
+            span = pre_token_span(tok, text, self._offset)
+        except TokenizerError:
+            return None
+        return None if span is None else (text[span[0]:span[1]], span)
+
+    def _update_bpe(self) -> None:
+        tok = self.window.tokenizer
+        if tok is None or not tok.supports_merge_trace():
+            self.merge_queue.clear(f"{tok.info.name if tok else 'This tokenizer'} has no BPE "
+                                   "merge queue to show (not a byte-level BPE).")
+            return
+        found = self._cursor_span(tok)
+        if found is None:
+            self.merge_queue.clear("Place the cursor in a word to see its BPE merges.")
+            return
+        piece, (start, end) = found
+        steps = list(tok.trace_merges(piece))  # type: ignore[attr-defined]
+        self.merge_queue.set_trace(steps, f"Pre-token {piece!r} (characters {start}–{end})",
+                                   getattr(tok, "token_id", None))
+
+    def _update_lattice(self) -> None:
+        tok = self.window.tokenizer
+        if tok is None or not tok.supports_lattice():
+            self.lattice.clear(f"{tok.info.name if tok else 'This tokenizer'} is not a Unigram "
+                               "model: no lattice to show.")
+            return
+        found = self._cursor_span(tok)
+        if found is None:
+            self.lattice.clear("Place the cursor in a word to see its Unigram lattice.")
+            return
+        piece, (start, end) = found
+        self.lattice.set_lattice(tok.lattice(piece),  # type: ignore[attr-defined]
+                                 f"Lattice of {piece!r} (characters {start}–{end})")
+
+
+def install_panels(window: MainWindow) -> PanelHub:
+    """Dock every side panel in ``window`` and connect them to its signals."""
+    return PanelHub(window)

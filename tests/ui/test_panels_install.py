@@ -1,0 +1,84 @@
+"""The side panels inside the main window: docked, following the cursor, text and tokenizer."""
+
+from __future__ import annotations
+
+from references import require
+
+from explorer.engine.formats import load_tokenizer
+from explorer.ui.panels.install import pre_token_span
+
+
+def _move_cursor(w, offset: int) -> None:
+    cur = w.editor.textCursor()
+    cur.setPosition(offset)  # ASCII text: code points = UTF-16 units
+    w.editor.setTextCursor(cur)
+
+
+def test_pre_token_span_uses_the_engines_pre_tokenizer(window):
+    tok = window.tokenizer
+    text = "hello world, again\nsecond line"
+    assert pre_token_span(tok, text, 7) == (5, 11)  # " world"
+    assert pre_token_span(tok, text, 20) == (19, 25)  # "second" on the next line
+    assert pre_token_span(tok, text, text.index("\n")) is None  # on the line break
+
+
+def test_panels_are_docked_and_follow_the_cursor(qtbot, window):
+    w = window
+    for key in ("bpe", "lattice", "compare", "vocab", "train"):
+        assert key in w.panels
+    hub = w.side_panels
+    assert w.show_view("bpe")
+    _move_cursor(w, 8)  # in " world"
+    qtbot.waitUntil(lambda: "' world'" in hub.merge_queue.title.text(), timeout=5000)
+    expected = w.tokenizer.encode(" world")
+    assert [int(c.caption) for c in hub.merge_queue.final.chips] == expected.ids
+
+    assert w.show_view("lattice")
+    qtbot.waitUntil(lambda: "not a Unigram model" in hub.lattice.title.text(), timeout=5000)
+
+
+def test_compare_view_compares_with_a_second_tokenizer(qtbot, window):
+    w = window
+    hub = w.side_panels
+    with qtbot.waitSignal(hub.compare.compared, timeout=20000):
+        w.show_view("compare")
+    qtbot.waitUntil(lambda: hub.compare.stats.rowCount() == 2, timeout=20000)
+    names = [hub.compare.stats.data(hub.compare.stats.index(r, 0)) for r in range(2)]
+    assert names[0] == w.tokenizer.info.name and "o200k" in names[1]
+    # typing updates the comparison (the window's text_changed signal)
+    with qtbot.waitSignal(hub.compare.compared, timeout=20000):
+        w.set_text("Tokenizers don't agree\n")
+    qtbot.waitUntil(lambda: hub.compare.rows.comparison is not None
+                    and hub.compare.rows.comparison.text == w.text(), timeout=20000)
+
+
+def test_vocab_and_lattice_follow_the_tokenizer(qtbot, window):
+    w = window
+    hub = w.side_panels
+    with qtbot.waitSignal(hub.vocab.loaded, timeout=20000):
+        w.show_view("vocab")
+    assert hub.vocab.model.matching == len(hub.vocab.model.rows) > 100_000
+    path = require("sentencepiece", "botchan_en_unigram_1000.model")
+    w.show_view("lattice")
+    with qtbot.waitSignal(w.tokenizer_changed, timeout=20000):
+        w.open_source(str(path))
+    qtbot.waitUntil(lambda: w.is_highlighted, timeout=20000)
+    _move_cursor(w, 8)
+    qtbot.waitUntil(lambda: "world" in hub.lattice.title.text(), timeout=5000)
+    best = [n.piece for n in hub.lattice.canvas.summary.best]
+    assert best == load_tokenizer(path).encode("world").pieces
+
+
+def test_trained_tokenizer_becomes_current(qtbot, window):
+    w = window
+    hub = w.side_panels
+    w.show_view("train")
+    dialog = hub.training
+    dialog.vocab_size.setValue(400)
+    with qtbot.waitSignal(dialog.finished_training, timeout=30000):
+        dialog.start()
+    with qtbot.waitSignal(w.tokenizer_changed, timeout=10000):
+        dialog.use_button.click()
+    assert w.tokenizer.info.vocab_size == 400 and w.source.startswith("trained:")
+    dialog.reject()  # embedded: Escape/close only cancels, the panel stays
+    assert not dialog.isHidden()
