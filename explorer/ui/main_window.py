@@ -136,6 +136,9 @@ class MainWindow(QMainWindow):
         Each panel module adds itself here with ``self.add_panel(...)`` and connects to the
         window's signals; keep one short block per panel.
         """
+        from explorer.ui.panels.install import install_panels
+
+        self.side_panels = install_panels(self)
 
     # ----- state --------------------------------------------------------------------------
     @property
