@@ -60,6 +60,7 @@ def test_text_and_offsets_match_sentencepiece_normalize(model: str) -> None:
         got = norm.normalize(text)
         assert got.text == expected_text, text
         assert got.norm_to_orig == list(expected_offsets), text
+        assert norm.normalize_text(text) == expected_text, text
 
 
 @settings(max_examples=150, deadline=None)
@@ -70,6 +71,7 @@ def test_random_text_matches_sentencepiece_normalize(text: str) -> None:
         expected_text, expected_offsets = _sp(str(path)).Normalize(text, with_offsets=True)
         got = _cached_normalizer(str(path)).normalize(text)
         assert (got.text, got.norm_to_orig) == (expected_text, list(expected_offsets))
+        assert _cached_normalizer(str(path)).normalize_text(text) == expected_text
 
 
 _SP: dict = {}

@@ -54,10 +54,24 @@ class SentencePieceNormalizer:
         self.treat_whitespace_as_suffix = treat_whitespace_as_suffix
         self.user_symbols = frozenset(s for s in user_defined_symbols if s)
         self._user_max = max((len(s) for s in self.user_symbols), default=0)
-        starts = set(self.charsmap.first_chars) if self.charsmap else set()
-        starts.update(s[0] for s in self.user_symbols)
-        # Characters where a rule or symbol may start; everything between passes through.
-        self._special = _char_class(starts)
+        # Where a rule or symbol may start; everything between passes through. A character
+        # that only begins longer rules (ASCII letters begin "a" + combining accent) counts
+        # only when the next character can continue some rule, so plain text runs in C.
+        singles: set[str] = set(s[0] for s in self.user_symbols)
+        multi_first: set[str] = set()
+        seconds: set[str] = set()
+        if self.charsmap is not None:
+            for key in self.charsmap.rules:
+                if len(key) == 1:
+                    singles.add(key)
+                else:
+                    multi_first.add(key[0])
+                    seconds.add(key[1])
+        self._special = _special_pattern(singles, multi_first - singles, seconds)
+        # The same test as sets, for a whole-text check at C speed.
+        self._singles = frozenset(singles)
+        self._multi_first = frozenset(multi_first - singles)
+        self._seconds = frozenset(seconds)
 
     @classmethod
     def from_spec(
@@ -99,6 +113,33 @@ class SentencePieceNormalizer:
     def _chunk(self, text: str, pos: int) -> tuple[str, int]:
         found = self._match(text, pos)
         return (found[0], found[1]) if found else (text[pos], 1)
+
+    def normalize_text(self, text: str) -> str:
+        """Only the text of :meth:`normalize` (no alignment): the encode-ids fast path."""
+        if not self._singles.isdisjoint(text) or (
+            not self._multi_first.isdisjoint(text) and not self._seconds.isdisjoint(text)
+        ):
+            return self.normalize(text).text
+        # Every character passes through on its own: only the whitespace rules apply.
+        if self.remove_extra_whitespaces:
+            body = _SPACE_RUN.sub(" ", text.lstrip(" "))
+            if not body:
+                return ""
+        else:
+            body = text
+            if not body:
+                return ""
+        if self.add_dummy_prefix and not self.treat_whitespace_as_suffix:
+            body = " " + body
+        space = " "
+        if self.escape_whitespaces:
+            body = body.replace(" ", SPACE_SYMBOL)
+            space = SPACE_SYMBOL
+        if self.remove_extra_whitespaces:
+            body = body.rstrip(space)
+        if self.add_dummy_prefix and self.treat_whitespace_as_suffix:
+            body += space
+        return body
 
     def normalize(self, text: str) -> Normalized:
         """Normalize ``text`` the way sentencepiece does and align it with ``text``."""
@@ -189,10 +230,8 @@ class SentencePieceNormalizer:
         return prev_space
 
 
-def _char_class(chars: set[str]) -> re.Pattern[str] | None:
-    """A compiled ``[...]`` class matching any of ``chars`` (ranges merged), or None."""
-    if not chars:
-        return None
+def _char_class(chars: set[str]) -> str:
+    """A ``[...]`` class matching any of ``chars`` (consecutive code points merged)."""
     codes = sorted(ord(c) for c in chars)
     ranges: list[tuple[int, int]] = []
     for code in codes:
@@ -204,4 +243,17 @@ def _char_class(chars: set[str]) -> re.Pattern[str] | None:
         re.escape(chr(a)) if a == b else f"{re.escape(chr(a))}-{re.escape(chr(b))}"
         for a, b in ranges
     )
-    return re.compile(f"[{body}]")
+    return f"[{body}]"
+
+
+def _special_pattern(
+    singles: set[str], multi_first: set[str], seconds: set[str]
+) -> re.Pattern[str] | None:
+    """Positions where a rule may apply: a one-character key, or the start of a longer key
+    followed by a character that some longer key has in second place."""
+    parts = []
+    if singles:
+        parts.append(_char_class(singles))
+    if multi_first and seconds:
+        parts.append(f"{_char_class(multi_first)}(?={_char_class(seconds)})")
+    return re.compile("|".join(parts)) if parts else None

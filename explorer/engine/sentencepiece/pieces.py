@@ -12,8 +12,9 @@ from collections.abc import Iterable
 from enum import IntEnum
 
 SPACE_SYMBOL = "\u2581"
-_F32 = struct.Struct("<f")
-_pack, _unpack = _F32.pack, _F32.unpack
+F32 = struct.Struct("<f")
+"""A float32 packer: ``F32.unpack(F32.pack(x))[0]`` rounds ``x`` to float32."""
+_pack, _unpack = F32.pack, F32.unpack
 
 
 class PieceType(IntEnum):

