@@ -85,18 +85,21 @@ class BytePairModel:
             parts = list(map(_SINGLE_BYTES.__getitem__, piece))
             inf = NO_RANK
             pair_ranks = list(map(get, map(bytes.__add__, parts, parts[1:]), repeat(inf)))
-            while pair_ranks:
+            last = len(pair_ranks) - 1
+            while last >= 0:
                 best = min(pair_ranks)
                 if best == inf:
                     break
-                i = pair_ranks.index(best)
-                parts[i] += parts[i + 1]
+                i = pair_ranks.index(best)  # leftmost of the lowest rank
+                merged = parts[i] + parts[i + 1]
+                parts[i] = merged
                 del parts[i + 1]
                 del pair_ranks[i]
-                if i < len(pair_ranks):
-                    pair_ranks[i] = get(parts[i] + parts[i + 1], inf)
+                if i < last:
+                    pair_ranks[i] = get(merged + parts[i + 1], inf)
                 if i:
-                    pair_ranks[i - 1] = get(parts[i - 1] + parts[i], inf)
+                    pair_ranks[i - 1] = get(parts[i - 1] + merged, inf)
+                last -= 1
             ids = list(map(ranks.__getitem__, parts))
         cache = self._cache
         if len(cache) >= self.cache_limit:
