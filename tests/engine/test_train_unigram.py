@@ -110,3 +110,15 @@ def test_piece_validity_follows_sentencepiece_rules():
     assert "fe\u0301" in spans("▁cafe\u0301")  # a combining mark takes the script before it
     assert "\u0301," not in spans("▁cafe\u0301,")
     assert spans("▁a\x00b") == {"▁a"}  # rare characters (masked as NUL) never join a piece
+
+
+def test_vectorized_spans_equal_the_rules():
+    from explorer.engine.trainers.unigram_substrings import WordArray
+
+    words = {"▁the,": 3, "▁cafe\u0301s": 1, "日本語のテキスト。": 2, "▁a\x00b": 1, "▁" + "x" * 20: 1,
+             "▁abc123": 1, "▁": 4, "▁Ελληνικά": 1, "▁ok▁no": 1}
+    wa = WordArray(words, by_script=True)
+    got = {(int(wa.word_of[k]), int(k - wa.word_start[k]), length)
+           for length, ks in wa.spans(16) for k in ks.tolist()}
+    want = {(w, i, j - i) for w, word in enumerate(words) for i, j in valid_spans(word, 16, True)}
+    assert got == want

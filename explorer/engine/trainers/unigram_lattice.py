@@ -57,32 +57,38 @@ class EdgeLattice:
         self.word, self.start, self.end, self.piece = word, start, end, piece
         self._index()
 
-    def _index(self) -> None:
+    def _index(self, fwd_order: IntArray | None = None,
+               bwd_order: IntArray | None = None) -> None:
         self.src = self.base[self.word] + self.start
         self.dst = self.base[self.word] + self.end
-        self.fwd = self._group(self.end, self.dst, np.arange(1, int(self.lengths.max()) + 1))
-        self.bwd = self._group(self.start, self.src,
-                               np.arange(int(self.lengths.max()) - 1, -1, -1))
+        top = int(self.lengths.max()) if len(self.lengths) else 0
+        if fwd_order is None:
+            fwd_order = np.lexsort((self.dst, self.end))
+        if bwd_order is None:
+            bwd_order = np.lexsort((self.src, self.start))
+        self.fwd = self._group(fwd_order, self.end, self.dst, range(1, top + 1))
+        self.bwd = self._group(bwd_order, self.start, self.src, range(top - 1, -1, -1))
 
-    def _group(self, pos: IntArray, node: IntArray, positions: IntArray) -> _Groups:
-        order = np.lexsort((node, pos))
+    @staticmethod
+    def _group(order: IntArray, pos: IntArray, node: IntArray, positions: range) -> _Groups:
+        """Per position, the edges at it (``order`` sorts them by position then node)."""
         spos = pos[order]
         snode = node[order]
+        new = np.ones(len(order), bool)
+        new[1:] = (spos[1:] != spos[:-1]) | (snode[1:] != snode[:-1])
+        gfirst = np.flatnonzero(new)
+        top = max(positions.start, positions.stop, 0) + 2
+        edge_at = np.searchsorted(spos, np.arange(top)).tolist()
+        group_at = np.searchsorted(spos[gfirst], np.arange(top)).tolist()
         bounds: list[tuple[int, int]] = []
         starts: list[IntArray] = []
         targets: list[IntArray] = []
-        edges = np.searchsorted(spos, np.arange(positions.max() + 2 if len(positions) else 1))
         for p in positions:
-            lo, hi = int(edges[p]), int(edges[p + 1])
+            lo, hi = edge_at[p], edge_at[p + 1]
+            g = gfirst[group_at[p]:group_at[p + 1]]
             bounds.append((lo, hi))
-            if lo == hi:
-                starts.append(np.empty(0, np.int64))
-                targets.append(np.empty(0, np.int64))
-                continue
-            seg = snode[lo:hi]
-            first = np.flatnonzero(np.concatenate(([True], seg[1:] != seg[:-1])))
-            starts.append(first)
-            targets.append(seg[first])
+            starts.append(g - lo)
+            targets.append(snode[g])
         return _Groups(order, bounds, starts, targets)
 
     def keep(self, alive: NDArray[np.bool_]) -> None:
@@ -93,7 +99,11 @@ class EdgeLattice:
         self.piece = np.where(live[self.piece], self.piece, self.unk)
         self.word, self.start, self.end, self.piece = (
             self.word[keep], self.start[keep], self.end[keep], self.piece[keep])
-        self._index()
+        # Dropping edges keeps the sort orders: filter them instead of sorting again.
+        renumber = np.cumsum(keep) - 1
+        fwd = self.fwd.order[keep[self.fwd.order]]
+        bwd = self.bwd.order[keep[self.bwd.order]]
+        self._index(renumber[fwd], renumber[bwd])
 
     def _sweep(self, groups: _Groups, init: FloatArray, score: FloatArray,
                frm: IntArray, to: IntArray, mode: str) -> FloatArray:

@@ -15,21 +15,19 @@ substrings of each distinct word, weighted by the word's frequency (pieces never
 so the counts are the same), and keep only right-maximal ones (a substring always followed by
 the same character is not a suffix-tree node, so sentencepiece never proposes it: e.g. the
 16-character prefix of a longer word, which sentencepiece skips but a bounded count finds).
+The counting itself is vectorized in :mod:`.unigram_substrings`; :func:`valid_spans` here is
+the plain statement of the rules it implements (and is tested against).
 """
 
 from __future__ import annotations
 
 import unicodedata
-from collections.abc import Generator, Iterator
+from collections.abc import Iterator
 from functools import cache
 
 import regex
 
-from explorer.engine.trainers.events import Progress
-
 SPACE = "▁"
-PROGRESS_EVERY = 5000
-"""Words between two :class:`Progress` events in long loops."""
 RARE = "\x00"
 """Stands for characters outside the required set (sentencepiece uses U+2585)."""
 
@@ -121,56 +119,3 @@ def valid_spans(word: str, max_len: int, by_script: bool) -> Iterator[tuple[int,
                 break
             yield i, j + 1
 
-
-def seed_pieces(
-    words: dict[str, int],
-    required: dict[str, int],
-    *,
-    max_len: int,
-    by_script: bool,
-    seed_size: int,
-) -> Generator[Progress, None, list[tuple[str, float]]]:
-    """Seed vocabulary with raw scores (frequency, or frequency x length for substrings).
-
-    A generator: yields :class:`Progress` every few thousand words (cancellation points).
-    """
-    freq: dict[str, int] = {}
-    ext: dict[str, int] = {}  # one character past a valid span (for right-maximality only)
-    get, ext_get = freq.get, ext.get
-    for k, (w, c) in enumerate(words.items()):
-        if k % PROGRESS_EVERY == 0:
-            yield Progress("seeding", k, len(words))
-        classes = _classes(w, by_script)
-        n = len(w)
-        for i in range(n):
-            if classes[i] is None:
-                continue
-            script = None if w[i] == SPACE else classes[i]
-            for j in range(i + 1, min(n, i + max_len + 1)):
-                cls = classes[j]
-                stop = w[j] == SPACE or cls is None or j - i == max_len
-                if not stop:
-                    if script is None:
-                        script = cls
-                    elif cls != script:
-                        stop = True
-                sub = w[i:j + 1]
-                if stop:
-                    ext[sub] = ext_get(sub, 0) + c
-                    break
-                freq[sub] = get(sub, 0) + c
-    # Right-maximal only: drop s when some s+ch is exactly as frequent (s always continues
-    # the same way, so it is no suffix-tree node), whether or not s+ch may be a piece.
-    not_maximal: set[str] = set()
-    for table in (freq, ext):
-        for sub, f in table.items():
-            if len(sub) > 2 and freq.get(sub[:-1]) == f:
-                not_maximal.add(sub[:-1])
-    scored = [(f * len(s), s) for s, f in freq.items() if f >= 2 and s not in not_maximal]
-    scored.sort(key=lambda t: (-t[0], t[1]))
-    seeds: list[tuple[str, float]] = [
-        (ch, float(c)) for ch, c in sorted(required.items(), key=lambda kv: (-kv[1], kv[0]))
-        if ch != RARE
-    ]
-    seeds += [(s, float(score)) for score, s in scored[: max(0, seed_size - len(seeds))]]
-    return seeds

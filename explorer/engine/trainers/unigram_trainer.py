@@ -26,7 +26,6 @@ from explorer.engine.trainers.corpus import Corpus
 from explorer.engine.trainers.events import (
     EmStep,
     PhaseStarted,
-    Progress,
     PruneStep,
     TrainEvent,
     TrainingDone,
@@ -35,12 +34,11 @@ from explorer.engine.trainers.events import (
 from explorer.engine.trainers.models import TrainedUnigram
 from explorer.engine.trainers.unigram_lattice import EdgeLattice, FloatArray, digamma
 from explorer.engine.trainers.unigram_seed import (
-    PROGRESS_EVERY,
     RARE,
     mask_rare,
     required_chars,
-    seed_pieces,
 )
+from explorer.engine.trainers.unigram_substrings import seeds_and_lattice
 from explorer.engine.trainers.words import count_sentencepiece_words
 
 UNK_PENALTY = 10.0
@@ -98,13 +96,12 @@ def train_unigram_from_counts(
     yield WordsCounted(len(words), sum(words.values()), len(required))
 
     yield PhaseStarted("seeding")
-    seeds = yield from seed_pieces(words, required, max_len=config.max_piece_length,
-                                   by_script=config.split_by_unicode_script,
-                                   seed_size=config.seed_size)
+    seeds, lattice = yield from seeds_and_lattice(
+        words, required, max_len=config.max_piece_length,
+        by_script=config.split_by_unicode_script, seed_size=config.seed_size)
     pieces = [s for s, _ in seeds]
     raw = np.array([f for _, f in seeds])
     logp = np.log(raw) - math.log(raw.sum())
-    lattice = yield from build_lattice(words, pieces, config.max_piece_length)
     alive = np.ones(len(pieces), bool)
     desired = int(config.vocab_size * 1.1)
 
@@ -136,42 +133,6 @@ def _with_unk(logp: FloatArray, alive: np.ndarray) -> FloatArray:
     """Scores by seed index plus the ``<unk>`` slot (min score - 10, as sentencepiece)."""
     unk = float(logp[alive].min()) - UNK_PENALTY if alive.any() else -UNK_PENALTY
     return np.append(np.where(alive, logp, -np.inf), unk)
-
-
-def build_lattice(words: dict[str, int], pieces: list[str], max_len: int
-                  ) -> Generator[Progress, None, EdgeLattice]:
-    """Edges of every seed piece occurrence in every word (single characters always)."""
-    index = {p: i for i, p in enumerate(pieces)}
-    unk = len(pieces)
-    prefixes = {p[:n] for p in pieces for n in range(2, len(p))}
-    ek: list[int] = []
-    ei: list[int] = []
-    ej: list[int] = []
-    ep: list[int] = []
-    get = index.get
-    for k, w in enumerate(words):
-        if k % PROGRESS_EVERY == 0:
-            yield Progress("seeding", k, len(words))
-        n = len(w)
-        for i in range(n):
-            ek.append(k)
-            ei.append(i)
-            ej.append(i + 1)
-            ep.append(get(w[i], unk))
-            for j in range(i + 2, min(n, i + max_len) + 1):
-                s = w[i:j]
-                pid = get(s)
-                if pid is not None:
-                    ek.append(k)
-                    ei.append(i)
-                    ej.append(j)
-                    ep.append(pid)
-                elif s not in prefixes:
-                    break
-    lengths = np.fromiter((len(w) for w in words), np.int64, len(words))
-    counts = np.fromiter(words.values(), np.float64, len(words))
-    return EdgeLattice(lengths, counts, np.array(ek, np.int64), np.array(ei, np.int64),
-                       np.array(ej, np.int64), np.array(ep, np.int64), len(pieces))
 
 
 def _second_best(s: str, index: dict[str, int], score: list[float], max_len: int
