@@ -115,8 +115,8 @@ def test_piece_validity_follows_sentencepiece_rules():
 def test_vectorized_spans_equal_the_rules():
     from explorer.engine.trainers.unigram_substrings import WordArray
 
-    words = {"▁the,": 3, "▁cafe\u0301s": 1, "日本語のテキスト。": 2, "▁a\x00b": 1, "▁" + "x" * 20: 1,
-             "▁abc123": 1, "▁": 4, "▁Ελληνικά": 1, "▁ok▁no": 1}
+    words = {"▁the,": 3, "▁cafe\u0301s": 1, "日本語のテキスト。": 2, "▁a\x00b": 1,
+             "▁" + "x" * 20: 1, "▁abc123": 1, "▁": 4, "▁Ελληνικά": 1, "▁ok▁no": 1}
     wa = WordArray(words, by_script=True)
     got = {(int(wa.word_of[k]), int(k - wa.word_start[k]), length)
            for length, ks in wa.spans(16) for k in ks.tolist()}
