@@ -310,7 +310,8 @@ class ComparePanel(QWidget):
         super().__init__(parent)
         self._tokenizers: list[Tokenizer] = []
         self._text = ""
-        self._runner = LatestJob(self)
+        self.runner = LatestJob(self)
+        """Encodes on a worker (latest request wins)."""
         self.title = QLabel("Pick two or more tokenizers to compare.", self)
         self.title.setWordWrap(True)
         self.stats = CompareStatsModel(self)
@@ -349,12 +350,12 @@ class ComparePanel(QWidget):
         """Re-encode the current text with the current tokenizers."""
         toks = list(self._tokenizers)
         if not toks:
-            self._runner.cancel()
+            self.runner.cancel()
             self.set_encodings([], [])
             return
         names = [t.info.name for t in toks]
         self.title.setText(f"Encoding with {len(toks)} tokenizers…")
-        self._runner.submit(encode_all, toks, self._text,
+        self.runner.submit(encode_all, toks, self._text,
                             on_return=lambda encs: self.set_encodings(names, encs),
                             on_error=lambda e: self.title.setText(f"Could not encode: {e}"))
 

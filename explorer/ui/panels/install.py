@@ -18,8 +18,8 @@ from collections.abc import Generator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from PySide6.QtCore import QObject, Qt, QTimer
-from PySide6.QtWidgets import QDockWidget
+from PySide6.QtCore import QObject, QSize, Qt, QTimer
+from PySide6.QtWidgets import QDockWidget, QFrame, QScrollArea, QWidget
 
 from explorer.engine.errors import TokenizerError
 from explorer.engine.formats import load_tokenizer
@@ -56,6 +56,26 @@ def pre_token_span(tokenizer: Tokenizer, text: str, offset: int) -> tuple[int, i
     return None
 
 
+class _PanelScroll(QScrollArea):
+    """A panel in a frameless scroll area: it fills the dock when there is room and scrolls
+    when the dock is smaller than the panel's minimum, so docking it never makes the window's
+    minimum size grow; its size hint stays the panel's (bounded), so docks open roomy."""
+
+    def __init__(self, panel: QWidget) -> None:
+        super().__init__()
+        self.setWidgetResizable(True)
+        self.setFrameShape(QFrame.Shape.NoFrame)
+        self.setWidget(panel)
+
+    def sizeHint(self) -> QSize:
+        hint = self.widget().sizeHint()
+        return QSize(min(hint.width(), 900), min(max(hint.height(), 300), 460))
+
+
+def _scrollable(panel: QWidget) -> QScrollArea:
+    return _PanelScroll(panel)
+
+
 def _load_job(path: Path) -> Generator[None, None, Tokenizer]:
     yield None
     return load_tokenizer(path)
@@ -74,15 +94,15 @@ class PanelHub(QObject):
         self.training = TrainingDialog(embedded=True)
         self.docks: dict[str, QDockWidget] = {
             # Wide views: tabbed with the token table under the editor.
-            "bpe": window.add_panel("bpe", "BPE Merges", self.merge_queue,
+            "bpe": window.add_panel("bpe", "BPE Merges", _scrollable(self.merge_queue),
                                     Area.BottomDockWidgetArea),
-            "lattice": window.add_panel("lattice", "Unigram Lattice", self.lattice,
+            "lattice": window.add_panel("lattice", "Unigram Lattice", _scrollable(self.lattice),
                                         Area.BottomDockWidgetArea),
-            "compare": window.add_panel("compare", "Compare", self.compare,
+            "compare": window.add_panel("compare", "Compare", _scrollable(self.compare),
                                         Area.BottomDockWidgetArea),
-            "vocab": window.add_panel("vocab", "Vocabulary", self.vocab,
+            "vocab": window.add_panel("vocab", "Vocabulary", _scrollable(self.vocab),
                                       Area.BottomDockWidgetArea),
-            "train": window.add_panel("train", "Train", self.training,
+            "train": window.add_panel("train", "Train", _scrollable(self.training),
                                       Area.BottomDockWidgetArea),
         }
         # Opaque, or a tab bar QMainWindow left under the bottom docks shows through.
@@ -107,6 +127,12 @@ class PanelHub(QObject):
         for key, dock in self.docks.items():
             dock.visibilityChanged.connect(
                 lambda visible, key=key: visible and self._refresh({key}))
+
+    def busy(self) -> bool:
+        """True while a shown panel still waits for a worker (screenshots wait for this)."""
+        jobs = [self._loader, self.compare.runner, self.vocab.loader, self.vocab.query_runner]
+        return any(job.current is not None for job in jobs) or any(
+            self._visible(key) for key in self._stale)
 
     # --- window signals -------------------------------------------------------------------
     def _on_tokenizer(self, _tokenizer: Tokenizer) -> None:

@@ -60,8 +60,8 @@ class VocabBrowser(QWidget):
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.model = VocabTableModel(self)
-        self._loader = LatestJob(self)
-        self._query = LatestJob(self)
+        self.loader = LatestJob(self)
+        self.query_runner = LatestJob(self)
         self._name = ""
 
         self.search = QLineEdit(self)
@@ -106,13 +106,13 @@ class VocabBrowser(QWidget):
     # --- inputs ----------------------------------------------------------------------------
     def set_tokenizer(self, tokenizer: Tokenizer) -> None:
         """Load the vocabulary of ``tokenizer`` on a worker; the table fills when done."""
-        self._query.cancel()
+        self.query_runner.cancel()
         self._name = tokenizer.info.name
         total = tokenizer.vocab_size
         # The first entries at once, so the table is never empty while the rest loads.
         self.model.set_rows(read_rows(tokenizer, FIRST_ROWS))
         self.status.setText(f"Loading {self._name}: 0 / {total:,} entries…")
-        self._loader.submit(
+        self.loader.submit(
             load_vocab_rows, tokenizer,
             on_yield=lambda n: self.status.setText(
                 f"Loading {self._name}: {n:,} / {total:,} entries…"),
@@ -122,7 +122,7 @@ class VocabBrowser(QWidget):
 
     def set_rows(self, rows: VocabRows, name: str = "") -> None:
         """Show already loaded rows (then re-apply the current search and sort)."""
-        self._loader.cancel()
+        self.loader.cancel()
         self._name = name
         self.model.set_rows(rows)
         self.run_query()
@@ -145,7 +145,7 @@ class VocabBrowser(QWidget):
                 self.status.setText(f"Invalid regular expression: {e}")
                 return
         column, descending = self.model.sort_request
-        self._query.submit(query_job, self.model.rows, pattern, regex, column, descending,
+        self.query_runner.submit(query_job, self.model.rows, pattern, regex, column, descending,
                            on_return=self._on_query, on_error=self._on_query_error)
 
     def _on_query(self, order: Any) -> None:
