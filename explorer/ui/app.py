@@ -76,7 +76,9 @@ def take_screenshot(window: MainWindow, out: Path, view: str) -> int:
     # Let raised panels receive the data and lay out before grabbing.
     end = QElapsedTimer()
     end.start()
-    while end.elapsed() < 300:
+    panels = getattr(window, "side_panels", None)
+    while end.elapsed() < 300 or (panels is not None and panels.busy()
+                                  and end.elapsed() < SCREENSHOT_TIMEOUT_MS):
         QApplication.processEvents(QEventLoop.ProcessEventsFlag.AllEvents, 20)
     wait_highlighted(window, SCREENSHOT_TIMEOUT_MS)
     out.parent.mkdir(parents=True, exist_ok=True)
