@@ -112,7 +112,9 @@ class Aligned:
     def replace(self, pattern: regex.Pattern[str], content: str) -> Aligned:
         """Replace every match of ``pattern`` by ``content`` (HF ``Replace`` semantics).
 
-        The replacement characters take the span of the match (an empty match is skipped).
+        As in HF, the matched characters are removed and the replacement is inserted after
+        them, so every replacement character takes the span of the match's *last* character
+        (an empty match is skipped).
         """
         pieces: list[Aligned] = []
         pos = 0
@@ -121,7 +123,7 @@ class Aligned:
             if a == b:
                 continue
             pieces.append(self.slice(pos, a))
-            s, e = self.span(a, b)
+            s, e = self.starts[b - 1], self.ends[b - 1]
             pieces.append(Aligned(content, [s] * len(content), [e] * len(content)))
             pos = b
         if not pieces:

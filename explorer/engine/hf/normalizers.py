@@ -183,10 +183,13 @@ class Precompiled:
 
 
 def _replaced(text: Aligned, a: int, b: int, rep: str) -> Aligned:
+    """``text[a:b]`` replaced by ``rep``, aligned as HF does: replacement char i stands for
+    original char i; surplus originals are dropped, surplus replacements repeat the last."""
     if len(rep) == b - a:
         return Aligned(rep, text.starts[a:b], text.ends[a:b])
-    s, e = text.span(a, b)
-    return Aligned(rep, [s] * len(rep), [e] * len(rep))
+    last = b - a - 1
+    idx = [a + min(i, last) for i in range(len(rep))]
+    return Aligned(rep, [text.starts[j] for j in idx], [text.ends[j] for j in idx])
 
 
 @dataclass(frozen=True)

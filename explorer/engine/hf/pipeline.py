@@ -9,9 +9,9 @@ run: ``encode`` matches HF ``encode(text, add_special_tokens=False)``.
 
 from __future__ import annotations
 
-from collections.abc import Collection, Sequence
+from collections.abc import Collection, Iterator, Sequence
 from dataclasses import dataclass, field
-from typing import Literal
+from typing import Any, Literal
 
 from explorer.engine.encoding import Encoding, Token
 from explorer.engine.errors import VocabFormatError
@@ -135,10 +135,11 @@ class PipelineTokenizer(Tokenizer):
     def _emit_added(self, tok: AddedToken, part: Aligned,
                     out: list[tuple[int, str, int, int, bool]], trace: _Trace | None) -> None:
         s, e = part.span(0, len(part))
-        out.append((tok.id, tok.content, s, e, True))
+        # HF reports the matched text (with any lstrip/rstrip whitespace) as the token.
+        out.append((tok.id, part.text, s, e, True))
         if trace is not None:
             trace.normalized.append(part)
-            trace.pre_tokens.append(PreToken(tok.content, s, e))
+            trace.pre_tokens.append(PreToken(part.text, s, e))
 
     def _encoding(self, text: str, raw: list[tuple[int, str, int, int, bool]]) -> Encoding:
         # Decode vocabulary spellings (HF's Unigram reports an unknown token's *text* as
@@ -150,7 +151,7 @@ class PipelineTokenizer(Tokenizer):
         tokens = [
             Token(
                 id=tid, piece=piece, token_bytes=chunk, start=s, end=e,
-                special=special or (tid in self._added and self._added[tid].special),
+                special=special,  # split out before the model (a model [UNK] is not)
                 unknown=tid == unk,
                 score=scores[tid] if scores is not None and not special
                 and tid < len(scores) else None,
@@ -215,6 +216,24 @@ class PipelineTokenizer(Tokenizer):
             if t.content == piece:
                 return t.id
         return self.model.vocab.get(piece)
+
+    def supports_merge_trace(self) -> bool:
+        """BPE models without a continuation prefix can show their merge queue."""
+        return self.model.kind == "bpe" and not getattr(self.model, "prefix", "")
+
+    def trace_merges(self, pre_token: str) -> Iterator[Any]:
+        """Every step of the merge queue for one pre-token *as the model sees it* (a
+        ``stages(text).pre_tokens[i].text``). Symbols are vocabulary pieces (``str``: byte-level
+        spelling for byte-level BPE), not bytes. ``ignore_merges`` models emit a pre-token that
+        is itself in the vocabulary whole; the trace still shows how merges would build it.
+        """
+        from explorer.engine.bpe.trace import trace_merges
+
+        if not self.supports_merge_trace():
+            raise VocabFormatError("this tokenizer has no BPE merge queue to trace")
+        model = self.model
+        symbols = [s[0] for s in model._initial(pre_token)]  # type: ignore[attr-defined]
+        return trace_merges(symbols, model.rank)  # type: ignore[attr-defined]
 
     def supports_lattice(self) -> bool:
         """Unigram models can show their lattice."""
