@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import pytest
 from references import require
 
 from explorer.engine.formats import load_tokenizer
@@ -82,3 +83,30 @@ def test_trained_tokenizer_becomes_current(qtbot, window):
     assert w.tokenizer.info.vocab_size == 400 and w.source.startswith("trained:")
     dialog.reject()  # embedded: Escape/close only cancels, the panel stays
     assert not dialog.isHidden()
+
+
+def test_long_pre_token_is_not_traced(qtbot, window):
+    w = window
+    hub = w.side_panels
+    w.set_text("x" + " " * 2000 + "y\n")  # one whitespace pre-token of ~2000 bytes
+    qtbot.waitUntil(lambda: w.is_highlighted and w.doc is not None
+                    and w.doc.text == w.text(), timeout=20000)
+    w.show_view("bpe")
+    _move_cursor(w, 500)
+    qtbot.waitUntil(lambda: "too long to trace" in hub.merge_queue.title.text(), timeout=5000)
+    assert hub.merge_queue.step_count == 0
+
+
+@pytest.mark.parametrize("view", ["bpe", "compare", "vocab", "train"])
+def test_screenshot_of_each_view_shows_the_panel(window, tmp_path, view):
+    from PySide6.QtGui import QImage
+
+    from explorer.ui.app import take_screenshot
+
+    out = tmp_path / f"{view}.png"
+    assert take_screenshot(window, out, view) == 0
+    image = QImage(str(out))
+    assert image.width() > 0 and out.stat().st_size > 10_000
+    dock = window.panels[view]
+    assert dock.widget().isVisible()  # raised, on screen
+    assert not window.side_panels.busy()

@@ -37,6 +37,10 @@ if TYPE_CHECKING:
 WINDOW_CHARS = 400
 """Characters of the cursor's line, either side, run through ``stages`` to find its pre-token."""
 CURSOR_DELAY_MS = 60
+MAX_TRACE_BYTES = 300
+"""Longer pre-tokens are not traced: every traced step sorts the whole queue (O(n² log n))."""
+MAX_LATTICE_CHARS = 120
+"""Longer pieces are not drawn as a lattice (thousands of boxes read as noise)."""
 COMPARE_DEFAULTS = ("bundled:cl100k_base", "bundled:o200k_base")
 """Compared with the current tokenizer when nothing else was loaded yet."""
 Area = Qt.DockWidgetArea
@@ -212,6 +216,10 @@ class PanelHub(QObject):
             self.merge_queue.clear("Place the cursor in a word to see its BPE merges.")
             return
         piece, (start, end) = found
+        if len(piece.encode("utf-8")) > MAX_TRACE_BYTES:
+            self.merge_queue.clear(f"The pre-token at characters {start}–{end} is longer than "
+                                   f"{MAX_TRACE_BYTES} bytes: too long to trace step by step.")
+            return
         steps = list(tok.trace_merges(piece))  # type: ignore[attr-defined]
         self.merge_queue.set_trace(steps, f"Pre-token {piece!r} (characters {start}–{end})",
                                    getattr(tok, "token_id", None))
@@ -227,6 +235,10 @@ class PanelHub(QObject):
             self.lattice.clear("Place the cursor in a word to see its Unigram lattice.")
             return
         piece, (start, end) = found
+        if len(piece) > MAX_LATTICE_CHARS:
+            self.lattice.clear(f"The piece at characters {start}–{end} is longer than "
+                               f"{MAX_LATTICE_CHARS} characters: too big to draw as a lattice.")
+            return
         self.lattice.set_lattice(tok.lattice(piece),  # type: ignore[attr-defined]
                                  f"Lattice of {piece!r} (characters {start}–{end})")
 
