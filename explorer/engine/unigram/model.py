@@ -31,6 +31,7 @@ UNK_PENALTY = 10.0
 FLT_MAX = 3.4028234663852886e38
 _CACHE_LIMIT = 200_000
 _INF = float("inf")
+_MISSING = object()
 _RESET = 100000.0  # sentencepiece 0.2.3 re-bases path scores beyond this magnitude
 _RESET_GUARD = _RESET * 0.99
 
@@ -187,6 +188,8 @@ class UnigramModel:
         pack, unpack = F32.pack, F32.unpack
         margin = _INF
         frontier = 0
+        get = entries.get
+        missing = _MISSING
         for i in range(n):
             base = best[i]
             if base < -_RESET or base > _RESET:  # sentencepiece re-bases large scores
@@ -197,34 +200,40 @@ class UnigramModel:
             has_single = False
             j = i + 1
             while j <= n:
-                key = text[i:j]
-                if key not in entries:
+                entry = get(text[i:j], missing)
+                if entry is missing:  # no piece starts with text[i:j]
                     break
-                entry = entries[key]
                 if entry is not None:
                     id_, score, user = entry
                     if user:
-                        score = user_defined_score(len(key.encode("utf-8")))
-                    cand = unpack(pack(base + score))[0]  # float32 sum, as sentencepiece
-                    if j > frontier:
-                        frontier = j
+                        score = user_defined_score(len(text[i:j].encode("utf-8")))
+                    cand = base + score
                     if start_at[j] == -1:
-                        best[j], start_at[j], best_id[j] = cand, i, id_
+                        best[j] = unpack(pack(cand))[0]  # float32 sum, as sentencepiece
+                        start_at[j] = i
+                        best_id[j] = id_
                     else:
-                        diff = cand - best[j]
-                        if diff > 0:
-                            best[j], start_at[j], best_id[j] = cand, i, id_
-                        elif diff < 0:
+                        current = best[j]
+                        diff = cand - current
+                        # Rounding moves cand by < 1e-7 relative: a clear loser stays one.
+                        if diff > -1e-6 * (current if current > 0 else -current):
+                            cand = unpack(pack(cand))[0]
+                            diff = cand - current
+                            if diff > 0:
+                                best[j] = cand
+                                start_at[j] = i
+                                best_id[j] = id_
+                        if diff < 0:
                             diff = -diff
                         if diff < margin:
                             margin = diff
                     if j == i + 1:
                         has_single = True
                 j += 1
+            if j - 1 > frontier:  # an upper bound of the farthest node end is enough
+                frontier = j - 1
             if not has_single:
                 cand = f32(base + unk_score)
-                if i + 1 > frontier:
-                    frontier = i + 1
                 if start_at[i + 1] == -1:
                     best[i + 1], start_at[i + 1], best_id[i + 1] = cand, i, unk_id
                 else:
