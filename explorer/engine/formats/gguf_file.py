@@ -175,7 +175,7 @@ def _load_sentencepiece(meta: _Meta, name: str, kind: str) -> Tokenizer:
     unk_id = meta.get("unknown_token_id", 0 if kind == "llama" else 2)
     if not 0 <= unk_id < len(tokens):
         raise VocabFormatError(f"{meta.path}: unknown_token_id {unk_id} out of range")
-    charsmap = meta.get("precompiled_charsmap") or []
+    charsmap = meta.get("precompiled_charsmap") or b""
     if kind == "llama":
         model: Any = SentencePieceBPEModel(tokens, scores[: len(tokens)], types, unk_id=unk_id)
         norm = SentencePieceNormalizer.from_spec(
@@ -185,7 +185,7 @@ def _load_sentencepiece(meta: _Meta, name: str, kind: str) -> Tokenizer:
     else:
         model = UnigramModel(tokens, scores[: len(tokens)], types, unk_id=unk_id)
         norm = SentencePieceNormalizer.from_spec(
-            precompiled_charsmap=bytes(b & 0xFF for b in charsmap),
+            precompiled_charsmap=bytes(charsmap),
             add_dummy_prefix=bool(meta.get("add_space_prefix", True)),
             remove_extra_whitespaces=bool(meta.get("remove_extra_whitespaces", True)),
         )
