@@ -3,7 +3,8 @@
 ``gguf.GGUFReader`` maps every array element to a numpy view, which takes ~10 s for a
 256k-token vocabulary; the vocabulary explorer needs only the metadata, so this reader walks
 the key/value section once with ``struct`` and returns plain Python values (string arrays
-as ``list[str]``, 8-bit arrays as ``bytes``, other numeric arrays as lists). Type codes come from the ``gguf`` package.
+as ``list[str]``, 8-bit arrays as ``bytes``, other numeric arrays as lists). Type codes
+come from the ``gguf`` package.
 Tensor descriptions and data are not read. A truncated or corrupt file raises
 :class:`VocabFormatError` naming the key being read.
 """
