@@ -33,6 +33,8 @@ class _Groups:
     """Per position: group starts inside the slice (for ``reduceat``)."""
     targets: list[IntArray]
     """Per position: node updated by each group."""
+    sizes: list[IntArray]
+    """Per position: number of edges in each group."""
 
 
 class EdgeLattice:
@@ -80,16 +82,20 @@ class EdgeLattice:
         top = max(positions.start, positions.stop, 0) + 2
         edge_at = np.searchsorted(spos, np.arange(top)).tolist()
         group_at = np.searchsorted(spos[gfirst], np.arange(top)).tolist()
+        gsize = np.diff(np.append(gfirst, len(order)))
         bounds: list[tuple[int, int]] = []
         starts: list[IntArray] = []
         targets: list[IntArray] = []
+        sizes: list[IntArray] = []
         for p in positions:
             lo, hi = edge_at[p], edge_at[p + 1]
-            g = gfirst[group_at[p]:group_at[p + 1]]
+            g0, g1 = group_at[p], group_at[p + 1]
+            g = gfirst[g0:g1]
             bounds.append((lo, hi))
             starts.append(g - lo)
             targets.append(snode[g])
-        return _Groups(order, bounds, starts, targets)
+            sizes.append(gsize[g0:g1])
+        return _Groups(order, bounds, starts, targets, sizes)
 
     def keep(self, alive: NDArray[np.bool_]) -> None:
         """Drop edges of dead pieces; dead single characters become ``<unk>`` edges."""
@@ -105,36 +111,41 @@ class EdgeLattice:
         bwd = self.bwd.order[keep[self.bwd.order]]
         self._index(renumber[fwd], renumber[bwd])
 
-    def _sweep(self, groups: _Groups, init: FloatArray, score: FloatArray,
-               frm: IntArray, to: IntArray, mode: str) -> FloatArray:
-        """One pass over positions: log-sum-exp (``sum``) or max over incoming edges."""
-        val = init
+    def _sweep(self, groups: _Groups, val: FloatArray, score: FloatArray, frm: IntArray,
+               *, viterbi: bool = False) -> IntArray | None:
+        """One pass over positions updating ``val`` in place: log-sum-exp over the incoming
+        edges, or (``viterbi``) their max, then returning the best edge into each node (the
+        first in group order, on ties)."""
         order = groups.order
-        for (lo, hi), first, tgt in zip(groups.bounds, groups.starts, groups.targets,
-                                        strict=True):
-            if lo == hi:
-                continue
-            idx = order[lo:hi]
-            v = val[frm[idx]] + score[idx]
-            m = np.maximum.reduceat(v, first)
-            if mode == "sum":
-                sizes = np.diff(np.append(first, hi - lo))
-                with np.errstate(invalid="ignore"):
-                    s = np.add.reduceat(np.exp(v - np.repeat(m, sizes)), first)
-                    val[tgt] = m + np.log(s)
-            else:
-                val[tgt] = m
-        return val
+        frm_s = frm[order]  # edges in processing order: slices below, no gathers
+        score_s = score[order]
+        back = np.full(self.num_nodes, -1, np.int64) if viterbi else None
+        with np.errstate(invalid="ignore", divide="ignore"):
+            for (lo, hi), first, tgt, sizes in zip(groups.bounds, groups.starts,
+                                                   groups.targets, groups.sizes, strict=True):
+                if lo == hi:
+                    continue
+                v = val[frm_s[lo:hi]] + score_s[lo:hi]
+                m = np.maximum.reduceat(v, first)
+                if back is None:
+                    total = np.add.reduceat(np.exp(v - np.repeat(m, sizes)), first)
+                    val[tgt] = m + np.log(total)
+                else:
+                    val[tgt] = m
+                    hit = v == np.repeat(m, sizes)
+                    cand = np.where(hit, np.arange(hi - lo), hi - lo)
+                    back[tgt] = order[lo + np.minimum.reduceat(cand, first)]
+        return back
 
     def forward_backward(self, logp: FloatArray) -> tuple[FloatArray, float]:
         """Expected piece counts (weighted by word counts) and the mean log-likelihood."""
         score = logp[self.piece]
         alpha = np.full(self.num_nodes, -np.inf)
         alpha[self.base] = 0.0
-        alpha = self._sweep(self.fwd, alpha, score, self.src, self.dst, "sum")
+        self._sweep(self.fwd, alpha, score, self.src)
         beta = np.full(self.num_nodes, -np.inf)
         beta[self.base + self.lengths] = 0.0
-        beta = self._sweep(self.bwd, beta, score, self.dst, self.src, "sum")
+        self._sweep(self.bwd, beta, score, self.dst)
         log_z = alpha[self.base + self.lengths]
         post = np.exp(alpha[self.src] + score + beta[self.dst] - log_z[self.word])
         post *= self.counts[self.word]
@@ -147,19 +158,8 @@ class EdgeLattice:
         score = logp[self.piece]
         best = np.full(self.num_nodes, -np.inf)
         best[self.base] = 0.0
-        best = self._sweep(self.fwd, best, score, self.src, self.dst, "max")
-        # The chosen edge into each node: the first (in group order) reaching the best score.
-        back = np.full(self.num_nodes, -1, np.int64)
-        order = self.fwd.order
-        for (lo, hi), first, tgt in zip(self.fwd.bounds, self.fwd.starts, self.fwd.targets,
-                                        strict=True):
-            if lo == hi:
-                continue
-            idx = order[lo:hi]
-            hit = (best[self.src[idx]] + score[idx]) == np.repeat(best[tgt], np.diff(
-                np.append(first, hi - lo)))
-            cand = np.where(hit, np.arange(hi - lo), hi - lo)
-            back[tgt] = idx[np.minimum.reduceat(cand, first)]
+        back = self._sweep(self.fwd, best, score, self.src, viterbi=True)
+        assert back is not None
         freq = np.zeros(self.num_pieces + 1)
         cur = self.base + self.lengths
         words = np.arange(len(self.lengths))
