@@ -11,7 +11,7 @@ from explorer.resources import resource_path
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from explorer.engine.pretokenizers.patterns import GPT2
+from explorer.engine.pretokenizers.patterns import GPT2, LLAMA3
 from explorer.engine.trainers.api import run
 from explorer.engine.trainers.bpe_trainer import BpeConfig, train_bpe
 from explorer.engine.trainers.corpus import Corpus, split_lines
@@ -31,13 +31,18 @@ def _lines() -> list[str]:
     return out
 
 
-def _hf_train(mode: str, vocab_size: int, **kw) -> dict:
-    from tokenizers import Tokenizer, models, pre_tokenizers, trainers
+def _hf_train(mode: str, vocab_size: int, pattern: str | None = None,
+              add_prefix_space: bool = False, **kw) -> dict:
+    from tokenizers import Regex, Tokenizer, models, pre_tokenizers, trainers
 
     tok = Tokenizer(models.BPE())
     lines = _lines()
     if mode == "byte_level":
-        tok.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
+        tok.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=add_prefix_space)
+        if pattern is not None:
+            tok.pre_tokenizer = pre_tokenizers.Sequence([
+                pre_tokenizers.Split(Regex(pattern), behavior="isolated"),
+                pre_tokenizers.ByteLevel(add_prefix_space=False, use_regex=False)])
         kw.setdefault("initial_alphabet", pre_tokenizers.ByteLevel.alphabet())
     else:
         tok.pre_tokenizer = pre_tokenizers.Metaspace()
@@ -58,7 +63,10 @@ def _hf_train(mode: str, vocab_size: int, **kw) -> dict:
         ("metaspace", 1200, {"special_tokens": ["<unk>", "<s>"]},
          {"special_tokens": ("<unk>", "<s>")}),
         ("metaspace", 900, {"min_frequency": 40}, {"min_frequency": 40}),
+        ("byte_level", 700, {"add_prefix_space": True}, {"add_prefix_space": True}),
+        ("byte_level", 700, {"pattern": LLAMA3}, {"pattern": LLAMA3}),
     ],
+    ids=["byte_level", "metaspace", "min_frequency", "prefix_space", "llama3_pattern"],
 )
 def test_merges_equal_hf(mode, vocab_size, hf_kw, our_kw):
     expected = _hf_train(mode, vocab_size, **hf_kw)

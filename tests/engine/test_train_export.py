@@ -117,3 +117,19 @@ def test_export_refuses_impossible_formats(byte_bpe, unigram, tmp_path):
     with pytest.raises(ExportError, match="extension"):
         export(byte_bpe, tmp_path / "b.txt")
     assert list(tmp_path.iterdir()) == []
+
+
+def test_custom_split_pattern_exports_as_split_plus_byte_level(tmp_path):
+    from explorer.engine.pretokenizers.patterns import LLAMA3
+
+    cfg = BpeConfig(vocab_size=500, pattern=LLAMA3, merge_events=False)
+    model = run(train(Corpus.from_files([BOTCHAN]), cfg)).model
+    path = export(model, tmp_path / "llama3_style.json")
+    pre = json.loads(path.read_text("utf-8"))["pre_tokenizer"]
+    assert [p["type"] for p in pre["pretokenizers"]] == ["Split", "ByteLevel"]
+    hf = tokenizers.Tokenizer.from_file(str(path))
+    ours, direct = load_tokenizer(path), to_tokenizer(model)
+    for line in _sample_lines():
+        expected = hf.encode(line).ids
+        assert ours.encode(line).ids == expected, line
+        assert direct.encode(line).ids == expected, line
