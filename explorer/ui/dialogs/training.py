@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import threading
 import time
-from collections.abc import Generator, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -51,58 +51,17 @@ from explorer.engine.trainers import (
     UnigramConfig,
     export,
     to_tokenizer,
-    train,
 )
 from explorer.engine.trainers.models import TrainedModel, TrainedUnigram
-from explorer.resources import resource_path
+from explorer.ui.dialogs.training_job import (
+    ALGORITHMS,
+    PHASES,
+    REDRAW_MS,
+    bundled_corpora,
+    training_job,
+)
 from explorer.ui.dialogs.training_plots import TrainingPlots
 from explorer.ui.panels.latest_job import LatestJob
-
-BATCH_SECONDS = 0.05
-"""Events are sent to the GUI in batches at most this often (a merge is microseconds)."""
-REDRAW_MS = 150
-
-ALGORITHMS = {
-    "BPE (byte-level, GPT-style)": ("bpe", "byte_level"),
-    "BPE (characters + ▁, SentencePiece-style)": ("bpe", "metaspace"),
-    "Unigram (SentencePiece EM)": ("unigram", ""),
-}
-
-
-PHASES = {"reading": "Reading the corpus", "counting": "Counting words", "merging": "Merging",
-          "seeding": "Seeding pieces", "em": "EM", "pruning": "Pruning",
-          "finalizing": "Finalizing"}
-
-
-def bundled_corpora() -> list[Path]:
-    """The corpus files shipped in ``resources/corpus``."""
-    folder = resource_path("corpus")
-    return sorted(folder.glob("*.txt")) if folder.is_dir() else []
-
-
-def training_job(corpus: Corpus, config: BpeConfig | UnigramConfig,
-                 cancel: threading.Event) -> Generator[list[TrainEvent], None, TrainingDone]:
-    """Worker job: run the trainer, yield its events in small batches, return the result.
-
-    ``cancel`` is also handed to the trainer so a long step stops at its next event.
-    """
-    batch: list[TrainEvent] = []
-    last = time.perf_counter()
-    done: TrainingDone | None = None
-    for event in train(corpus, config, cancel=cancel):
-        if isinstance(event, TrainingDone):
-            done = event
-            continue
-        batch.append(event)
-        now = time.perf_counter()
-        if now - last >= BATCH_SECONDS:
-            yield batch
-            batch, last = [], now
-    if batch:
-        yield batch
-    if done is None:
-        raise TokenizerError("the trainer ended without a result")
-    return done
 
 
 class TrainingDialog(QDialog):

@@ -15,15 +15,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from PySide6.QtCore import (
-    QAbstractTableModel,
-    QModelIndex,
-    QPersistentModelIndex,
-    Qt,
-    QTimer,
-    Signal,
-)
-from PySide6.QtGui import QFont, QPalette
+from PySide6.QtCore import Qt, QTimer, Signal
 from PySide6.QtWidgets import (
     QHBoxLayout,
     QHeaderView,
@@ -36,98 +28,12 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from explorer.engine.bpe.trace import MergeStep, QueueEntry
+from explorer.engine.bpe.trace import MergeStep
 from explorer.ui.panels.chips import Chip, ChipRow, symbol_label, symbol_tooltip
+from explorer.ui.panels.merge_queue_model import MergeQueueModel, Symbol
 
-_Index = QModelIndex | QPersistentModelIndex
-Symbol = bytes | str
+__all__ = ["MergeQueueModel", "MergeQueuePanel"]
 PLAY_INTERVAL_MS = 600
-
-
-class MergeQueueModel(QAbstractTableModel):
-    """The queue of one step: the popped entry (if any) first, then the queue in pop order."""
-
-    HEADERS = ("left", "right", "merged", "rank", "state")
-
-    def __init__(self, parent: Any = None) -> None:
-        super().__init__(parent)
-        self._rows: list[tuple[QueueEntry[Any], str]] = []
-        self._symbol_at: dict[int, Symbol] = {}
-        self._merge_sides: tuple[Symbol, Symbol] | None = None
-
-    def set_step(self, step: MergeStep[Any] | None) -> None:
-        """Show the queue of ``step`` (None: empty)."""
-        self.beginResetModel()
-        self._rows = []
-        self._symbol_at = {}
-        self._merge_sides = None
-        if step is not None:
-            if step.merge is not None:
-                self._merge_sides = (step.merge.left_symbol, step.merge.right_symbol)
-            self._symbol_at = dict(zip(step.nodes, step.symbols, strict=True))
-            if step.popped is not None:
-                state = "popped" if step.popped.live else "popped (stale, skipped)"
-                self._rows.append((step.popped, state))
-            self._rows += [(e, "live" if e.live else "stale") for e in step.queue]
-        self.endResetModel()
-
-    def entry(self, row: int) -> QueueEntry[Any]:
-        """The queue entry shown at ``row``."""
-        return self._rows[row][0]
-
-    def state(self, row: int) -> str:
-        """``popped``, ``popped (stale, skipped)``, ``live`` or ``stale``."""
-        return self._rows[row][1]
-
-    def rowCount(self, parent: _Index = QModelIndex()) -> int:  # noqa: B008 - Qt idiom
-        return 0 if parent.isValid() else len(self._rows)
-
-    def columnCount(self, parent: _Index = QModelIndex()) -> int:  # noqa: B008
-        return 0 if parent.isValid() else len(self.HEADERS)
-
-    def headerData(self, section: int, orientation: Qt.Orientation,
-                   role: int = Qt.ItemDataRole.DisplayRole) -> Any:
-        if (orientation == Qt.Orientation.Horizontal and role == Qt.ItemDataRole.DisplayRole
-                and 0 <= section < len(self.HEADERS)):
-            return self.HEADERS[section]
-        return None
-
-    def _side(self, node: int, entry: QueueEntry[Any]) -> str:
-        # A live entry's sides are the current symbols at its nodes; a stale entry's side may
-        # have been merged away or grown, so only its node number is meaningful.
-        sym = self._symbol_at.get(node)
-        if entry.live and sym is not None:
-            return symbol_label(sym)
-        return f"node {node}" + ("" if sym is None else f" (now {symbol_label(sym)})")
-
-    def data(self, index: _Index, role: int = Qt.ItemDataRole.DisplayRole) -> Any:
-        if not index.isValid() or not 0 <= index.row() < len(self._rows):
-            return None
-        entry, state = self._rows[index.row()]
-        col = index.column()
-        if role == Qt.ItemDataRole.DisplayRole:
-            if col in (0, 1):
-                if state == "popped" and self._merge_sides is not None:
-                    return symbol_label(self._merge_sides[col])
-                return self._side(entry.left if col == 0 else entry.right, entry)
-            if col == 2:
-                return symbol_label(entry.merged)
-            if col == 3:
-                r = entry.rank
-                return str(int(r)) if float(r).is_integer() else f"{r:.4g}"
-            return state
-        if role == Qt.ItemDataRole.ToolTipRole and col == 2:
-            return symbol_tooltip(entry.merged)
-        if role == Qt.ItemDataRole.FontRole and state.startswith("popped"):
-            font = QFont()
-            font.setBold(True)
-            return font
-        if role == Qt.ItemDataRole.BackgroundRole and state.startswith("popped"):
-            return QPalette().color(QPalette.ColorRole.Highlight).lighter(170)
-        if role == Qt.ItemDataRole.ForegroundRole and state in ("stale",
-                                                                "popped (stale, skipped)"):
-            return QPalette().color(QPalette.ColorRole.PlaceholderText)
-        return None
 
 
 class MergeQueuePanel(QWidget):
