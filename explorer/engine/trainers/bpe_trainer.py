@@ -16,6 +16,7 @@ import heapq
 import time
 from collections.abc import Generator, Iterable, Iterator
 from dataclasses import dataclass, field
+from itertools import pairwise
 
 from explorer.engine.pretokenizers.byte_level import bytes_to_unicode
 from explorer.engine.pretokenizers.patterns import GPT2
@@ -196,7 +197,7 @@ def _count_pairs(
         if len(w) < 2:
             continue
         c = wcounts[i]
-        for k in map(_key, w, w[1:]):
+        for k in [a << _SHIFT | b for a, b in pairwise(w)]:
             pair_counts[k] = pget(k, 0) + c
             s = where.get(k)
             if s is None:
@@ -204,10 +205,6 @@ def _count_pairs(
             else:
                 s.add(i)
     return pair_counts, where
-
-
-def _key(a: int, b: int) -> int:
-    return a << _SHIFT | b
 
 
 def _merge_words(
