@@ -20,12 +20,16 @@ strips it).
 from __future__ import annotations
 
 import random
-import re
 from collections.abc import Collection, Mapping, Sequence
 from typing import Literal, Protocol
 
 from explorer.engine.encoding import Encoding, Token
 from explorer.engine.normalizers.base import Normalized, Normalizer
+from explorer.engine.sentencepiece.decoding import (
+    decode_pieces,
+    decode_utf8_like_sentencepiece,
+    split_specials,
+)
 from explorer.engine.sentencepiece.pieces import SPACE_SYMBOL, PieceType, byte_piece, piece_byte
 from explorer.engine.tokenizer import (
     ModelType,
@@ -168,38 +172,19 @@ class SentencePieceTokenizer(Tokenizer):
         return out
 
     def decode_bytes(self, ids: Sequence[int]) -> bytes:
-        """Decoded bytes: controls vanish, ``<unk>`` is ``unk_surface``, byte pieces are raw.
-
-        Follows ``SentencePieceProcessor::Decode``: while nothing has been output, a leading
-        ``▁`` is dropped from the first text piece (from every such piece when
-        ``remove_extra_whitespaces``).
-        """
-        out = bytearray()
-        pieces, types, piece_bytes = self.model.pieces, self.model.types, self._piece_bytes
-        is_bos_ws, bos_ws_seen = True, False
-        for id_ in ids:
-            kind = types[id_]
-            if kind == PieceType.BYTE:
-                out += piece_bytes[id_]
-                continue
-            if bos_ws_seen or out:
-                is_bos_ws = False
-            chunk = piece_bytes[id_]
-            bos_ws_seen = False
-            if (
-                is_bos_ws
-                and self.strip_decoded_prefix
-                and kind not in (PieceType.CONTROL, PieceType.UNKNOWN)
-                and pieces[id_].startswith(SPACE_SYMBOL)
-            ):
-                chunk = chunk[1:]
-                bos_ws_seen = not self.decode_remove_extra_whitespaces
-            out += chunk
-        return bytes(out)
+        """Decoded bytes: controls vanish, ``<unk>`` is ``unk_surface``, byte pieces are raw."""
+        return decode_pieces(
+            ids,
+            self.model.pieces,
+            self.model.types,
+            self._piece_bytes,
+            strip_prefix=self.strip_decoded_prefix,
+            remove_extra_whitespaces=self.decode_remove_extra_whitespaces,
+        )
 
     def decode(self, ids: Sequence[int]) -> str:
         """Decoded text; each invalid byte becomes U+FFFD, as sentencepiece does."""
-        return _decode_like_sentencepiece(self.decode_bytes(ids))
+        return decode_utf8_like_sentencepiece(self.decode_bytes(ids))
 
     def id_to_token(self, token_id: int) -> Token:
         """Vocabulary entry ``token_id`` with an empty span."""
@@ -274,25 +259,12 @@ class SentencePieceTokenizer(Tokenizer):
     def _segments(
         self, text: str, allowed: Literal["all"] | Collection[str]
     ) -> list[tuple[int, int, int | None]]:
-        """``(start, end, special id or None)`` pieces of ``text`` around allowed specials."""
         names = (
             self.special_tokens
             if allowed == "all"
             else [s for s in allowed if s in self.special_tokens]
         )
-        if not names or not text:
-            return [(0, len(text), None)]
-        pattern = re.compile("|".join(re.escape(s) for s in sorted(names, key=len, reverse=True)))
-        out: list[tuple[int, int, int | None]] = []
-        last = 0
-        for m in pattern.finditer(text):
-            if m.start() > last:
-                out.append((last, m.start(), None))
-            out.append((m.start(), m.end(), self.special_tokens[m.group()]))
-            last = m.end()
-        if last < len(text) or not out:
-            out.append((last, len(text), None))
-        return out
+        return split_specials(text, names, self.special_tokens)
 
     def _tokens(self, normalized: Normalized, spans: list[Span], shift: int) -> list[Token]:
         """Tokens for model spans: unknown merging, byte fallback, original offsets."""
@@ -351,21 +323,3 @@ class SentencePieceTokenizer(Tokenizer):
                 )
             prev_unk = True
         return tokens
-
-
-_NO_TEXT_TYPES = (PieceType.CONTROL, PieceType.BYTE, PieceType.UNKNOWN)
-
-
-def _decode_like_sentencepiece(data: bytes) -> str:
-    """UTF-8 decode where every byte of an invalid sequence becomes one U+FFFD."""
-    out: list[str] = []
-    pos, n = 0, len(data)
-    while pos < n:
-        try:
-            out.append(data[pos:].decode("utf-8"))
-            break
-        except UnicodeDecodeError as e:
-            out.append(data[pos : pos + e.start].decode("utf-8"))
-            out.append("\ufffd" * (e.end - e.start))
-            pos += e.end
-    return "".join(out)

@@ -24,6 +24,7 @@ import random
 from dataclasses import dataclass, field
 
 from explorer.engine.sentencepiece.pieces import f32
+from explorer.engine.unigram.std_heap import StdMaxHeap
 
 # sentencepiece 0.2.3's n-best limits: shrink the A* agenda at _MAX_AGENDA (or after
 # _MAX_HYPOTHESES new hypotheses) down to min(_MIN_AGENDA, 10 * nbest), at most _MAX_SHRINKS
@@ -161,7 +162,7 @@ class Lattice:
         self.viterbi()  # backtrace_score is the exact A* heuristic h(x)
         results: list[tuple[Path, float]] = []
         # A hypothesis is [fx, node, next hypothesis, gx].
-        agenda = _StdMaxHeap()
+        agenda = StdMaxHeap()
         agenda.push((self.eos_node.backtrace_score, self.eos_node, None, 0.0))
         bos = self.bos_node
         min_agenda = min(_MIN_AGENDA, k * 10)
@@ -195,7 +196,7 @@ class Lattice:
                 if shrinks >= _MAX_SHRINKS:
                     return [self.viterbi()]
                 shrinks += 1
-                kept = _StdMaxHeap()
+                kept = StdMaxHeap()
                 for _ in range(min(len(agenda), min_agenda)):
                     kept.push(agenda.pop())
                 agenda = kept
@@ -283,55 +284,6 @@ class Lattice:
             path.append(node)
         path.reverse()
         return path
-
-
-class _StdMaxHeap:
-    """``std::priority_queue`` (libstdc++ push_heap/pop_heap) ordered by item[0], largest first.
-
-    Python's ``heapq`` pops equal keys in a different order; sentencepiece's n-best order on
-    ties is whatever this exact algorithm produces.
-    """
-
-    def __init__(self) -> None:
-        self.items: list[tuple] = []
-
-    def __len__(self) -> int:
-        return len(self.items)
-
-    def push(self, item: tuple) -> None:
-        heap = self.items
-        heap.append(item)
-        self._sift_up(len(heap) - 1, 0, item)
-
-    def _sift_up(self, hole: int, top: int, item: tuple) -> None:
-        heap = self.items
-        key = item[0]
-        parent = (hole - 1) // 2
-        while hole > top and heap[parent][0] < key:
-            heap[hole] = heap[parent]
-            hole = parent
-            parent = (hole - 1) // 2
-        heap[hole] = item
-
-    def pop(self) -> tuple:
-        heap = self.items
-        first = heap[0]
-        last = heap.pop()
-        if heap:  # std::__pop_heap: move the last item into the hole left at the top
-            length = len(heap)
-            hole = child = 0
-            while child < (length - 1) // 2:
-                child = 2 * (child + 1)
-                if heap[child][0] < heap[child - 1][0]:
-                    child -= 1
-                heap[hole] = heap[child]
-                hole = child
-            if length % 2 == 0 and child == (length - 2) // 2:
-                child = 2 * (child + 1)
-                heap[hole] = heap[child - 1]
-                hole = child - 1
-            self._sift_up(hole, 0, last)
-        return first
 
 
 def _logsumexp(values: list[float]) -> float:
