@@ -224,19 +224,19 @@ def _merge_words(
     touched: dict[int, set[int]] = {}
     pget = pair_counts.get
     new_hi = new << _SHIFT
+    same = a == b
     for i in pos:
         w = words[i]
-        if len(w) < 2:
-            continue
         c = wcounts[i]
         j = 0
         n = len(w)
-        while True:
-            try:
-                j = w.index(a, j)
-            except ValueError:
-                break
+        left = w.count(a)  # occurrences of a still ahead: no exception-driven search
+        while left:
+            j = w.index(a, j)
+            left -= 1
             if j + 1 < n and w[j + 1] == b:
+                if same:
+                    left -= 1  # the b merged away was an a too
                 if j > 0:
                     prev = w[j - 1]
                     k = prev << _SHIFT | a
@@ -263,8 +263,6 @@ def _merge_words(
                     else:
                         s.add(i)
             j += 1
-            if j >= n:
-                break
     return touched
 
 
