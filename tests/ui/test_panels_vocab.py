@@ -54,7 +54,7 @@ def test_rows_columns_are_real_entries(o200k_rows):
 
 def test_model_passes_qtmodeltester(qtmodeltester):
     model = VocabTableModel()
-    model.set_rows(_rows(RankVocab("o200k_base", limit=3000)))
+    model.set_rows(_rows(RankVocab("o200k_base", limit=600)))
     qtmodeltester.check(model, force_py=True)
 
 
