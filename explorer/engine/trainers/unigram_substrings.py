@@ -28,7 +28,8 @@ I64 = NDArray[np.int64]
 class WordArray:
     """All distinct words concatenated, with per-position word, bounds, counts and classes."""
 
-    def __init__(self, words: dict[str, int], by_script: bool) -> None:
+    def __init__(self, words: dict[str, int], by_script: bool,
+                 line_final: dict[str, int] | None = None) -> None:
         self.words = list(words)
         text = "".join(self.words)
         self.text = text
@@ -42,6 +43,17 @@ class WordArray:
         self.word_start = starts[self.word_of]
         self.word_end = (starts + self.lengths)[self.word_of]
         self.count_at = self.counts[self.word_of]
+        # What follows a span ending at its word's end, as sentencepiece sees whole lines:
+        # code 0 (end of line) and/or ▁ (the next word). Unknown: both.
+        if line_final is None:
+            final = nonfinal = np.ones(len(self.words), bool)
+        else:
+            ends = np.fromiter((line_final.get(w, 0) for w in self.words), np.float64,
+                               len(self.words))
+            final, nonfinal = ends > 0, ends < self.counts
+        space_code = ord(SPACE) + 1
+        self.end_lo = np.where(final, 0, space_code)[self.word_of]
+        self.end_hi = np.where(nonfinal, space_code, 0)[self.word_of]
         space = self.codes == ord(SPACE) + 1
         rare = self.codes == ord(RARE) + 1
         self.cannot_extend = space | rare
@@ -89,13 +101,14 @@ def seeds_and_lattice(
     words: dict[str, int],
     required: dict[str, int],
     *,
+    line_final: dict[str, int] | None = None,
     max_len: int,
     by_script: bool,
     seed_size: int,
 ) -> Generator[Progress, None, tuple[list[tuple[str, float]], EdgeLattice]]:
     """Seed pieces (characters by frequency, then substrings by frequency x length) and the
     lattice of their occurrences in every word."""
-    wa = WordArray(words, by_script)
+    wa = WordArray(words, by_script, line_final)
     chars = [(ch, float(c)) for ch, c in sorted(required.items(), key=lambda kv: (-kv[1], kv[0]))
              if ch != RARE]
     cand_score: list[NDArray[np.float64]] = []
@@ -108,15 +121,15 @@ def seeds_and_lattice(
         if not len(k):
             continue
         hv = h[k]
-        nxt = np.where(k + length < wa.word_end[k], wa.codes[np.minimum(k + length, wa.n - 1)]
-                       .astype(np.int64), -1)
+        inner = k + length < wa.word_end[k]
+        nxt = wa.codes[np.minimum(k + length, wa.n - 1)].astype(np.int64)
         order = np.argsort(hv, kind="stable")
         hs = hv[order]
         first = np.flatnonzero(np.concatenate(([True], hs[1:] != hs[:-1])))
         freq = np.add.reduceat(wa.count_at[k][order], first)
-        nmin = np.minimum.reduceat(nxt[order], first)
-        nmax = np.maximum.reduceat(nxt[order], first)
-        maximal = ~((nmin == nmax) & (nmin >= 0))
+        lo = np.where(inner, nxt, wa.end_lo[k])[order]
+        hi = np.where(inner, nxt, wa.end_hi[k])[order]
+        maximal = np.minimum.reduceat(lo, first) != np.maximum.reduceat(hi, first)
         keep = (freq >= 2) & maximal
         starts = k[order][first][keep]
         cand_score.append(freq[keep] * length)

@@ -80,24 +80,29 @@ def train_unigram(corpus: Corpus | Iterable[str], config: UnigramConfig
         corpus = Corpus.from_texts(corpus)
     start = time.perf_counter()
     yield PhaseStarted("reading", corpus.total_bytes)
-    words = yield from count_sentencepiece_words(corpus)
-    model = yield from train_unigram_from_counts(words, config)
+    words, line_final = yield from count_sentencepiece_words(corpus)
+    model = yield from train_unigram_from_counts(words, config, line_final)
     yield TrainingDone(model, time.perf_counter() - start, {"unique_words": float(len(words))})
 
 
 def train_unigram_from_counts(
-    words: dict[str, int], config: UnigramConfig
+    words: dict[str, int], config: UnigramConfig, line_final: dict[str, int] | None = None
 ) -> Generator[TrainEvent, None, TrainedUnigram]:
-    """Seeding, EM rounds with pruning, and finalisation on ``▁word`` counts."""
+    """Seeding, EM rounds with pruning, and finalisation on ``▁word`` counts.
+
+    ``line_final``: how often each word ended its line (refines seeding; optional).
+    """
     if not words:
         raise TrainingError("the corpus has no words to train on")
     required = required_chars(words, config.character_coverage)
     words = mask_rare(words, required)
+    if line_final is not None:
+        line_final = mask_rare(line_final, required)
     yield WordsCounted(len(words), sum(words.values()), len(required))
 
     yield PhaseStarted("seeding")
     seeds, lattice = yield from seeds_and_lattice(
-        words, required, max_len=config.max_piece_length,
+        words, required, line_final=line_final, max_len=config.max_piece_length,
         by_script=config.split_by_unicode_script, seed_size=config.seed_size)
     pieces = [s for s, _ in seeds]
     raw = np.array([f for _, f in seeds])

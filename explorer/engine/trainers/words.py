@@ -88,13 +88,23 @@ def count_metaspace(corpus: Corpus) -> Generator[BytesRead, None, WordCounts]:
     return dict(counter)
 
 
-def count_sentencepiece_words(corpus: Corpus) -> Generator[BytesRead, None, WordCounts]:
-    """Count ``▁word`` for each space-separated word of each line (sentencepiece's split)."""
+def count_sentencepiece_words(
+    corpus: Corpus,
+) -> Generator[BytesRead, None, tuple[WordCounts, WordCounts]]:
+    """Count ``▁word`` for each space-separated word of each line (sentencepiece's split).
+
+    Returns the counts and, separately, how often each word ended its line (sentencepiece
+    seeds from whole lines, where a word is followed by ``▁`` or by the end of the line).
+    """
     counter: Counter[str] = Counter()
+    final: Counter[str] = Counter()
     total = corpus.total_bytes
     for block, done in corpus.blocks():
         for line in split_lines(block):
-            counter.update(line.removesuffix("\n").removesuffix("\r").split(" "))
+            parts = [w for w in line.removesuffix("\n").removesuffix("\r").split(" ") if w]
+            if parts:
+                counter.update(parts)
+                final[parts[-1]] += 1
         yield BytesRead(done, total)
-    counter.pop("", None)
-    return {SPACE_SYMBOL + w: c for w, c in counter.items()}
+    return ({SPACE_SYMBOL + w: c for w, c in counter.items()},
+            {SPACE_SYMBOL + w: c for w, c in final.items()})
