@@ -128,9 +128,12 @@ class PanelHub(QObject):
         window.cursor_token_changed.connect(self._on_cursor)
         window.loader.loaded.connect(lambda _s, _t: self._refresh({"compare"}))
         self.training.tokenizer_ready.connect(self._use_trained)
+        # Qt keeps the widgets of background dock tabs "visible"; visibilityChanged is the one
+        # reliable report of which tab is on screen.
+        self._shown: dict[str, bool] = dict.fromkeys(self.docks, False)
         for key, dock in self.docks.items():
             dock.visibilityChanged.connect(
-                lambda visible, key=key: visible and self._refresh({key}))
+                lambda visible, key=key: self._on_visibility(key, visible))
 
     def busy(self) -> bool:
         """True while a shown panel still waits for a worker (screenshots wait for this)."""
@@ -151,8 +154,13 @@ class PanelHub(QObject):
         self.window.loader.add(f"trained:{tokenizer.info.name}", tokenizer)
 
     # --- refreshing -----------------------------------------------------------------------
+    def _on_visibility(self, key: str, visible: bool) -> None:
+        self._shown[key] = visible
+        if visible:
+            self._refresh({key})
+
     def _visible(self, key: str) -> bool:
-        return self.docks[key].widget().isVisible()
+        return self._shown[key] and self.docks[key].isVisible()
 
     def _refresh(self, keys: set[str]) -> None:
         self._stale |= keys

@@ -17,6 +17,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from PySide6.QtCore import QAbstractTableModel, QModelIndex, QPersistentModelIndex, Qt
+from PySide6.QtGui import QResizeEvent
 from PySide6.QtWidgets import (
     QAbstractItemView,
     QHeaderView,
@@ -128,6 +129,10 @@ class LatticePanel(QWidget):
         """Compute (engine calls) and show ``lattice``; fine for a word or a sentence."""
         self.set_summary(summarize_lattice(lattice, nbest), title)
 
+    def resizeEvent(self, event: QResizeEvent) -> None:
+        super().resizeEvent(event)
+        self.canvas.set_target_width(self.scroll.viewport().width())
+
     def set_summary(self, summary: LatticeSummary, title: str = "") -> None:
         """Show an already computed summary (e.g. from a worker)."""
         self.title.setText(title or f"Lattice of {summary.lattice.sentence!r}")
@@ -136,6 +141,7 @@ class LatticePanel(QWidget):
             f"{nodes} nodes over {summary.lattice.size} characters · Viterbi: "
             f"{len(summary.best)} pieces, score {summary.best_score:.4f} · entropy "
             f"{summary.entropy:.4f} nats · fill = marginal probability")
+        self.canvas.set_target_width(self.scroll.viewport().width())
         self.canvas.set_summary(summary)
         self.nbest_model.set_paths(summary.nbest)
 

@@ -52,6 +52,8 @@ class LatticeCanvas(QWidget):
     """Paints the lattice: ruler, node boxes in rows (Viterbi path on top), edges."""
 
     MARGIN, RULER_H, ROW_H, ROW_GAP, MIN_CELL = 8, 34, 34, 8, 26
+    MAX_ZOOM = 3.0
+    """Short words are stretched up to this factor to use the width they are given."""
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -60,6 +62,7 @@ class LatticeCanvas(QWidget):
         self._x: list[float] = []  # x of each character boundary 0..size
         self._row_of: dict[int, int] = {}  # node_id -> row
         self._best_ids: set[int] = set()
+        self._target_width = 0
         self.setMouseTracking(True)
 
     # --- data ---------------------------------------------------------------------------
@@ -69,6 +72,13 @@ class LatticeCanvas(QWidget):
         self.selected = []
         self._layout()
         self.update()
+
+    def set_target_width(self, width: int) -> None:
+        """The width available (the scroll viewport): short lattices stretch to fill it."""
+        if width != self._target_width:
+            self._target_width = width
+            self._layout()
+            self.update()
 
     def set_selected(self, path: list[Node]) -> None:
         """Outline ``path`` (an n-best path) in a second colour."""
@@ -102,10 +112,15 @@ class LatticeCanvas(QWidget):
             return
         lat = self.summary.lattice
         fm = self.fontMetrics()
+        cells = [max(fm.horizontalAdvance(symbol_label(ch)) + 10, self.MIN_CELL)
+                 for ch in lat.sentence]
+        natural = sum(cells)
+        room = self._target_width - 2 * self.MARGIN
+        zoom = min(self.MAX_ZOOM, room / natural) if natural and room > natural else 1.0
         x = float(self.MARGIN)
         self._x = [x]
-        for ch in lat.sentence:
-            x += max(fm.horizontalAdvance(symbol_label(ch)) + 10, self.MIN_CELL)
+        for cell in cells:
+            x += cell * zoom
             self._x.append(x)
         # Row 0 holds the Viterbi path; the other nodes go greedily to the first row free at
         # their start (interval partitioning), longest first at each position.
