@@ -6,12 +6,19 @@ for the current tokenizer, the job re-encodes only a window around the edit; oth
 text, another tokenizer) it encodes the whole text in chunks with progress, debounced so a
 burst of typing does not restart a long encode per keystroke. Latest request wins: results of
 superseded requests never land.
+
+The controller keeps its own copy of the text, patched from each ``contentsChange`` (position,
+removed, added) so a keystroke does not copy a 10 MB document out of Qt. The patch is exact
+while the text has no astral characters (then UTF-16 positions are code-point positions);
+otherwise, or when the length check fails, it re-reads the whole text.
 """
 
 from __future__ import annotations
 
+import re
+
 from PySide6.QtCore import QObject, Signal
-from PySide6.QtGui import QTextDocument
+from PySide6.QtGui import QTextCursor, QTextDocument
 
 from explorer.engine.tokenizer import Tokenizer
 from explorer.workers.doctokens import Change, DocTokens, Progress
@@ -20,6 +27,11 @@ from explorer.workers.latest import Debounce, LatestRunner, Throttle
 
 EDIT_THROTTLE_MS = 15
 FULL_DEBOUNCE_MS = 150
+PATCH_MAX_CHARS = 100_000
+"""Bigger insertions re-read the whole text (one copy either way)."""
+_ASTRAL = re.compile("[\U00010000-\U0010FFFF]")
+# What QTextDocument.toPlainText replaces (so the patched copy equals it exactly).
+_PLAIN = str.maketrans({"\u00a0": " ", "\u2029": "\n", "\u2028": "\n"})
 
 
 class EncodingController(QObject):
@@ -38,7 +50,11 @@ class EncodingController(QObject):
         self._document = document
         self._tokenizer: Tokenizer | None = None
         self.doc: DocTokens | None = None
+        self._text = document.toPlainText()
+        self._bmp_only = not _ASTRAL.search(self._text)
         self.revision = 0
+        self.applied_revision = -1
+        """Revision of the text the current result was computed for."""
         self._runner = LatestRunner(self)
         self._runner.busy_changed.connect(self.busy_changed)
         self._throttle = Throttle(self._start, EDIT_THROTTLE_MS, self)
@@ -51,6 +67,11 @@ class EncodingController(QObject):
         return self._tokenizer
 
     @property
+    def text(self) -> str:
+        """The document's plain text (as ``toPlainText()``), kept current without copying."""
+        return self._text
+
+    @property
     def busy(self) -> bool:
         """True while an encode runs or is scheduled."""
         return self._runner.current is not None or self._debounce.pending()
@@ -59,7 +80,7 @@ class EncodingController(QObject):
     def up_to_date(self) -> bool:
         """True when the last result is for the current text and tokenizer."""
         return (not self.busy and self.doc is not None and self.doc.tokenizer is self._tokenizer
-                and self.doc.text == self._document.toPlainText())
+                and self.applied_revision == self.revision)
 
     def set_tokenizer(self, tokenizer: Tokenizer | None) -> None:
         """Switch tokenizer; the whole text is re-encoded at once."""
@@ -75,11 +96,31 @@ class EncodingController(QObject):
     def _on_change(self, _pos: int, removed: int, added: int) -> None:
         if removed == 0 and added == 0:
             return  # format-only change (our own painting)
+        self._patch_text(_pos, removed, added)
         self.revision += 1
         if self.doc is not None and self.doc.tokenizer is self._tokenizer:
             self._throttle()
         else:
             self._debounce()
+
+    def _patch_text(self, pos: int, removed: int, added: int) -> None:
+        doc = self._document
+        expected = doc.characterCount() - 1  # Qt counts the final paragraph separator
+        # Qt reports removals reaching its final paragraph separator shifted one place: only
+        # patch changes that end inside the text.
+        if (self._bmp_only and added <= PATCH_MAX_CHARS and pos + removed <= len(self._text)
+                and pos + added <= expected):
+            cur = QTextCursor(doc)
+            cur.setPosition(pos)
+            cur.setPosition(pos + added, QTextCursor.MoveMode.KeepAnchor)
+            inserted = cur.selectedText().translate(_PLAIN)
+            if not _ASTRAL.search(inserted):
+                text = self._text[:pos] + inserted + self._text[pos + removed:]
+                if len(text) == expected:
+                    self._text = text
+                    return
+        self._text = doc.toPlainText()
+        self._bmp_only = not _ASTRAL.search(self._text)
 
     def _start(self) -> None:
         if self._tokenizer is None:
@@ -87,7 +128,7 @@ class EncodingController(QObject):
             return
         base = self.doc if self.doc is not None and self.doc.tokenizer is self._tokenizer \
             else None
-        self._runner.submit(encode_job, self._tokenizer, base, self._document.toPlainText(),
+        self._runner.submit(encode_job, self._tokenizer, base, self._text,
                             self.revision, on_yield=self._on_progress,
                             on_return=self._on_result, on_error=self._on_error)
 
@@ -96,6 +137,7 @@ class EncodingController(QObject):
 
     def _on_result(self, result: Encoded) -> None:
         self.doc = result.doc
+        self.applied_revision = result.revision
         change: Change | None = result.change
         self.encoding_ready.emit(result.doc, change)
         if result.revision != self.revision:  # typed meanwhile: catch up from this result

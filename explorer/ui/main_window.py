@@ -72,6 +72,7 @@ class MainWindow(QMainWindow):
         self.resize(1200, 780)
         self.settings = Settings()
         self.panels: dict[str, QDockWidget] = {}
+        self._shown: dict[str, bool] = {}
         self.source = ""
 
         self.editor = TokenEditor(self)
@@ -90,6 +91,8 @@ class MainWindow(QMainWindow):
 
         self.add_panel("tokens", "Tokens", self.table, Area.BottomDockWidgetArea)
         self.add_panel("ids", "Token Ids", self.ids_view, Area.BottomDockWidgetArea)
+        self.ids_view.set_active(False)
+        self.panels["ids"].visibilityChanged.connect(self.ids_view.set_active)
         self.add_panel("inspector", "Inspector", self.inspector, Area.RightDockWidgetArea)
         self.panels["tokens"].raise_()
 
@@ -106,7 +109,9 @@ class MainWindow(QMainWindow):
                   area: Qt.DockWidgetArea = Area.RightDockWidgetArea) -> QDockWidget:
         """Dock ``widget`` as panel ``key`` (tabbed with panels already in ``area``).
 
-        Its show/hide action is added to the View menu; ``show_view(key)`` raises it.
+        Its show/hide action is added to the View menu; ``show_view(key)`` raises it. A panel
+        in a background tab still reports ``isVisible()``: follow the dock's
+        ``visibilityChanged(bool)`` (or ask :meth:`is_panel_shown`) to skip hidden work.
         """
         dock = QDockWidget(title, self)
         dock.setObjectName(f"panel-{key}")
@@ -116,8 +121,15 @@ class MainWindow(QMainWindow):
         if same_area:
             self.tabifyDockWidget(same_area[-1], dock)
         self.panels[key] = dock
+        self._shown[key] = True
+        dock.visibilityChanged.connect(lambda shown, k=key: self._shown.__setitem__(k, shown))
         self.menus.view.addAction(dock.toggleViewAction())
         return dock
+
+    def is_panel_shown(self, key: str) -> bool:
+        """True when panel ``key`` is open and its tab is the current one."""
+        dock = self.panels.get(key)
+        return dock is not None and dock.isVisible() and self._shown.get(key, False)
 
     def show_view(self, key: str) -> bool:
         """Show and raise panel ``key`` (``main`` is the editor); False when unknown."""
@@ -158,8 +170,8 @@ class MainWindow(QMainWindow):
                 and self.painter.is_complete)
 
     def text(self) -> str:
-        """The editor's text."""
-        return self.editor.toPlainText()
+        """The editor's text (as ``toPlainText()``, without copying it out of Qt)."""
+        return self.controller.text
 
     def set_text(self, text: str) -> None:
         """Replace the text (undoable like an edit)."""
@@ -184,6 +196,10 @@ class MainWindow(QMainWindow):
             self.restoreGeometry(geometry)
         if state is not None:
             self.restoreState(state)
+        else:  # first run: the editor gets most of the room
+            self.resizeDocks([self.panels["tokens"]], [max(180, self.height() // 3)],
+                             Qt.Orientation.Vertical)
+            self.resizeDocks([self.panels["inspector"]], [280], Qt.Orientation.Horizontal)
         if text is None:
             text = load_text() if self._autosave is not None else None
         self.set_text(text if text else sample_text(DEFAULT_SAMPLE))
@@ -303,7 +319,9 @@ class MainWindow(QMainWindow):
             self._refresh_recent()
 
     def _on_result(self, doc: DocTokens, change: Change | None) -> None:
-        self.painter.set_result(doc, None if change is None else doc.changed_lines(change))
+        lines = None if change is None else doc.changed_lines(change)
+        # A big change is painted like a new result: visible blocks first, the rest lazily.
+        self.painter.set_result(doc, lines if lines is not None and len(lines) <= 500 else None)
         self.table_model.set_result(doc, change)
         self.status.show_stats(doc)
         self.status.show_progress(1, 1)

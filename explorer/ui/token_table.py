@@ -22,6 +22,8 @@ _Index = QModelIndex | QPersistentModelIndex
 COL_INDEX, COL_ID, COL_PIECE, COL_BYTES, COL_SPAN, COL_TEXT = range(6)
 HEADERS = ("#", "id", "piece", "bytes", "span", "text")
 TOKEN_INDEX_ROLE = Qt.ItemDataRole.UserRole + 1
+_ROLES = {Qt.ItemDataRole.DisplayRole, Qt.ItemDataRole.ToolTipRole,
+          Qt.ItemDataRole.BackgroundRole, TOKEN_INDEX_ROLE}
 
 
 class TokenTableModel(QAbstractTableModel):
@@ -47,7 +49,11 @@ class TokenTableModel(QAbstractTableModel):
     def set_result(self, doc: DocTokens | None, change: Change | None = None) -> None:
         """Show ``doc``; with ``change`` only the replaced rows are updated."""
         old = self._doc
-        if change is None or old is None or doc is None:
+        consistent = (change is not None and old is not None and doc is not None
+                      and change.first_token + change.old_tokens <= old.token_count
+                      and old.token_count - change.old_tokens + change.new_tokens
+                      == doc.token_count)
+        if not consistent or change is None:
             self.beginResetModel()
             self._doc = doc
             self.endResetModel()
@@ -87,6 +93,8 @@ class TokenTableModel(QAbstractTableModel):
 
     def data(self, index: _Index, role: int = Qt.ItemDataRole.DisplayRole) -> Any:
         """Cell text; token index under :data:`TOKEN_INDEX_ROLE`."""
+        if role not in _ROLES:  # views ask for many roles per cell: answer the rest fast
+            return None
         if not index.isValid() or self._doc is None or not 0 <= index.row() < self.rowCount():
             return None
         row, col = index.row(), index.column()

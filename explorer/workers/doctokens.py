@@ -78,27 +78,33 @@ class Change:
 class DocTokens:
     """An immutable snapshot: the document text, its segments and prefix sums for lookups."""
 
-    __slots__ = ("cp_starts", "line_starts", "segments", "text", "tok_starts", "tokenizer",
-                 "u16_starts")
+    __slots__ = ("byte_count", "cp_starts", "line_starts", "segments", "text", "tok_starts",
+                 "tokenizer", "u16_starts", "unknown_count")
 
-    def __init__(self, tokenizer: Tokenizer, text: str, segments: list[Segment]) -> None:
+    def __init__(self, tokenizer: Tokenizer, text: str, segments: list[Segment],
+                 totals: tuple[int, int] | None = None,
+                 splice: tuple[DocTokens, int, int, int] | None = None) -> None:
+        """``splice=(base, lo, hi, count)``: ``segments`` are ``base``'s with ``[lo, hi)``
+        replaced by ``count`` new ones; prefix sums are then spliced, not recomputed."""
         self.tokenizer = tokenizer
         self.text = text
         self.segments = segments
-        self.cp_starts = [0, *accumulate(len(s.text) for s in segments)]
-        self.u16_starts = [0, *accumulate(s.utf16_len for s in segments)]
-        self.line_starts = [0, *accumulate(s.lines for s in segments)]
-        self.tok_starts = [0, *accumulate(len(s.tokens) for s in segments)]
-
-    @property
-    def byte_count(self) -> int:
-        """UTF-8 length of the document."""
-        return sum(s.nbytes for s in self.segments)
-
-    @property
-    def unknown_count(self) -> int:
-        """Number of unknown tokens."""
-        return sum(s.unknown for s in self.segments)
+        if totals is None:
+            totals = (sum(s.nbytes for s in segments), sum(s.unknown for s in segments))
+        self.byte_count, self.unknown_count = totals
+        """UTF-8 length of the document and number of unknown tokens."""
+        if splice is None:
+            self.cp_starts = [0, *accumulate(len(s.text) for s in segments)]
+            self.u16_starts = [0, *accumulate(s.utf16_len for s in segments)]
+            self.line_starts = [0, *accumulate(s.lines for s in segments)]
+            self.tok_starts = [0, *accumulate(len(s.tokens) for s in segments)]
+            return
+        base, lo, hi, count = splice
+        new = segments[lo:lo + count]
+        self.cp_starts = _splice(base.cp_starts, lo, hi, [len(s.text) for s in new])
+        self.u16_starts = _splice(base.u16_starts, lo, hi, [s.utf16_len for s in new])
+        self.line_starts = _splice(base.line_starts, lo, hi, [s.lines for s in new])
+        self.tok_starts = _splice(base.tok_starts, lo, hi, [len(s.tokens) for s in new])
 
     def changed_lines(self, change: Change) -> range:
         """Block numbers covered by the segments a :class:`Change` produced."""
@@ -154,6 +160,15 @@ class DocTokens:
                 yield tok, tok.start + shift, tok.end + shift
 
 
+def _splice(sums: list[int], lo: int, hi: int, sizes: list[int]) -> list[int]:
+    """Prefix sums with the entries of items ``[lo, hi)`` replaced by items of ``sizes``."""
+    head = sums[:lo + 1]
+    mid = list(accumulate(sizes, initial=head[-1]))[1:]
+    shift = (mid[-1] if mid else head[-1]) - sums[hi]
+    tail = sums[hi + 1:]
+    return head + mid + ([x + shift for x in tail] if shift else tail)
+
+
 def _cut(text: str, tokens: Sequence[Token], limit: int) -> list[Segment]:
     """Split ``text[:limit]`` into segments at the line starts no token crosses.
 
@@ -194,22 +209,41 @@ def _agrees(seg: Segment, window: Sequence[Token], starts: list[int], at: int) -
 
 
 def _common_prefix(a: str, b: str) -> int:
+    """Length of the common prefix: galloping block compares (C speed), then bisection."""
     n = min(len(a), len(b))
-    step, i = 4096, 0
-    while i < n:  # compare in C-sized blocks first, then narrow down
+    i, step = 0, 4096
+    while i < n:
         j = min(n, i + step)
         if a[i:j] != b[i:j]:
-            while a[i] == b[i]:
-                i += 1
-            return i
-        i = j
+            lo, hi = i, j  # the first difference is in [lo, hi)
+            while hi - lo > 1:
+                mid = (lo + hi) // 2
+                if a[lo:mid] == b[lo:mid]:
+                    lo = mid
+                else:
+                    hi = mid
+            return lo
+        i, step = j, step * 2
     return n
 
 
 def _common_suffix(a: str, b: str, limit: int) -> int:
-    ra = a[len(a) - limit:][::-1] if limit else ""
-    rb = b[len(b) - limit:][::-1] if limit else ""
-    return _common_prefix(ra, rb)
+    """Length of the common suffix of ``a`` and ``b``, at most ``limit``."""
+    la, lb = len(a), len(b)
+    n, step = 0, 4096
+    while n < limit:
+        m = min(limit, n + step)
+        if a[la - m:la - n] != b[lb - m:lb - n]:
+            lo, hi = n, m  # the suffix length is in [lo, hi)
+            while hi - lo > 1:
+                mid = (lo + hi) // 2
+                if a[la - mid:la - lo] == b[lb - mid:lb - lo]:
+                    lo = mid
+                else:
+                    hi = mid
+            return lo
+        n, step = m, step * 2
+    return limit
 
 
 def encode_document(tokenizer: Tokenizer, text: str,
@@ -253,8 +287,13 @@ def encode_document(tokenizer: Tokenizer, text: str,
     return DocTokens(tokenizer, text, segments)
 
 
-def update_document(base: DocTokens, text: str) -> tuple[DocTokens, Change]:
-    """Re-encode ``text`` reusing ``base`` outside a window around the edit."""
+def update_document(base: DocTokens, text: str,
+                    max_window: int | None = None) -> tuple[DocTokens, Change] | None:
+    """Re-encode ``text`` reusing ``base`` outside a window around the edit.
+
+    Returns None when the window would exceed ``max_window`` code points (a big paste or
+    a tokenizer that needs much context): the caller encodes in chunks instead.
+    """
     old = base.text
     nseg = len(base.segments)
     if old == text:
@@ -269,6 +308,8 @@ def update_document(base: DocTokens, text: str) -> tuple[DocTokens, Change]:
     while True:
         lo, hi = max(0, k0 - ctx), min(nseg, k1 + 1 + ctx)
         start, end = base.cp_starts[lo], base.cp_starts[hi] + delta
+        if max_window is not None and end - start > max_window:
+            return None
         window = text[start:end]
         toks = base.tokenizer.encode(window).tokens
         starts = [t.start for t in toks]
@@ -280,8 +321,15 @@ def update_document(base: DocTokens, text: str) -> tuple[DocTokens, Change]:
             break
         ctx *= 4
     new = _cut(window, toks, len(window))
-    segments = base.segments[:lo] + new + base.segments[hi:]
-    doc = DocTokens(base.tokenizer, text, segments)
+    segments = base.segments[:lo] + new + base.segments[hi:] or [Segment("", [], 0)]
+    old_segs = base.segments[lo:hi]
+    totals = (base.byte_count + sum(x.nbytes for x in new) - sum(x.nbytes for x in old_segs),
+              base.unknown_count + sum(x.unknown for x in new)
+              - sum(x.unknown for x in old_segs))
+    if len(segments) == nseg - (hi - lo) + len(new):
+        doc = DocTokens(base.tokenizer, text, segments, totals, (base, lo, hi, len(new)))
+    else:  # the empty-document placeholder
+        doc = DocTokens(base.tokenizer, text, segments, totals)
     change = Change(
         first_segment=lo,
         old_segments=hi - lo,

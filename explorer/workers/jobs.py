@@ -12,7 +12,17 @@ from pathlib import Path
 
 from explorer.engine.formats import detect_format, load_tokenizer
 from explorer.engine.tokenizer import Tokenizer
-from explorer.workers.doctokens import Change, DocTokens, Progress, encode_document, update_document
+from explorer.workers.doctokens import (
+    CHUNK_CHARS,
+    Change,
+    DocTokens,
+    Progress,
+    encode_document,
+    update_document,
+)
+
+INCREMENTAL_MAX_WINDOW = 4 * CHUNK_CHARS
+"""Beyond this re-encode window (a big paste), encode in chunks with progress instead."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -44,7 +54,8 @@ def encode_job(tokenizer: Tokenizer, base: DocTokens | None, text: str,
                revision: int) -> Generator[Progress, None, Encoded]:
     """Encode ``text``: incrementally from ``base`` when it used the same tokenizer."""
     if base is not None and base.tokenizer is tokenizer:
-        doc, change = update_document(base, text)
-        return Encoded(doc, change, revision)
+        updated = update_document(base, text, max_window=INCREMENTAL_MAX_WINDOW)
+        if updated is not None:
+            return Encoded(updated[0], updated[1], revision)
     doc = yield from encode_document(tokenizer, text)
     return Encoded(doc, None, revision)

@@ -16,6 +16,7 @@ is garbage-collected while running, and the last reference is never dropped on a
 
 from __future__ import annotations
 
+import contextlib
 import threading
 from collections.abc import Callable, Generator
 from typing import Any
@@ -88,11 +89,20 @@ class GeneratorWorker(QRunnable):
                 sig.aborted.emit()
             else:
                 sig.returned.emit(result)
+        except RuntimeError as error:
+            if "deleted" not in str(error):  # our signals object is gone: the app is exiting
+                _emit_quietly(sig.errored, error)
         except Exception as error:  # report, never crash the pool thread
-            sig.errored.emit(error)
+            _emit_quietly(sig.errored, error)
         finally:
-            sig.finished.emit()
+            _emit_quietly(sig.finished)
             self._done.set()
+
+
+def _emit_quietly(signal: Any, *args: Any) -> None:
+    """Emit unless the signals object was already deleted (application shutdown)."""
+    with contextlib.suppress(RuntimeError):
+        signal.emit(*args)
 
 
 class _Registry(QObject):

@@ -146,3 +146,26 @@ def test_cursor_moves_do_not_disturb_painting(qtbot, window):
     wait_highlighted(qtbot, window)
     window.editor.moveCursor(QTextCursor.MoveOperation.End)
     assert painted_ranges(window) == expected_ranges(window)
+
+
+def test_patched_text_copy_equals_qt_text(qtbot, window):
+    import random
+
+    rng = random.Random(3)
+    window.set_text("start\u00a0text\nsecond line\n")
+    pieces = ["a", "\n", " ", "\u00a0", "é", "日", "\u2028", "xyz\nuvw", "😀", ""]
+    ed = window.editor
+    for _ in range(120):
+        cur = ed.textCursor()
+        n = ed.document().characterCount() - 1
+        a = rng.randrange(n + 1)
+        cur.setPosition(a)
+        cur.setPosition(min(n, a + rng.choice([0, 0, 1, 3])), QTextCursor.MoveMode.KeepAnchor)
+        cur.insertText(rng.choice(pieces))
+        assert window.controller.text == ed.toPlainText()
+    cur = ed.textCursor()
+    cur.select(QTextCursor.SelectionType.Document)
+    cur.removeSelectedText()
+    assert window.controller.text == ed.toPlainText() == ""
+    wait_highlighted(qtbot, window)
+    assert window.doc.token_count == 0

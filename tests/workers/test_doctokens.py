@@ -53,7 +53,7 @@ def test_edit_sequences_equal_full_encode(tok, data):
         b = data.draw(st.integers(a, min(len(text), a + 6)))
         ins = "".join(data.draw(st.lists(ALPHABET, max_size=3)))
         text = text[:a] + ins + text[b:]
-        doc, _change = update_document(doc, text)
+        doc, _change = update_document(doc, text)  # type: ignore[misc]
         assert _flat(doc) == _expected(tok, text)
         assert doc.token_count == len(_expected(tok, text))
 
@@ -62,7 +62,7 @@ def test_single_edit_reencodes_a_small_window():
     text = "".join(f"line {i} has some words in it\n" for i in range(2000))
     doc = _full(encode_document(TIK, text))
     pos = text.index("line 1000")
-    _doc2, change = update_document(doc, text[:pos] + "X" + text[pos:])
+    _doc2, change = update_document(doc, text[:pos] + "X" + text[pos:])  # type: ignore[misc]
     assert not change.full
     assert change.old_segments <= 4 and change.new_segments <= 4
     assert change.first_token == doc.tok_starts[change.first_segment]
@@ -77,3 +77,22 @@ def test_lookups():
     assert doc.span(i)[0] <= text.index("😀") < doc.span(i)[1]
     assert doc.segment_of_line(1) == len(doc.segments) - 1 or doc.line_starts[-1] >= 1
     assert tok is not None
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.data())
+def test_spliced_prefix_sums_equal_recomputed(data):
+    from explorer.workers.doctokens import DocTokens
+
+    text = BASE
+    doc = _full(encode_document(TIK, text, chunk=16))
+    for _ in range(3):
+        a = data.draw(st.integers(0, len(text)))
+        b = data.draw(st.integers(a, min(len(text), a + 40)))
+        text = text[:a] + "".join(data.draw(st.lists(ALPHABET, max_size=5))) + text[b:]
+        doc, _ = update_document(doc, text)  # type: ignore[misc]
+        fresh = DocTokens(doc.tokenizer, doc.text, doc.segments)
+        for name in ("cp_starts", "u16_starts", "line_starts", "tok_starts", "byte_count",
+                     "unknown_count"):
+            assert getattr(doc, name) == getattr(fresh, name), name
+        assert doc.byte_count == len(text.encode())
