@@ -32,11 +32,14 @@ FLT_MAX = 3.4028234663852886e38
 _CACHE_LIMIT = 200_000
 _INF = float("inf")
 _MISSING = object()
+_NEG_INF = float("-inf")
 _RESET = 100000.0  # sentencepiece 0.2.3 re-bases path scores beyond this magnitude
 _RESET_GUARD = _RESET * 0.99
 
 Segment = tuple[int, int]
 """``(length, id)`` of one piece of a word."""
+CacheEntry = tuple[tuple[Segment, ...], tuple[int, ...], float, float]
+"""``(segments, ids, limit, word_max)`` of a cached word (see ``_cache_entry``)."""
 
 
 class UnigramModel:
@@ -81,8 +84,15 @@ class UnigramModel:
         self._split = word_splitter(
             p for p, t in zip(self.pieces, self.types, strict=True) if t in matchable
         )
+        # Two-character sequences inside pieces: a cut elsewhere is never crossed by a piece.
+        self._bigrams = frozenset(
+            p[k : k + 2]
+            for p, t in zip(self.pieces, self.types, strict=True)
+            if t in matchable
+            for k in range(len(p) - 1)
+        )
         # word -> (segments, ids, prefix-score limit for reuse, largest |score| inside + 1)
-        self._cache: dict[str, tuple[tuple[Segment, ...], tuple[int, ...], float, float]] = {}
+        self._cache: dict[str, CacheEntry] = {}
 
     # -- encoding -----------------------------------------------------------------------------
 
@@ -142,9 +152,45 @@ class UnigramModel:
             out.extend(ids if ids_only else segs)
         return out
 
-    def _cache_entry(self, word: str) -> tuple[tuple[Segment, ...], tuple[int, ...], float, float]:
-        """``(segments, ids, limit, word_max)``: the word reuses its segmentation while the
-        prefix-score bound stays below ``limit``."""
+    def _cache_entry(self, word: str) -> CacheEntry:
+        """``(segments, ids, limit, word_max)`` of ``word``: reusable while the prefix-score
+        bound stays below ``limit``; ``word_max`` bounds ``|score|`` inside the word.
+
+        The word is cut further where no piece can cross (the two characters around the cut
+        never occur together inside a piece), and the parts are cached on their own: code
+        and other text with long, rarely repeated "words" shares most of its parts.
+        """
+        parts = self._parts(word)
+        if len(parts) == 1:
+            return self._part_entry(word)
+        cache = self._cache
+        segs: list[Segment] = []
+        limit, word_max = _INF, 0.0
+        for part in parts:
+            entry = cache.get(part)
+            if entry is None:
+                entry = cache[part] = self._part_entry(part)
+            part_segs, _, part_limit, part_max = entry
+            # the part starts word_max further from zero than the word
+            limit = min(limit, part_limit - word_max)
+            word_max += part_max
+            segs.extend(part_segs)
+        return tuple(segs), tuple(s[1] for s in segs), limit, word_max
+
+    def _parts(self, word: str) -> list[str]:
+        """``word`` cut between every two characters that no piece contains together."""
+        bigrams = self._bigrams
+        parts: list[str] = []
+        start = 0
+        for k in range(1, len(word)):
+            if word[k - 1 : k + 1] not in bigrams:
+                parts.append(word[start:k])
+                start = k
+        parts.append(word[start:])
+        return parts
+
+    def _part_entry(self, word: str) -> CacheEntry:
+        """The cache entry of a part that no safe cut divides (one Viterbi from score 0)."""
         segs, margin, word_max = self._viterbi(word, 0.0)
         if margin == _INF:
             limit = _INF
@@ -181,15 +227,18 @@ class UnigramModel:
         """
         n = len(text)
         entries = self.trie.entries
-        best = [base0] * (n + 1)
+        # -inf marks "not reached yet": the first candidate then wins the ordinary comparison
+        # (sentencepiece tests starts_at == -1 instead; the outcome is the same).
+        best = [_NEG_INF] * (n + 1)
+        best[0] = base0
         start_at = [-1] * (n + 1)
         best_id = [0] * (n + 1)
         unk_id, unk_score = self.unk_id, self.unk_score
         pack, unpack = F32.pack, F32.unpack
-        margin = _INF
-        frontier = 0
         get = entries.get
         missing = _MISSING
+        margin = _INF
+        frontier = 0
         for i in range(n):
             base = best[i]
             if base < -_RESET or base > _RESET:  # sentencepiece re-bases large scores
@@ -207,26 +256,20 @@ class UnigramModel:
                     id_, score, user = entry
                     if user:
                         score = user_defined_score(len(text[i:j].encode("utf-8")))
-                    cand = base + score
-                    if start_at[j] == -1:
-                        best[j] = unpack(pack(cand))[0]  # float32 sum, as sentencepiece
-                        start_at[j] = i
-                        best_id[j] = id_
-                    else:
-                        current = best[j]
+                    current = best[j]
+                    diff = base + score - current
+                    # float32 rounding moves a sum by < 1e-7 relative: clear losers stay so
+                    if diff > -1e-6 * (current if current > 0 else -current):
+                        cand = unpack(pack(base + score))[0]  # float32 sum, as sentencepiece
                         diff = cand - current
-                        # Rounding moves cand by < 1e-7 relative: a clear loser stays one.
-                        if diff > -1e-6 * (current if current > 0 else -current):
-                            cand = unpack(pack(cand))[0]
-                            diff = cand - current
-                            if diff > 0:
-                                best[j] = cand
-                                start_at[j] = i
-                                best_id[j] = id_
-                        if diff < 0:
-                            diff = -diff
-                        if diff < margin:
-                            margin = diff
+                        if diff > 0:
+                            best[j] = cand
+                            start_at[j] = i
+                            best_id[j] = id_
+                    if diff < 0:
+                        diff = -diff
+                    if diff < margin:
+                        margin = diff
                     if j == i + 1:
                         has_single = True
                 j += 1
@@ -234,13 +277,10 @@ class UnigramModel:
                 frontier = j - 1
             if not has_single:
                 cand = f32(base + unk_score)
-                if start_at[i + 1] == -1:
+                diff = cand - best[i + 1]
+                if diff > 0:
                     best[i + 1], start_at[i + 1], best_id[i + 1] = cand, i, unk_id
-                else:
-                    diff = cand - best[i + 1]
-                    if diff > 0:
-                        best[i + 1], start_at[i + 1], best_id[i + 1] = cand, i, unk_id
-                    margin = min(margin, abs(diff))
+                margin = min(margin, abs(diff))
         segs: list[Segment] = []
         end = n
         while end > 0:
