@@ -37,6 +37,13 @@ def test_panels_are_docked_and_follow_the_cursor(qtbot, window):
     assert w.show_view("lattice")
     qtbot.waitUntil(lambda: "not a Unigram model" in hub.lattice.title.text(), timeout=5000)
 
+    w.show_view("bpe")
+    w.set_text("a <|endoftext|> b\n")
+    qtbot.waitUntil(lambda: w.is_highlighted and w.doc.text == w.text(), timeout=20000)
+    _move_cursor(w, 5)
+    qtbot.waitUntil(lambda: "special token (id 100257)" in hub.merge_queue.title.text(),
+                    timeout=5000)
+
 
 def test_compare_view_compares_with_a_second_tokenizer(qtbot, window):
     w = window

@@ -224,6 +224,11 @@ class PanelHub(QObject):
             self.merge_queue.clear("Place the cursor in a word to see its BPE merges.")
             return
         piece, (start, end) = found
+        special = tok.info.special_tokens.get(piece)
+        if special is not None:
+            self.merge_queue.clear(f"{piece!r} is a special token (id {special}): it is split "
+                                   "out before BPE and never merged.")
+            return
         if len(piece.encode("utf-8")) > MAX_TRACE_BYTES:
             self.merge_queue.clear(f"The pre-token at characters {start}–{end} is longer than "
                                    f"{MAX_TRACE_BYTES} bytes: too long to trace step by step.")
