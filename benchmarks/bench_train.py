@@ -7,8 +7,9 @@ Corpora: botchan + CPython standard-library sources, deterministic (``train_corp
 BPE (byte-level, GPT-2 split, 4k and 16k) vs HF ``BpeTrainer``: merges must be identical.
 Unigram 8k vs HF ``UnigramTrainer`` (Metaspace) and sentencepiece (``num_threads=1``,
 identity normalization), with tokens per character on held-out English (the UDHR sample).
-Times include reading and counting the corpus; medians of ``--runs`` runs (1 MB) or one run
-(10 MB). Prints a Markdown table of times and ratios (ours / reference; lower is better).
+Times include reading and counting the corpus. Reference and ours run back to back, in
+alternating order, ``--runs`` times; the ratio is the median of the per-pair ratios (robust to
+load drift on a shared machine). Prints a Markdown table (ratio = ours / reference).
 """
 
 from __future__ import annotations
@@ -41,13 +42,33 @@ from explorer.engine.trainers import BpeConfig, Corpus, UnigramConfig, export, r
 WORK = Path(tempfile.gettempdir()) / "tokenizer-explorer-bench"
 
 
-def _timed(fn: Callable[[], Any], runs: int) -> tuple[float, Any]:
+def _median_time(fn: Callable[[], Any], runs: int) -> tuple[float, Any]:
     times, result = [], None
     for _ in range(runs):
         t = time.perf_counter()
         result = fn()
         times.append(time.perf_counter() - t)
     return statistics.median(times), result
+
+
+def _paired(ref: Callable[[], Any], ours: Callable[[], Any], runs: int
+            ) -> tuple[float, float, float, Any, Any]:
+    """Run reference and ours back to back ``runs`` times (alternating which goes first, so
+    load drift hits both); return median times, the median of per-pair ratios, results."""
+    t_ref: list[float] = []
+    t_us: list[float] = []
+    r_ref = r_us = None
+    for i in range(runs):
+        for which in ((0, 1) if i % 2 == 0 else (1, 0)):
+            t = time.perf_counter()
+            if which == 0:
+                r_ref = ref()
+                t_ref.append(time.perf_counter() - t)
+            else:
+                r_us = ours()
+                t_us.append(time.perf_counter() - t)
+    ratio = statistics.median(u / r for u, r in zip(t_us, t_ref, strict=True))
+    return statistics.median(t_ref), statistics.median(t_us), ratio, r_ref, r_us
 
 
 def _hf_bpe(path: Path, vocab_size: int) -> list[tuple[str, str]]:
@@ -98,7 +119,9 @@ def main() -> int:
     """Run the benchmark and print a Markdown table."""
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--sizes", default="1,10", help="corpus sizes in MB (default 1,10)")
-    ap.add_argument("--runs", type=int, default=3, help="runs per measurement at 1 MB")
+    ap.add_argument("--runs", type=int, default=5,
+                    help="paired runs per BPE measurement at 1 MB (half at 10 MB; Unigram: "
+                         "2 at 1 MB, 1 at 10 MB)")
     args = ap.parse_args()
     WORK.mkdir(parents=True, exist_ok=True)
     held = _held_out()
@@ -106,24 +129,24 @@ def main() -> int:
     rows: list[str] = []
     for mb in (int(s) for s in args.sizes.split(",")):
         path = train_corpus.build(mb * 1_000_000, WORK)
-        runs = args.runs if mb <= 1 else 1
+        runs = args.runs if mb <= 1 else max(1, args.runs // 2)
         size = f"{path.stat().st_size / 1e6:.1f} MB"
         for vocab in (4000, 16000):
-            t_hf, hf = _timed(lambda v=vocab, p=path: _hf_bpe(p, v), runs)
-            t_us, us = _timed(lambda v=vocab, p=path: _our_bpe(p, v), runs)
+            t_hf, t_us, ratio, hf, us = _paired(lambda v=vocab, p=path: _hf_bpe(p, v),
+                                                lambda v=vocab, p=path: _our_bpe(p, v), runs)
             same = "identical" if us == hf else "DIFFERENT"
             rows.append(f"| BPE {vocab // 1000}k | {size} | HF BpeTrainer {t_hf:.2f} s | "
-                        f"{t_us:.2f} s | **{t_us / t_hf:.2f}x** | merges {same} ({len(us)}) |")
+                        f"{t_us:.2f} s | **{ratio:.2f}x** | merges {same} ({len(us)}) |")
             print(rows[-1], flush=True)
-        u_runs = 1 if mb > 1 else max(1, runs - 1)
-        t_hf, hf_tok = _timed(lambda p=path: _hf_unigram(p, 8000), u_runs)
-        t_sp, sp = _timed(lambda p=path: _sp_unigram(p, 8000), u_runs)
-        t_us, ours = _timed(lambda p=path: _our_unigram(p, 8000), u_runs)
+        u_runs = 1 if mb > 1 else 2
+        t_hf, t_us, ratio, hf_tok, ours = _paired(lambda p=path: _hf_unigram(p, 8000),
+                                                  lambda p=path: _our_unigram(p, 8000), u_runs)
+        t_sp, sp = _median_time(lambda p=path: _sp_unigram(p, 8000), u_runs)
         tpc_hf = sum(len(hf_tok.encode(line).ids) for line in held) / chars
         tpc_sp = sum(len(sp.encode(line)) for line in held) / chars
         tpc_us = sum(len(ours.encode(line)) for line in held) / chars
         rows.append(f"| Unigram 8k | {size} | HF UnigramTrainer {t_hf:.2f} s | {t_us:.2f} s | "
-                    f"**{t_us / t_hf:.2f}x** | tokens/char: ours {tpc_us:.4f}, "
+                    f"**{ratio:.2f}x** | tokens/char: ours {tpc_us:.4f}, "
                     f"HF {tpc_hf:.4f} |")
         print(rows[-1], flush=True)
         rows.append(f"| Unigram 8k | {size} | sentencepiece {t_sp:.2f} s | {t_us:.2f} s | "

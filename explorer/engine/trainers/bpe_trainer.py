@@ -15,7 +15,7 @@ from __future__ import annotations
 import heapq
 import time
 from collections.abc import Generator, Iterable, Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from itertools import pairwise
 
 from explorer.engine.pretokenizers.byte_level import bytes_to_unicode
@@ -55,7 +55,6 @@ class BpeConfig:
     """About how many :class:`MergeSummary` events to send over the run."""
     merge_events: bool = True
     """Send one :class:`Merge` event per merge (turn off for benchmarks)."""
-    extra: dict[str, str] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         if self.vocab_size < 1 or self.vocab_size > _MASK:
