@@ -119,3 +119,22 @@ def test_screenshot_of_each_view_shows_the_panel(window, tmp_path, view):
     dock = window.panels[view]
     assert dock.widget().isVisible()  # raised, on screen
     assert not window.side_panels.busy()
+
+
+def test_compare_with_menu_picks_the_tokenizers(qtbot, window):
+    w = window
+    hub = w.side_panels
+    with qtbot.waitSignal(hub.compare.compared, timeout=20000):
+        w.show_view("compare")
+    qtbot.waitUntil(lambda: hub.compare.stats.rowCount() == 2, timeout=20000)
+    actions = {a.data(): a for a in hub.compare.choose_menu.actions()}
+    assert "bundled:o200k_base" in actions and actions["bundled:o200k_base"].isChecked()
+    # untick o200k: only the current tokenizer is left
+    with qtbot.waitSignal(hub.compare.compared, timeout=20000):
+        actions["bundled:o200k_base"].trigger()
+    qtbot.waitUntil(lambda: hub.compare.stats.rowCount() == 1, timeout=20000)
+    assert hub.compare.chosen() == []
+    # tick it again
+    actions = {a.data(): a for a in hub.compare.choose_menu.actions()}
+    actions["bundled:o200k_base"].trigger()
+    qtbot.waitUntil(lambda: hub.compare.stats.rowCount() == 2, timeout=20000)

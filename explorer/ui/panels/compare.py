@@ -14,16 +14,19 @@ Zero-width tokens (e.g. a BOS with an empty span) are counted but not drawn.
 
 from __future__ import annotations
 
-from collections.abc import Generator, Sequence
+from collections.abc import Collection, Generator, Sequence
 from typing import Any
 
 from PySide6.QtCore import QAbstractTableModel, QModelIndex, QPersistentModelIndex, Qt, Signal
 from PySide6.QtWidgets import (
+    QHBoxLayout,
     QHeaderView,
     QLabel,
+    QMenu,
     QScrollArea,
     QSplitter,
     QTableView,
+    QToolButton,
     QVBoxLayout,
     QWidget,
 )
@@ -96,6 +99,8 @@ class ComparePanel(QWidget):
 
     compared = Signal()
     """A comparison is on screen (tests wait for it)."""
+    choices_changed = Signal(list)
+    """The sources ticked in the "Compare with" menu (the window's glue loads them)."""
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -105,6 +110,13 @@ class ComparePanel(QWidget):
         """Encodes on a worker (latest request wins)."""
         self.title = QLabel("Pick two or more tokenizers to compare.", self)
         self.title.setWordWrap(True)
+        self.choose = QToolButton(self)
+        self.choose.setText("Compare with")
+        self.choose.setToolTip("Tokenizers compared with the current one")
+        self.choose.setPopupMode(QToolButton.ToolButtonPopupMode.InstantPopup)
+        self.choose_menu = QMenu(self.choose)
+        self.choose.setMenu(self.choose_menu)
+        self.choose_menu.triggered.connect(lambda _a: self.choices_changed.emit(self.chosen()))
         self.stats = CompareStatsModel(self)
         self.table = QTableView(self)
         self.table.setModel(self.stats)
@@ -123,10 +135,26 @@ class ComparePanel(QWidget):
         split.setSizes([110, 400])
         layout = QVBoxLayout(self)
         layout.setContentsMargins(4, 4, 4, 4)
-        layout.addWidget(self.title)
+        top = QHBoxLayout()
+        top.addWidget(self.title, 1)
+        top.addWidget(self.choose)
+        layout.addLayout(top)
         layout.addWidget(split, 1)
 
     # --- inputs ---------------------------------------------------------------------------
+    def set_choices(self, choices: Sequence[tuple[str, str]], checked: Collection[str]) -> None:
+        """Offer ``(source, label)`` pairs in the "Compare with" menu, ``checked`` ticked."""
+        self.choose_menu.clear()
+        for source, label in choices:
+            action = self.choose_menu.addAction(label)
+            action.setCheckable(True)
+            action.setChecked(source in checked)
+            action.setData(source)
+
+    def chosen(self) -> list[str]:
+        """The sources ticked in the menu, in menu order."""
+        return [a.data() for a in self.choose_menu.actions() if a.isChecked()]
+
     def set_tokenizers(self, tokenizers: Sequence[Tokenizer]) -> None:
         """Compare with these tokenizers (re-encodes the current text on a worker)."""
         self._tokenizers = list(tokenizers)

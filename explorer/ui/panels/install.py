@@ -116,7 +116,9 @@ class PanelHub(QObject):
                 window.panels[key].raise_()
         self._stale: set[str] = set(self.docks)
         self._offset: int | None = None
-        self._others: dict[str, Tokenizer] = {}  # extra tokenizers for the comparison
+        self._others: dict[str, Tokenizer] = {}  # source -> tokenizer loaded for the comparison
+        self._chosen: list[str] | None = None  # sources ticked in "Compare with" (None: auto)
+        self._failed: set[str] = set()
         self._loader = LatestJob(self)
         self._cursor_timer = QTimer(self)
         self._cursor_timer.setSingleShot(True)
@@ -128,6 +130,7 @@ class PanelHub(QObject):
         window.cursor_token_changed.connect(self._on_cursor)
         window.loader.loaded.connect(lambda _s, _t: self._refresh({"compare"}))
         self.training.tokenizer_ready.connect(self._use_trained)
+        self.compare.choices_changed.connect(self._on_choices)
         # Qt keeps the widgets of background dock tabs "visible"; visibilityChanged is the one
         # reliable report of which tab is on screen.
         self._shown: dict[str, bool] = dict.fromkeys(self.docks, False)
@@ -178,30 +181,41 @@ class PanelHub(QObject):
         """Nothing to follow: the dialog is self-contained."""
 
     def _update_compare(self) -> None:
+        from explorer.ui.tokenizer_source import bundled_sources, source_label, source_path
+
         tok = self.window.tokenizer
         if tok is None:
             return
-        others = [t for src, t in self.window.loader.cached().items()
-                  if t is not tok and not src.startswith("trained:")]
-        others += [t for t in self._others.values() if t is not tok and t not in others]
-        if not others:
-            self._load_default_other()
-        self.compare.set_tokenizers([tok, *others[:3]])
+        current = self.window.source
+        loaded = {**self._others, **self.window.loader.cached()}
+        candidates = [s for s in [*bundled_sources(), *loaded] if s != current]
+        candidates = list(dict.fromkeys(candidates))  # unique, in order
+        if self._chosen is None:  # not chosen yet: what was loaded, else another bundled one
+            chosen = [s for s in loaded if s != current and not s.startswith("trained:")][:3]
+            chosen = chosen or [s for s in COMPARE_DEFAULTS if s != current][:1]
+        else:
+            chosen = [s for s in self._chosen if s != current]
+        self.compare.set_choices([(s, source_label(s)) for s in candidates], chosen)
+        missing = [s for s in chosen if s not in loaded and s not in self._failed]
+        if missing:  # load one at a time; each arrival refreshes the comparison
+            source = missing[0]
+            self._loader.submit(_load_job, source_path(source),
+                                on_return=lambda t, s=source: self._add_other(s, t),
+                                on_error=lambda e, s=source: self._load_failed(s, e))
+        self.compare.set_tokenizers([tok, *(loaded[s] for s in chosen if s in loaded)])
         self.compare.set_text(self.window.text())
 
-    def _load_default_other(self) -> None:
-        from explorer.ui.tokenizer_source import source_path
-
-        current = self.window.source
-        for source in COMPARE_DEFAULTS:
-            if source != current and source not in self._others:
-                self._loader.submit(_load_job, source_path(source),
-                                    on_return=lambda t, s=source: self._add_other(s, t))
-                return
+    def _on_choices(self, sources: list[str]) -> None:
+        self._chosen = sources
+        self._refresh({"compare"})
 
     def _add_other(self, source: str, tokenizer: Tokenizer) -> None:
         self._others[source] = tokenizer
         self._refresh({"compare"})
+
+    def _load_failed(self, source: str, error: object) -> None:
+        self._failed.add(source)  # never retried in a loop
+        self.compare.title.setText(f"Could not load {source}: {error}")
 
     def _cursor_span(self, tok: Tokenizer) -> tuple[str, tuple[int, int]] | None:
         if self._offset is None:
