@@ -88,3 +88,16 @@ def test_no_tokenizers(qtbot):
     qtbot.addWidget(panel)
     panel.set_tokenizers([])
     assert panel.stats.rowCount() == 0 and "Pick two" in panel.title.text()
+
+
+def test_huge_text_is_compared_up_to_the_limit(qtbot, cl100k, o200k):
+    from explorer.ui.panels.compare import MAX_COMPARED_CHARS
+
+    panel = ComparePanel()
+    qtbot.addWidget(panel)
+    with qtbot.waitSignal(panel.compared, timeout=60000):
+        panel.set_tokenizers([cl100k, o200k])
+        panel.set_text("ab " * (MAX_COMPARED_CHARS // 3 + 10))
+    assert panel.rows.comparison.text == ("ab " * (MAX_COMPARED_CHARS // 3 + 10))[
+        :MAX_COMPARED_CHARS]
+    assert "only the first" in panel.title.text()

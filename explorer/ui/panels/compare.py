@@ -8,7 +8,9 @@ others lack is marked with a red bar in the rows that have it. Above, a table pu
 side by side (tokens, characters and bytes per token, unknown tokens, differing boundaries).
 
 Encoding runs on a worker (:class:`~explorer.ui.panels.latest_job.LatestJob`, latest wins).
-Only the first :data:`MAX_DRAWN_CHARS` characters are drawn; the counts cover the whole text.
+Only the first :data:`MAX_DRAWN_CHARS` characters are drawn; the counts cover the first
+:data:`MAX_COMPARED_CHARS` characters (an encode cannot be interrupted half-way, so a huge
+document would keep a core busy after every edit).
 Zero-width tokens (e.g. a BOS with an empty span) are counted but not drawn.
 """
 
@@ -38,6 +40,8 @@ from explorer.ui.panels.compare_rows import MAX_DRAWN_CHARS, AlignedRows
 from explorer.ui.panels.latest_job import LatestJob
 
 _Index = QModelIndex | QPersistentModelIndex
+MAX_COMPARED_CHARS = 200_000
+"""Text beyond this is not compared (the title says so)."""
 
 
 def encode_all(tokenizers: Sequence[Tokenizer], text: str) -> Generator[int, None, list[Encoding]]:
@@ -106,6 +110,7 @@ class ComparePanel(QWidget):
         super().__init__(parent)
         self._tokenizers: list[Tokenizer] = []
         self._text = ""
+        self._truncated = False
         self.runner = LatestJob(self)
         """Encodes on a worker (latest request wins)."""
         self.title = QLabel("Pick two or more tokenizers to compare.", self)
@@ -161,8 +166,9 @@ class ComparePanel(QWidget):
         self.refresh()
 
     def set_text(self, text: str) -> None:
-        """Compare this text (re-encodes on a worker; latest request wins)."""
-        self._text = text
+        """Compare this text, up to :data:`MAX_COMPARED_CHARS` (re-encodes on a worker)."""
+        self._truncated = len(text) > MAX_COMPARED_CHARS
+        self._text = text[:MAX_COMPARED_CHARS]
         self.refresh()
 
     def refresh(self) -> None:
@@ -189,6 +195,8 @@ class ComparePanel(QWidget):
             n = len(cmp.all_differing)
             drawn = ("" if len(cmp.text) <= MAX_DRAWN_CHARS
                      else f" · first {MAX_DRAWN_CHARS:,} characters drawn")
+            if self._truncated and cmp.text == self._text:
+                drawn += f" · only the first {MAX_COMPARED_CHARS:,} characters compared"
             self.title.setText(
                 f"{len(cmp.text):,} characters · {n:,} boundar{'y' if n == 1 else 'ies'} "
                 f"differ (red bars){drawn}")
