@@ -89,7 +89,10 @@ def test_trained_tokenizer_becomes_current(qtbot, window):
         dialog.start()
     with qtbot.waitSignal(w.tokenizer_changed, timeout=10000):
         dialog.use_button.click()
-    assert w.tokenizer.info.vocab_size == 400 and w.source.startswith("trained:")
+    # saved in the app data folder and opened like any file: remembered, merge trace works
+    assert w.source.endswith(".tiktoken") and "trained" in w.source
+    assert w.tokenizer.vocab_size == 400 and w.tokenizer.supports_merge_trace()
+    assert w.settings.vocabulary == w.source
     dialog.reject()  # embedded: Escape/close only cancels, the panel stays
     assert not dialog.isHidden()
 

@@ -14,6 +14,7 @@ tokenizer that cannot trace or has no lattice gets a one-line explanation instea
 
 from __future__ import annotations
 
+import time
 from collections.abc import Generator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -24,6 +25,7 @@ from PySide6.QtWidgets import QDockWidget, QFrame, QScrollArea, QWidget
 from explorer.engine.errors import TokenizerError
 from explorer.engine.formats import load_tokenizer
 from explorer.engine.tokenizer import Tokenizer
+from explorer.engine.trainers.models import TrainedUnigram
 from explorer.ui.dialogs.training import TrainingDialog
 from explorer.ui.panels.compare import ComparePanel
 from explorer.ui.panels.latest_job import LatestJob
@@ -154,7 +156,29 @@ class PanelHub(QObject):
         self._cursor_timer.start()
 
     def _use_trained(self, tokenizer: Tokenizer) -> None:
-        self.window.loader.add(f"trained:{tokenizer.info.name}", tokenizer)
+        """Save the trained model in the app data folder and open that file, so it is an
+        ordinary source: remembered across runs, listed in recent files."""
+        from explorer.ui.autosave import autosave_path
+
+        model = self.training.model
+        if model is None:
+            return
+        if isinstance(model, TrainedUnigram):
+            ext = ".model"  # SentencePiece: the lattice view works on it
+        elif getattr(model, "mode", "") == "byte_level":
+            ext = ".tiktoken"  # ranks: the merge-queue view works on it
+        else:
+            ext = ".json"
+        stamp = time.strftime("%Y%m%d-%H%M%S")
+        name = tokenizer.info.name.replace(" ", "-")
+        path = autosave_path().parent / "trained" / f"{name}-{stamp}{ext}"
+        path.parent.mkdir(parents=True, exist_ok=True)
+        try:
+            self.training.save_to(path)
+        except (OSError, TokenizerError) as e:
+            self.training.status.setText(f"Could not keep the trained tokenizer: {e}")
+            return
+        self.window.open_source(str(path))
 
     # --- refreshing -----------------------------------------------------------------------
     def _on_visibility(self, key: str, visible: bool) -> None:
