@@ -11,6 +11,7 @@ import argparse
 import os
 import sys
 import tempfile
+from collections.abc import Callable
 from pathlib import Path
 
 from PySide6.QtCore import QElapsedTimer, QEventLoop, QTimer
@@ -46,8 +47,9 @@ def _read_text(path: str | None) -> str | None:
         raise SystemExit(2) from None
 
 
-def wait_highlighted(window: MainWindow, timeout_ms: int) -> bool:
-    """Run the event loop until the window is encoded and painted (or the timeout)."""
+def wait_highlighted(window: MainWindow, timeout_ms: int,
+                     stop: Callable[[], bool] = lambda: False) -> bool:
+    """Run the event loop until the window is encoded and painted (or ``stop()``/timeout)."""
     app = QApplication.instance()
     clock = QElapsedTimer()
     clock.start()
@@ -56,19 +58,21 @@ def wait_highlighted(window: MainWindow, timeout_ms: int) -> bool:
         app.processEvents(QEventLoop.ProcessEventsFlag.AllEvents, 20)
         if window.is_highlighted and window.doc is not None:
             return True
+        if stop():
+            return False
     return False
 
 
 def take_screenshot(window: MainWindow, out: Path, view: str) -> int:
     """Grab ``window`` into ``out`` after highlighting; the exit status."""
     errors: list[str] = []
-    window.loader.report_error = lambda title, msg: errors.append(msg)
+    window.loader.report_error = lambda _title, _msg: None  # no dialog offscreen
+    window.loader.failed.connect(lambda _source, msg: errors.append(msg))
     window.resize(*SCREENSHOT_SIZE)
     window.show()
-    if not wait_highlighted(window, SCREENSHOT_TIMEOUT_MS):
+    if not wait_highlighted(window, SCREENSHOT_TIMEOUT_MS, stop=lambda: bool(errors)):
         msg = errors[0] if errors else "timed out waiting for highlighting"
-        print(f"tokenizer-explorer: error: {msg.splitlines()[-3] if errors else msg}",
-              file=sys.stderr)
+        print(f"tokenizer-explorer: error: {msg}", file=sys.stderr)
         return 2 if errors else 1
     if not window.show_view(view):
         print(f"tokenizer-explorer: warning: view {view!r} is not available; showing main",

@@ -19,7 +19,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from PySide6.QtCore import Qt, Signal
-from PySide6.QtGui import QCloseEvent, QDragEnterEvent, QDropEvent
+from PySide6.QtGui import QAction, QCloseEvent, QDragEnterEvent, QDropEvent
 from PySide6.QtWidgets import QApplication, QDockWidget, QFileDialog, QMainWindow, QWidget
 
 from explorer.engine.tokenizer import Tokenizer
@@ -254,7 +254,7 @@ class MainWindow(QMainWindow):
     def set_show_whitespace(self, show: bool) -> None:
         """Whitespace glyphs on or off."""
         self.editor.set_show_whitespace(show)
-        self.menus.whitespace.setChecked(show)
+        _set_checked(self.menus.whitespace, show)
         self.settings.show_whitespace = show
 
     def _apply_look(self, palette: str, dark: bool) -> None:
@@ -269,7 +269,7 @@ class MainWindow(QMainWindow):
         self.painter.set_formats(formats)
         self.table_model.set_color_function(formats.color)
         self.settings.palette, self.settings.dark = palette, dark
-        self.menus.dark.setChecked(dark)
+        _set_checked(self.menus.dark, dark)
         for a in self.menus.palette_group.actions():
             a.setChecked(a.data() == palette)
 
@@ -367,3 +367,10 @@ class MainWindow(QMainWindow):
         self.settings.sync()
         self.controller.shutdown()
         super().closeEvent(event)
+
+
+def _set_checked(action: QAction, checked: bool) -> None:
+    """Reflect state in a checkable action without re-triggering its slot."""
+    action.blockSignals(True)
+    action.setChecked(checked)
+    action.blockSignals(False)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -63,10 +64,8 @@ def build_menus(w: MainWindow) -> Menus:
              f"Ctrl+{i + 1}" if i < 9 else None)
 
     view = bar.addMenu("&View")
-    ws = _act(view, "Show &Whitespace", w.set_show_whitespace, "Ctrl+Shift+W")
-    ws.setCheckable(True)
-    dark = _act(view, "&Dark Theme", w.set_dark, "Ctrl+Shift+D")
-    dark.setCheckable(True)
+    ws = _act(view, "Show &Whitespace", w.set_show_whitespace, "Ctrl+Shift+W", checkable=True)
+    dark = _act(view, "&Dark Theme", w.set_dark, "Ctrl+Shift+D", checkable=True)
     pal_menu = view.addMenu("Token &Palette")
     pal_group = QActionGroup(w)
     for name in PALETTES:
@@ -81,11 +80,17 @@ def build_menus(w: MainWindow) -> Menus:
     return Menus(recent, tok, view, group, pal_group, ws, dark)
 
 
-def _act(menu: QMenu, text: str, slot: object,
-         shortcut: QKeySequence.StandardKey | str | None = None) -> QAction:
+def _act(menu: QMenu, text: str, slot: Callable[..., object],
+         shortcut: QKeySequence.StandardKey | str | None = None,
+         checkable: bool = False) -> QAction:
+    """A menu action; a checkable one passes its state to ``slot``, others call it bare."""
     action = QAction(text, menu)
     if shortcut is not None:
         action.setShortcut(QKeySequence(shortcut))
-    action.triggered.connect(slot)
+    if checkable:
+        action.setCheckable(True)
+        action.toggled.connect(slot)
+    else:
+        action.triggered.connect(lambda _checked=False: slot())
     menu.addAction(action)
     return action
