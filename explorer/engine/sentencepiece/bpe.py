@@ -74,16 +74,17 @@ class SentencePieceBPEModel:
         """Segmentation of ``normalized`` as ``(start, end, id)`` code-point spans."""
         out: list[tuple[int, int, int]] = []
         pos = 0
-        for length, id_ in self._segments(normalized):
+        for length, id_ in self.segments(normalized):
             out.append((pos, pos + length, id_))
             pos += length
         return out
 
     def encode_ids(self, normalized: str) -> list[int]:
         """Only the ids of :meth:`encode`."""
-        return [id_ for _, id_ in self._segments(normalized)]
+        return [id_ for _, id_ in self.segments(normalized)]
 
-    def _segments(self, normalized: str) -> list[Segment]:
+    def segments(self, normalized: str) -> list[Segment]:
+        """The segmentation as ``(length, id)`` pairs in order."""
         if not normalized:
             return []
         words = self._split.findall(normalized) if self._split is not None else [normalized]

@@ -57,6 +57,8 @@ class SentencePieceModel(Protocol):
 
     def encode_ids(self, normalized: str) -> list[int]: ...
 
+    def segments(self, normalized: str) -> list[tuple[int, int]]: ...
+
 
 class SentencePieceTokenizer(Tokenizer):
     """A SentencePiece tokenizer over an in-memory model and normalizer."""
@@ -151,24 +153,35 @@ class SentencePieceTokenizer(Tokenizer):
         else:
             normalized = self.normalizer.normalize(text).text
         model = self.model
-        ids = model.encode_ids(normalized)
         unk_id = model.unk_id
+        segs = model.segments(normalized)
+        ids = [s[1] for s in segs]
         if unk_id not in ids:
             return ids
-        # unknown merging / byte fallback, as _tokens does but without Token objects
+        # unknown merging / byte fallback (as _tokens does, without Token objects)
         out: list[int] = []
-        prev_unk = False
-        for start, end, id_ in model.encode(normalized):
-            if id_ != unk_id:
-                out.append(id_)
-                prev_unk = False
-                continue
+        pos = last = 0
+        k = ids.index(unk_id)
+        while True:
+            pos += sum([s[0] for s in segs[last:k]])
             if self.byte_fallback:
-                byte_ids = self._byte_ids
-                out.extend(byte_ids.get(b, unk_id) for b in normalized[start:end].encode())
-            elif not prev_unk:
+                out += ids[last:k]
+                length = segs[k][0]
+                out.extend(
+                    self._byte_ids.get(b, unk_id) for b in normalized[pos : pos + length].encode()
+                )
+            elif k == last and last > 0:
+                pass  # a run of unknowns is one <unk>
+            else:
+                out += ids[last:k]
                 out.append(unk_id)
-            prev_unk = True
+            pos += segs[k][0]
+            last = k + 1
+            try:
+                k = ids.index(unk_id, last)
+            except ValueError:
+                break
+        out += ids[last:]
         return out
 
     def decode_bytes(self, ids: Sequence[int]) -> bytes:

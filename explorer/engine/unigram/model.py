@@ -109,6 +109,10 @@ class UnigramModel:
         """Only the ids of :meth:`encode` (the fast path benchmarks use)."""
         return self._segments(normalized, True)  # type: ignore[return-value]
 
+    def segments(self, normalized: str) -> list[Segment]:
+        """The segmentation as ``(length, id)`` pairs in order."""
+        return self._segments(normalized, False)  # type: ignore[return-value]
+
     def _segments(self, normalized: str, ids_only: bool) -> list[Segment] | list[int]:
         """Segment word by word, from the cache unless float32 rounding could decide.
 
