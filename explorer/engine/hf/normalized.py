@@ -5,7 +5,8 @@ original characters it came from; offsets of tokens are read through it. :class:
 our equivalent: ``text`` plus one ``(start, end)`` code-point span of the *original* text per
 character. Inserted characters (``Prepend``, a ``Metaspace`` prefix) take the span of the
 character they attach to; removed characters simply vanish; a character composed from
-several originals (NFC) takes the span of the first, as in HF.
+several originals (NFC) takes the span of the first, and a decomposition (NFKD of ``½``)
+belongs to the character it came from, as in HF.
 
 Handles: per-character mapping, filtering, unicode normalization forms with alignment,
 regex/string replacement, prepend/strip, slicing. Does not handle: HF's offset "referential"
@@ -93,20 +94,18 @@ class Aligned:
         for a, b in segments:
             seg = self.text[a:b]
             norm = unicodedata.normalize(form, seg)
-            if len(norm) == b - a:  # one-to-one: keep each character's own span
+            if norm == seg or (b - a == 1 and len(norm) == 1):  # unchanged or 1 -> 1
                 out.append(norm)
                 starts.extend(self.starts[a:b])
                 ends.extend(self.ends[a:b])
                 continue
-            # As HF (unicode-normalization-alignments): output char i stands for original
-            # char i of the segment; extra originals are dropped (a composed char covers
-            # only its first original) and extra outputs repeat the last original.
+            # Track where every output character comes from (HF's alignments): a
+            # decomposition belongs to the character it decomposes; a composed character
+            # belongs to the first character it was composed from.
             out.append(norm)
-            last = b - a - 1
-            for i in range(len(norm)):
-                j = a + min(i, last)
-                starts.append(self.starts[j])
-                ends.append(self.ends[j])
+            for j in _sources(seg, form, norm):
+                starts.append(self.starts[a + j])
+                ends.append(self.ends[a + j])
         return Aligned("".join(out), starts, ends)
 
     def replace(self, pattern: regex.Pattern[str], content: str) -> Aligned:
@@ -197,3 +196,80 @@ def _segments(text: str, form: str) -> list[tuple[int, int]]:
                 continue
         out.append((a, b))
     return out
+
+
+# HF tracks alignment through normalization with (char, change) pairs
+# (unicode-normalization-alignments): change 0 = this char stands for the next original
+# char, +1 = inserted (it shares the previous char's span), -k = it also swallows the next k
+# originals. Decomposition emits (first, 0), (rest, +1) per original; canonical reordering
+# moves pairs; composition folds an absorbed pair into the starter (change + absorbed - 1).
+# The spans are then read off positionally. We reproduce exactly that.
+Change = tuple[str, int]
+
+
+def _decompose_changes(seg: str, form: str) -> list[Change]:
+    combining = unicodedata.combining
+    out: list[Change] = []
+    for c in seg:
+        d = unicodedata.normalize(form, c)
+        out.append((d[0], 0))
+        out.extend((x, 1) for x in d[1:])
+    i = 0
+    while i < len(out):
+        if combining(out[i][0]) == 0:
+            i += 1
+            continue
+        j = i
+        while j < len(out) and combining(out[j][0]) != 0:
+            j += 1
+        out[i:j] = sorted(out[i:j], key=lambda t: combining(t[0]))  # stable by class
+        i = j
+    return out
+
+
+def _compose_pair(a: str, b: str) -> str | None:
+    r = unicodedata.normalize("NFC", a + b)
+    return r if len(r) == 1 else None
+
+
+def _compose_changes(items: list[Change]) -> list[Change]:
+    combining = unicodedata.combining
+    out: list[Change] = []
+    starter = -1  # index in out of the current starter
+    last_class: int | None = None  # class of the last char kept after the starter
+    for ch, change in items:
+        cls = combining(ch)
+        blocked = last_class is not None and (last_class >= cls or cls == 0)
+        if starter >= 0 and not blocked:
+            composed = _compose_pair(out[starter][0], ch)
+            if composed is not None:
+                out[starter] = (composed, out[starter][1] + change - 1)
+                continue
+        if cls == 0:
+            starter = len(out)
+            last_class = None
+        else:
+            last_class = cls
+        out.append((ch, change))
+    return out
+
+
+def _sources(seg: str, form: str, norm: str) -> list[int]:
+    """For every character of ``norm`` (= ``normalize(form, seg)``) its source index in seg."""
+    decomp = "NFD" if form in ("NFC", "NFD") else "NFKD"
+    items = _decompose_changes(seg, decomp)
+    if form in ("NFC", "NFKC"):
+        items = _compose_changes(items)
+    last = len(seg) - 1
+    if "".join(c for c, _ in items) == norm:
+        srcs: list[int] = []
+        ptr = 0
+        for _, change in items:
+            if change > 0:
+                srcs.append(min(max(ptr - 1, 0), last))
+            else:
+                srcs.append(min(ptr, last))
+                ptr += 1 - change
+        return srcs
+    # Fallback: positional (char i of the output stands for char i of the input).
+    return [min(i, last) for i in range(len(norm))]
