@@ -37,6 +37,7 @@ from explorer.ui.settings import Settings
 from explorer.ui.status import StatusArea
 from explorer.ui.token_painter import TokenFormats, TokenPainter
 from explorer.ui.token_table import TokenTableModel, TokenTableView
+from explorer.ui.tokenizer_picker import TokenizerPicker, build_toolbar
 from explorer.ui.tokenizer_source import (
     DEFAULT_SOURCE,
     FILE_FILTER,
@@ -88,6 +89,8 @@ class MainWindow(QMainWindow):
         self.status = StatusArea(self.statusBar(), self)
         self.loader = TokenizerLoader(report_error or message_box_reporter(self), self)
         self.menus = build_menus(self)
+        self.picker = TokenizerPicker(self.open_source, self.open_vocabulary_dialog, self)
+        self.addToolBar(build_toolbar(self, self.picker, self.load_sample))
 
         self.add_panel("tokens", "Tokens", self.table, Area.BottomDockWidgetArea)
         self.add_panel("ids", "Token Ids", self.ids_view, Area.BottomDockWidgetArea)
@@ -304,6 +307,7 @@ class MainWindow(QMainWindow):
             self._refresh_recent()
         for a in self.menus.tokenizer_group.actions():
             a.setChecked(a.data() == source)
+        self._refresh_picker()
         info = tokenizer.info
         self.status.tokenizer.setText(f"{info.name} · {info.format} · {info.model_type} · "
                                       f"{info.vocab_size:,} ids")
@@ -334,12 +338,17 @@ class MainWindow(QMainWindow):
         if self.is_highlighted:
             self.highlighted.emit()
 
+    def _refresh_picker(self) -> None:
+        loaded = [s for s in self.loader.cached() if not s.startswith("bundled:")]
+        self.picker.set_sources([*loaded, *self.settings.recent_files], self.source)
+
     def _refresh_recent(self) -> None:
         menu = self.menus.recent
         menu.clear()
         for path in self.settings.recent_files:
             menu.addAction(Path(path).name, lambda p=path: self.open_source(p)).setToolTip(path)
         menu.setEnabled(bool(self.settings.recent_files))
+        self._refresh_picker()
 
     # ----- events -------------------------------------------------------------------------
     def autosave_now(self) -> None:

@@ -120,3 +120,16 @@ def test_autosave_survives_a_crash(qtbot, errors):
     qtbot.waitUntil(lambda: load_text() == "typed before the crash", timeout=5000)
     assert not autosave_path().with_suffix(".tmp").exists()
     w.controller.shutdown()  # no closeEvent: the file was written while typing
+
+
+def test_toolbar_picker_switches_tokenizer_and_keeps_text(qtbot, window):
+    picker = window.picker
+    assert picker.sources()[:2] == ["bundled:cl100k_base", "bundled:o200k_base"]
+    assert picker.currentData() == "bundled:cl100k_base"
+    window.set_text("same text")
+    with qtbot.waitSignal(window.tokenizer_changed, timeout=30000) as sig:
+        picker.activated.emit(picker.findData("bundled:o200k_base"))
+    assert sig.args[0].vocab_size > 200_000
+    wait_highlighted(qtbot, window)
+    assert window.text() == "same text" and picker.currentData() == "bundled:o200k_base"
+    assert Settings().vocabulary == "bundled:o200k_base"
