@@ -112,3 +112,15 @@ def test_empty_trace(qtbot):
     panel.clear("No BPE here")
     assert panel.title.text() == "No BPE here" and panel.symbols.labels() == []
     assert not panel.play_button.isEnabled()
+
+
+def test_partial_utf8_symbols_are_hex_never_replacement_chars(qtbot, cl100k):
+    steps = list(cl100k.trace_merges(" 🙂"))
+    panel = MergeQueuePanel()
+    qtbot.addWidget(panel)
+    panel.set_trace(steps, token_id=cl100k.token_id)
+    assert panel.symbols.labels() == ["·", "⟨F0⟩", "⟨9F⟩", "⟨99⟩", "⟨82⟩"]
+    labels = [label for step in range(panel.step_count)
+              for label in (panel.set_position(step) or panel.symbols.labels())]
+    assert "\ufffd" not in "".join(labels)
+    assert [int(c.caption) for c in panel.final.chips] == cl100k.encode(" 🙂").ids
