@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import heapq
 import time
+from collections import defaultdict
 from collections.abc import Generator, Iterable, Iterator
 from dataclasses import dataclass
 from itertools import pairwise
@@ -188,21 +189,16 @@ def train_bpe_from_counts(
 
 def _count_pairs(
     words: list[list[int]], wcounts: list[int]
-) -> tuple[dict[int, int], dict[int, set[int]]]:
-    pair_counts: dict[int, int] = {}
-    where: dict[int, set[int]] = {}
-    pget = pair_counts.get
+) -> tuple[defaultdict[int, int], defaultdict[int, set[int]]]:
+    pair_counts: defaultdict[int, int] = defaultdict(int)
+    where: defaultdict[int, set[int]] = defaultdict(set)
     for i, w in enumerate(words):
         if len(w) < 2:
             continue
         c = wcounts[i]
         for k in [a << _SHIFT | b for a, b in pairwise(w)]:
-            pair_counts[k] = pget(k, 0) + c
-            s = where.get(k)
-            if s is None:
-                where[k] = {i}
-            else:
-                s.add(i)
+            pair_counts[k] += c
+            where[k].add(i)
     return pair_counts, where
 
 
@@ -213,15 +209,14 @@ def _merge_words(
     a: int,
     b: int,
     new: int,
-    pair_counts: dict[int, int],
-) -> dict[int, set[int]]:
+    pair_counts: defaultdict[int, int],
+) -> defaultdict[int, set[int]]:
     """Merge ``a b`` -> ``new`` left to right in the words of ``pos`` (HF ``Word::merge``).
 
     Updates ``pair_counts`` in place; returns the pairs that gained occurrences, with the words
     where they did (HF's ``where_to_update``).
     """
-    touched: dict[int, set[int]] = {}
-    pget = pair_counts.get
+    touched: defaultdict[int, set[int]] = defaultdict(set)
     new_hi = new << _SHIFT
     same = a == b
     for i in pos:
@@ -238,29 +233,19 @@ def _merge_words(
                     left -= 1  # the b merged away was an a too
                 if j > 0:
                     prev = w[j - 1]
-                    k = prev << _SHIFT | a
-                    pair_counts[k] = pget(k, 0) - c
+                    pair_counts[prev << _SHIFT | a] -= c
                     k = prev << _SHIFT | new
-                    pair_counts[k] = pget(k, 0) + c
-                    s = touched.get(k)
-                    if s is None:
-                        touched[k] = {i}
-                    else:
-                        s.add(i)
+                    pair_counts[k] += c
+                    touched[k].add(i)
                 w[j] = new
                 del w[j + 1]
                 n -= 1
                 if j < n - 1:
                     nxt = w[j + 1]
-                    k = b << _SHIFT | nxt
-                    pair_counts[k] = pget(k, 0) - c
+                    pair_counts[b << _SHIFT | nxt] -= c
                     k = new_hi | nxt
-                    pair_counts[k] = pget(k, 0) + c
-                    s = touched.get(k)
-                    if s is None:
-                        touched[k] = {i}
-                    else:
-                        s.add(i)
+                    pair_counts[k] += c
+                    touched[k].add(i)
             j += 1
     return touched
 
