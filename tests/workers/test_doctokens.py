@@ -96,3 +96,39 @@ def test_spliced_prefix_sums_equal_recomputed(data):
                      "unknown_count"):
             assert getattr(doc, name) == getattr(fresh, name), name
         assert doc.byte_count == len(text.encode())
+
+
+ENGINE_FILES = [
+    ("minilm", "tokenizer.json"),
+    ("sentencepiece", "botchan_en_unigram_1000.model"),
+    ("llama-cpp", "ggml-vocab-llama-spm.gguf"),
+    ("gpt-tokenizer", "o200k_base.tiktoken"),
+]
+_LOADED: dict = {}
+
+
+def _engine(pkg, name):
+    from references import require
+
+    from explorer.engine.formats import load_tokenizer
+
+    key = (pkg, name)
+    if key not in _LOADED:
+        _LOADED[key] = load_tokenizer(require(pkg, name))
+    return _LOADED[key]
+
+
+@pytest.mark.parametrize(("pkg", "name"), ENGINE_FILES, ids=[n for _, n in ENGINE_FILES])
+@settings(max_examples=15, deadline=None)
+@given(data=st.data())
+def test_our_engines_edit_sequences_equal_full_encode(pkg, name, data):
+    tok = _engine(pkg, name)
+    text = "Hello world\n\nsecond line here  \n  indented café 😀\nlast"
+    doc = _full(encode_document(tok, text, chunk=12))
+    assert _flat(doc) == _expected(tok, text)
+    for _ in range(3):
+        a = data.draw(st.integers(0, len(text)))
+        b = data.draw(st.integers(a, min(len(text), a + 5)))
+        text = text[:a] + "".join(data.draw(st.lists(ALPHABET, max_size=3))) + text[b:]
+        doc, _ = update_document(doc, text)  # type: ignore[misc]
+        assert _flat(doc) == _expected(tok, text)
