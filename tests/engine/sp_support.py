@@ -27,6 +27,7 @@ REFERENCE_MODELS = [
     ("mistral-common", "mistral_instruct_tokenizer_240216.model.v2"),
     ("mistral-common", "mistral_instruct_tokenizer_240323.model.v3"),
     ("mistral-common", "mistral_instruct_tokenizer_241114.model.v7"),
+    ("mistral-common", "mistral_instruct_tokenizer_241114.model.v7m1"),
 ]
 UDHR_LANGS = ["eng", "jpn", "cmn_hans", "tha", "kor", "hin", "arb", "rus", "vie", "amh"]
 

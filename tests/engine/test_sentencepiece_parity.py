@@ -22,7 +22,7 @@ def _texts() -> list[str]:
     from references import path
 
     botchan = path("sentencepiece", "botchan.txt")
-    lines = botchan.read_text(encoding="utf-8").splitlines()[::3] if botchan.exists() else []
+    lines = botchan.read_text(encoding="utf-8").splitlines()[::5] if botchan.exists() else []
     return multilingual_lines() + lines
 
 

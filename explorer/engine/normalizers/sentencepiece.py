@@ -72,6 +72,11 @@ class SentencePieceNormalizer:
         self._singles = frozenset(singles)
         self._multi_first = frozenset(multi_first - singles)
         self._seconds = frozenset(seconds)
+        # True when no rule can apply to ASCII-only text (then the check is one isascii()).
+        self._ascii_passes = not any(c.isascii() for c in self._singles) and (
+            not any(c.isascii() for c in self._seconds)
+            or not any(c.isascii() for c in self._multi_first)
+        )
 
     @classmethod
     def from_spec(
@@ -116,8 +121,9 @@ class SentencePieceNormalizer:
 
     def normalize_text(self, text: str) -> str:
         """Only the text of :meth:`normalize` (no alignment): the encode-ids fast path."""
-        if not self._singles.isdisjoint(text) or (
-            not self._multi_first.isdisjoint(text) and not self._seconds.isdisjoint(text)
+        if not (text.isascii() and self._ascii_passes) and (
+            not self._singles.isdisjoint(text)
+            or (not self._seconds.isdisjoint(text) and not self._multi_first.isdisjoint(text))
         ):
             return self.normalize(text).text
         # Every character passes through on its own: only the whitespace rules apply.

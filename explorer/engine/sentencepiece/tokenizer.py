@@ -85,6 +85,8 @@ class SentencePieceTokenizer(Tokenizer):
         """
         self.model = model
         self.normalizer = normalizer
+        # text-only normalization (no alignment) where the normalizer offers it
+        self._normalize_text = getattr(normalizer, "normalize_text", None)
         self.byte_fallback = byte_fallback
         self.unk_surface = unk_surface
         self.strip_decoded_prefix = strip_decoded_prefix
@@ -147,7 +149,7 @@ class SentencePieceTokenizer(Tokenizer):
 
     def encode_ids(self, text: str) -> list[int]:
         """Ids only, no special-token splitting: exactly ``SentencePieceProcessor.encode``."""
-        normalize_text = getattr(self.normalizer, "normalize_text", None)
+        normalize_text = self._normalize_text
         if normalize_text is not None:
             normalized = normalize_text(text)
         else:

@@ -32,6 +32,7 @@ FLT_MAX = 3.4028234663852886e38
 _CACHE_LIMIT = 200_000
 _INF = float("inf")
 _MISSING = object()
+_SHORT_WORD = 8
 _NEG_INF = float("-inf")
 _RESET = 100000.0  # sentencepiece 0.2.3 re-bases path scores beyond this magnitude
 _RESET_GUARD = _RESET * 0.99
@@ -164,6 +165,8 @@ class UnigramModel:
         never occur together inside a piece), and the parts are cached on their own: code
         and other text with long, rarely repeated "words" shares most of its parts.
         """
+        if len(word) <= _SHORT_WORD:  # not worth cutting: one Viterbi is as cheap
+            return self._part_entry(word)
         parts = self._parts(word)
         if len(parts) == 1:
             return self._part_entry(word)
@@ -250,33 +253,38 @@ class UnigramModel:
                     if k == i or start_at[k] != -1:
                         best[k] = f32(best[k] - base)
                 base = 0.0
-            has_single = False
+            # The one-character piece first: it decides whether an <unk> node is needed.
             j = i + 1
-            while j <= n:
-                entry = get(text[i:j], missing)
-                if entry is missing:  # no piece starts with text[i:j]
-                    break
-                if entry is not None:
-                    id_, score, user = entry
-                    if user:
-                        score = user_defined_score(len(text[i:j].encode("utf-8")))
-                    current = best[j]
-                    diff = base + score - current
-                    # float32 rounding moves a sum by < 1e-7 relative: clear losers stay so
-                    if diff > -1e-6 * (current if current > 0 else -current):
-                        cand = unpack(pack(base + score))[0]  # float32 sum, as sentencepiece
-                        diff = cand - current
-                        if diff > 0:
-                            best[j] = cand
-                            start_at[j] = i
-                            best_id[j] = id_
-                    if diff < 0:
-                        diff = -diff
-                    if diff < margin:
-                        margin = diff
-                    if j == i + 1:
-                        has_single = True
-                j += 1
+            entry = get(text[i], missing)
+            if entry is missing:
+                has_single = False
+            else:
+                has_single = entry is not None
+                while True:
+                    if entry is not None:
+                        id_, score, user = entry
+                        if user:
+                            score = user_defined_score(len(text[i:j].encode("utf-8")))
+                        current = best[j]
+                        diff = base + score - current
+                        # float32 rounding moves a sum by < 1e-7 relative: losers stay so
+                        if diff > -1e-6 * (current if current > 0 else -current):
+                            cand = unpack(pack(base + score))[0]  # float32, as sentencepiece
+                            diff = cand - current
+                            if diff > 0:
+                                best[j] = cand
+                                start_at[j] = i
+                                best_id[j] = id_
+                        if diff < 0:
+                            diff = -diff
+                        if diff < margin:
+                            margin = diff
+                    j += 1
+                    if j > n:
+                        break
+                    entry = get(text[i:j], missing)
+                    if entry is missing:  # no piece starts with text[i:j]
+                        break
             if j - 1 > frontier:  # an upper bound of the farthest node end is enough
                 frontier = j - 1
             if not has_single:
