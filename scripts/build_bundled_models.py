@@ -82,7 +82,7 @@ def build_bytes(algorithm: str, vocab_size: int, corpus: Sequence[Path] = CORPUS
     """The file content of a bundled model: tokenizer.json for BPE, ``.model`` for Unigram."""
     model = train_model(algorithm, vocab_size, corpus)
     if algorithm == "bpe":
-        return (to_hf_json(model) + "\n").encode("utf-8")
+        return to_hf_json(model).encode("utf-8")  # exactly what `tokenizer-explorer train` writes
     return to_sentencepiece(model)
 
 
