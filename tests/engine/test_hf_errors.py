@@ -137,3 +137,19 @@ def test_split_behaviors_match_hf(tmp_path: Path, behavior: str, invert: bool) -
         expected = [(s, o) for s, o in ref.pre_tokenize_str(text)]
         got = [(p.text, (p.start, p.end)) for p in tok.stages(text).pre_tokens]
         assert got == expected, text
+
+
+def test_fast_char_class_split_agrees_with_predicates() -> None:
+    import unicodedata
+
+    from explorer.engine.hf.pre_tokenizers import (
+        _CHAR_CLASSES,
+        char_matches,
+        single_char_matches,
+    )
+
+    sample = "".join(chr(o) for o in range(0, 0x3100) if unicodedata.category(chr(o)) != "Cs")
+    sample += "東京 ２０２６年 ٣٤ ߂ 🦙 ‼︎ ⁉ ፨ 𑁇 𐄀"
+    for pred, (pattern, check) in _CHAR_CLASSES.items():
+        got = single_char_matches(pattern, sample, pred if check else None)
+        assert got == char_matches(pred, sample), pred.__name__

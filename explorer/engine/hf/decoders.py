@@ -217,11 +217,12 @@ class WordPieceDecoder:
 
     def decode(self, tokens: list[bytes], joined: bool) -> list[bytes]:
         p = self.prefix.encode("utf-8")
+        n = len(p)
         out = []
         for i, t in enumerate(tokens):
             if i:
-                t = t.replace(p, b"", 1) if t.startswith(p) else b" " + t
-            if self.cleanup:
+                t = t[n:] if t.startswith(p) else b" " + t
+            if self.cleanup and b" " in t:  # every cleanup pattern starts with a space
                 s = t.decode("utf-8", errors="surrogateescape")
                 for a, b in _CLEANUP:
                     s = s.replace(a, b)

@@ -21,6 +21,8 @@ from dataclasses import dataclass
 
 import regex
 
+_NON_ASCII_RUN = regex.compile(r"[\x00-\x7f]?[^\x00-\x7f]+")
+
 
 @dataclass(slots=True)
 class Aligned:
@@ -87,6 +89,22 @@ class Aligned:
         """Apply NFC/NFD/NFKC/NFKD, aligning each normalization segment to its originals."""
         if unicodedata.is_normalized(form, self.text):
             return self
+        # ASCII is invariant under every form and never composes backwards, so only runs of
+        # non-ASCII characters (with the one character before, their possible starter) need
+        # the segment-by-segment work.
+        parts: list[Aligned] = []
+        pos = 0
+        for m in _NON_ASCII_RUN.finditer(self.text):
+            a, b = m.span()
+            if pos < a:
+                parts.append(self.slice(pos, a))
+            parts.append(self.slice(a, b)._normalize_segments(form))
+            pos = b
+        if pos < len(self.text):
+            parts.append(self.slice(pos, len(self.text)))
+        return concat(parts)
+
+    def _normalize_segments(self, form: str) -> Aligned:
         segments = _segments(self.text, form)
         out: list[str] = []
         starts: list[int] = []
@@ -188,7 +206,7 @@ def _segments(text: str, form: str) -> list[tuple[int, int]]:
     out: list[tuple[int, int]] = []
     norm = unicodedata.normalize
     for a, b in segs:
-        if out:
+        if out and not text[a].isascii():  # an ASCII character never composes backwards
             pa, pb = out[-1]
             left, right = text[pa:pb], text[a:b]
             if norm(form, left + right) != norm(form, left) + norm(form, right):

@@ -72,8 +72,11 @@ class Lowercase:
     """Unicode lowercase (``İ`` becomes two characters, as in Rust)."""
 
     def normalize(self, text: Aligned) -> Aligned:
-        if text.text.islower() or text.text == text.text.lower():
+        lower = text.text.lower()
+        if lower == text.text:
             return text
+        if len(lower) == len(text.text):  # lower() never shrinks: same length is 1 -> 1
+            return Aligned(lower, text.starts, text.ends)
         return text.map_chars(str.lower)
 
     def describe(self) -> str:
@@ -192,6 +195,11 @@ def _replaced(text: Aligned, a: int, b: int, rep: str) -> Aligned:
     return Aligned(rep, [text.starts[j] for j in idx], [text.ends[j] for j in idx])
 
 
+# Fast paths: text without these characters is left unchanged by clean_text / CJK padding.
+_NEEDS_CLEAN = regex.compile(r"[^\S ]|[\p{C}\ufffd]")
+_MAYBE_CJK = regex.compile(r"[\u3400-\u9fff\uf900-\ufaff\U00020000-\U0002fa1f]")
+
+
 @dataclass(frozen=True)
 class BertNormalizer:
     """BERT: clean control characters, space out CJK, strip accents, lowercase."""
@@ -202,10 +210,10 @@ class BertNormalizer:
     lowercase: bool
 
     def normalize(self, text: Aligned) -> Aligned:
-        if self.clean_text:
+        if self.clean_text and _NEEDS_CLEAN.search(text.text):
             text = text.filter(lambda c: not (c in "\0\ufffd" or is_bert_control(c)))
             text = text.map_chars(lambda c: " " if is_whitespace(c) else c)
-        if self.handle_chinese_chars:
+        if self.handle_chinese_chars and _MAYBE_CJK.search(text.text):
             text = text.map_chars(lambda c: f" {c} " if is_chinese_char(c) else c)
         strip = self.lowercase if self.strip_accents is None else self.strip_accents
         if strip:

@@ -82,6 +82,27 @@ def char_matches(pred: Callable[[str], bool], text: str) -> list[Match]:
     return out
 
 
+def single_char_matches(pattern: regex.Pattern[str], text: str,
+                        confirm: Callable[[str], bool] | None = None) -> list[Match]:
+    """:func:`char_matches` with candidates found by a one-character regex (C speed),
+    each confirmed by ``confirm`` when given."""
+    if not text:
+        return [(0, 0, False)]
+    out: list[Match] = []
+    last = 0
+    for m in pattern.finditer(text):
+        i = m.start()
+        if confirm is not None and not confirm(text[i]):
+            continue
+        if last != i:
+            out.append((last, i, False))
+        out.append((i, i + 1, True))
+        last = i + 1
+    if last != len(text):
+        out.append((last, len(text), False))
+    return out
+
+
 def apply_behavior(matches: list[Match], behavior: str) -> list[tuple[int, int]]:
     """Turn a match list into kept ranges, as HF's ``split`` does for ``behavior``."""
     ranges: list[list[int | bool]] = []  # [start, end, remove]
@@ -247,7 +268,14 @@ class CharSplitPre:
 
     def split(self, pieces: list[Aligned]) -> list[Aligned]:
         for pred, behavior in self.steps:
-            pieces = split_pieces(pieces, lambda t, p=pred: char_matches(p, t), behavior)
+            fast = _CHAR_CLASSES.get(pred)
+            if fast is not None:
+                pat, check = fast
+                conf = pred if check else None
+                pieces = split_pieces(
+                    pieces, lambda t, f=pat, c=conf: single_char_matches(f, t, c), behavior)
+            else:
+                pieces = split_pieces(pieces, lambda t, p=pred: char_matches(p, t), behavior)
         return pieces
 
     def describe(self) -> str:
@@ -270,6 +298,18 @@ class WhitespacePre:
 
 def _is_numeric(c: str) -> bool:
     return unicodedata.category(c)[0] == "N"
+
+
+# Candidate characters of each predicate as a one-character regex (C-speed scan). Unicode
+# versions of ``regex`` and ``unicodedata`` differ, so candidates other than whitespace are
+# confirmed with the predicate itself: exact, and ASCII-heavy text skips Python per char.
+_CHAR_CLASSES: dict[Callable[[str], bool], tuple[regex.Pattern[str], bool]] = {
+    is_whitespace: (regex.compile(
+        "[\t\n\x0b\x0c\r \x85\xa0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000]"),
+        False),
+    is_punctuation: (regex.compile(r"[!-/:-@\[-`{-~]|[^\x00-\x7f]"), True),
+    _is_numeric: (regex.compile(r"[0-9]|[^\x00-\x7f]"), True),
+}
 
 
 def bert_pre_tokenizer() -> CharSplitPre:
