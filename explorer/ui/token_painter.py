@@ -11,6 +11,9 @@ painted at once and the rest in small batches from a zero-timer, so the window s
 After an edit only the blocks of the re-encoded segments are painted. A block whose text no
 longer matches the result (the user typed since) is left alone until the next result lands.
 ``Block.userState()`` records the paint generation, so scrolled-to blocks are painted first.
+Until a typed character's result lands (a few ms), the edited block's colours are shifted
+along with its text (:meth:`TokenPainter.shift_for_edit`) so they do not slide off their
+characters for a frame.
 """
 
 from __future__ import annotations
@@ -119,6 +122,7 @@ class TokenPainter(QObject):
         self._timer = QTimer(self)
         self._timer.setInterval(0)
         self._timer.timeout.connect(self._paint_batch)
+        document.contentsChange.connect(self.shift_for_edit)
 
     @property
     def is_complete(self) -> bool:
@@ -162,6 +166,27 @@ class TokenPainter(QObject):
             if block.userState() != self._generation:
                 self._paint(block)
             block = block.next()
+
+    def shift_for_edit(self, pos: int, removed: int, added: int) -> None:
+        """Keep the edited block's colours on their characters until the new result."""
+        if removed == added or max(removed, added) > 64:
+            return
+        block = self._document.findBlock(pos)
+        if not block.isValid() or pos + removed > block.position() + block.length():
+            return  # the edit spans blocks: the result repaints them
+        col, delta = pos - block.position(), added - removed
+        shifted: list[QTextLayout.FormatRange] = []
+        for r in block.layout().formats():
+            end = r.start + r.length
+            if end <= col and not (end == col and delta > 0):
+                pass  # before the edit
+            elif r.start >= col + removed:
+                r.start += delta  # after the edit
+            else:  # the token the edit is in grows or shrinks with it
+                r.length = max(0, r.length + delta)
+            if r.length > 0:
+                shifted.append(r)
+        block.layout().setFormats(shifted)
 
     def _paint_batch(self) -> None:
         block = self._document.findBlockByNumber(self._next_block)

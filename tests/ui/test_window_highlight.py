@@ -169,3 +169,20 @@ def test_patched_text_copy_equals_qt_text(qtbot, window):
     assert window.controller.text == ed.toPlainText() == ""
     wait_highlighted(qtbot, window)
     assert window.doc.token_count == 0
+
+
+def test_colours_move_with_typed_text_before_the_result_lands(qtbot, window):
+    window.set_text("hello world\n")
+    wait_highlighted(qtbot, window)
+    first = window.editor.document().begin()
+    before = [(r.start, r.length) for r in first.layout().formats()]
+    assert before == [(0, 5), (5, 6)]
+    cur = window.editor.textCursor()
+    cur.setPosition(5)
+    cur.insertText("XY")  # synchronous: no result can have landed yet
+    assert [(r.start, r.length) for r in first.layout().formats()] == [(0, 7), (7, 6)]
+    cur.setPosition(9)
+    cur.deletePreviousChar()  # inside " world"
+    assert [(r.start, r.length) for r in first.layout().formats()] == [(0, 7), (7, 5)]
+    wait_highlighted(qtbot, window)
+    assert painted_ranges(window) == expected_ranges(window)
