@@ -133,3 +133,17 @@ def test_toolbar_picker_switches_tokenizer_and_keeps_text(qtbot, window):
     wait_highlighted(qtbot, window)
     assert window.text() == "same text" and picker.currentData() == "bundled:o200k_base"
     assert Settings().vocabulary == "bundled:o200k_base"
+
+
+def test_drop_event_on_the_window_opens_the_vocabulary(qtbot, window):
+    from PySide6.QtCore import QPointF, Qt
+    from PySide6.QtGui import QDropEvent
+
+    path = require("gpt-tokenizer", "p50k_base.tiktoken")
+    mime = QMimeData()
+    mime.setUrls([QUrl.fromLocalFile(str(path))])
+    event = QDropEvent(QPointF(10, 10), Qt.DropAction.CopyAction, mime,
+                       Qt.MouseButton.LeftButton, Qt.KeyboardModifier.NoModifier)
+    with qtbot.waitSignal(window.tokenizer_changed, timeout=30000):
+        window.dropEvent(event)
+    assert window.source == str(path)
