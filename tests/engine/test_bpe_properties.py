@@ -47,6 +47,9 @@ def test_all_merge_loops_agree_on_random_vocab(ranks, piece):
     expected = naive_merge(piece, ranks)
     assert merge_with_queue(symbols, lambda a, b: ranks.get(a + b)) == expected
     assert merge_by_scan(symbols, ranks) == expected
+    model = BytePairModel(ranks)
+    assert model.merge(piece) == expected  # cut points + memoised sides + scan/queue
+    assert model.merge(piece + b"\xff" + piece) == naive_merge(piece + b"\xff" + piece, ranks)
     steps = list(trace_merges(symbols, lambda a, b: ranks.get(a + b)))
     assert list(steps[-1].symbols) == expected
     assert b"".join(steps[-1].symbols) == piece

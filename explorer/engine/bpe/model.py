@@ -4,8 +4,10 @@ Per pre-token: (1) look the whole pre-token up in the ranks (tiktoken does this;
 Llama 3's ``ignore_merges``); (2) otherwise merge its bytes by rank -- lowest rank of the
 concatenation first, leftmost on ties -- with a min-scan for short pieces and the llama.cpp
 priority queue (:mod:`explorer.engine.bpe.queue`) for long ones, where the queue's
-O(n log n) beats the scan's O(n^2). Results are memoised per pre-token string in a plain dict
-(cleared when it grows past ``cache_limit``).
+O(n log n) beats the scan's O(n^2). Before merging, the piece is cut between two bytes that
+are adjacent inside no token (no symbol can ever span them, so each side merges exactly as it
+would in the whole piece); the sides are memoised. Results are memoised per pre-token string
+in a plain dict (cleared when it grows past ``cache_limit``).
 
 Thread safety: ranks never change after construction; the only shared mutable state is the
 memo dict, whose single get/set operations are atomic in CPython and whose values are
@@ -27,22 +29,31 @@ SHORT_PIECE = 28
 
 _SINGLE_BYTES = [bytes([b]) for b in range(256)]
 
+CUT = NO_RANK + 1
+"""Pair marker: these two bytes are adjacent inside no token, so no merge ever crosses them."""
+
 
 def _byte_pair_table(ranks: Mapping[bytes, int]) -> list[int]:
-    """Rank of every two-byte token, indexed by the pair read as a native uint16."""
-    table = [NO_RANK] * 65536
+    """For every byte pair, read as a native uint16: its rank if ``a b`` is a token, else
+    NO_RANK if the two bytes are adjacent inside some token, else CUT."""
+    inside = bytearray(65536)
+    for token in ranks:
+        for i in range(len(token) - 1):
+            inside[token[i] << 8 | token[i + 1]] = 1
+    table = [CUT] * 65536
     for a in range(256):
         for b in range(256):
-            rank = ranks.get(bytes((a, b)))
-            if rank is not None:
-                table[memoryview(bytes((a, b))).cast("H")[0]] = rank
+            pair = bytes((a, b))
+            rank = ranks.get(pair)
+            if rank is not None or inside[a << 8 | b]:
+                table[memoryview(pair).cast("H")[0]] = NO_RANK if rank is None else rank
     return table
 
 
 class BytePairModel:
     """Ranks-based BPE (``.tiktoken``-style: rank of a merged token decides its priority)."""
 
-    __slots__ = ("_cache", "_pair_rank", "_rank_of", "cache_limit", "ranks")
+    __slots__ = ("_cache", "_pair_rank", "_rank_of", "_sub_cache", "cache_limit", "ranks")
 
     def __init__(self, ranks: Mapping[bytes, int], *, cache_limit: int = 200_000) -> None:
         """``ranks``: token bytes -> rank (= id). All 256 single bytes must be present."""
@@ -57,29 +68,58 @@ class BytePairModel:
         self._rank_of = lambda a, b: get(a + b)
         self._pair_rank = _byte_pair_table(self.ranks).__getitem__
         self._cache: dict[str, list[int]] = {}
+        self._sub_cache: dict[bytes, list[bytes]] = {}
         self.cache_limit = cache_limit
 
     def merge(self, piece: bytes) -> list[bytes]:
-        """The tokens (as bytes) of one pre-token, by merging only (no whole lookup)."""
-        if len(piece) <= SHORT_PIECE:
-            return self._scan(piece)
-        return merge_with_queue([_SINGLE_BYTES[b] for b in piece], self._rank_of)
+        """The tokens (as bytes) of one pre-token, by merging only (no whole lookup).
 
-    def _scan(self, piece: bytes) -> list[bytes]:
-        # queue.merge_by_scan, tuned: the initial pair ranks come from a 64k table read
-        # through uint16 views of the piece (even and odd offsets), all in C.
-        n = len(piece)
-        if n < 2:
-            return [piece] if n else []
+        The piece is first cut where two adjacent bytes occur together in no token: no
+        symbol can ever span such a cut, so each side merges on its own, exactly as in the
+        whole piece, and the sides are memoised (rare scripts repeat them a lot).
+        """
+        pair_ranks = self._pair_ranks(piece)
+        if CUT not in pair_ranks:
+            return self._merge_uncut(piece, pair_ranks)
+        parts: list[bytes] = []
+        start = 0
+        sub_cache = self._sub_cache
+        for i, rank in enumerate(pair_ranks):
+            if rank == CUT:
+                parts += self._merge_sub(piece[start : i + 1], sub_cache)
+                start = i + 1
+        parts += self._merge_sub(piece[start:], sub_cache)
+        return parts
+
+    def _merge_sub(self, sub: bytes, sub_cache: dict[bytes, list[bytes]]) -> list[bytes]:
+        parts = sub_cache.get(sub)
+        if parts is None:
+            parts = self._merge_uncut(sub, self._pair_ranks(sub))
+            if len(sub_cache) >= self.cache_limit:
+                sub_cache.clear()
+            sub_cache[sub] = parts
+        return parts
+
+    def _pair_ranks(self, piece: bytes) -> list[int]:
+        # Rank (or NO_RANK/CUT) of every adjacent byte pair, read through uint16 views of the
+        # piece at even and odd offsets: two C-level passes over a 64k table.
+        m = len(piece) - 1
+        if m < 1:
+            return []
         pair_rank = self._pair_rank
-        m = n - 1
         pair_ranks = [NO_RANK] * m
         pair_ranks[0::2] = map(pair_rank, memoryview(piece[: ((m + 1) // 2) * 2]).cast("H"))
         pair_ranks[1::2] = map(pair_rank, memoryview(piece[1 : 1 + (m // 2) * 2]).cast("H"))
+        return pair_ranks
+
+    def _merge_uncut(self, piece: bytes, pair_ranks: list[int]) -> list[bytes]:
+        if len(piece) > SHORT_PIECE:
+            return merge_with_queue([_SINGLE_BYTES[b] for b in piece], self._rank_of)
+        # queue.merge_by_scan with precomputed first-pass ranks (no CUT inside: see merge).
         parts = list(map(_SINGLE_BYTES.__getitem__, piece))
         get = self.ranks.get
         inf = NO_RANK
-        last = m - 1
+        last = len(pair_ranks) - 1
         while last >= 0:
             best = min(pair_ranks)
             if best == inf:
@@ -111,15 +151,17 @@ class BytePairModel:
         return ids
 
     def _encode_miss(self, chunk: str) -> list[int]:
+        # encode_piece with the common path (no cut) inlined: misses dominate non-English.
         piece = chunk.encode("utf-8")
         ranks = self.ranks
         rank = ranks.get(piece)
         if rank is not None:
             ids = [rank]
-        elif len(piece) <= SHORT_PIECE:
-            ids = list(map(ranks.__getitem__, self._scan(piece)))
         else:
-            ids = list(map(ranks.__getitem__, self.merge(piece)))
+            pair_ranks = self._pair_ranks(piece)
+            parts = (self._merge_uncut(piece, pair_ranks) if CUT not in pair_ranks
+                     else self.merge(piece))
+            ids = list(map(ranks.__getitem__, parts))
         cache = self._cache
         if len(cache) >= self.cache_limit:
             cache.clear()
@@ -142,6 +184,7 @@ class BytePairModel:
     def clear_cache(self) -> None:
         """Forget memoised pre-tokens (benchmarks use it for cold-cache runs)."""
         self._cache.clear()
+        self._sub_cache.clear()
 
     def encode_trace(self, pre_token: bytes | str) -> Iterator[MergeStep[bytes]]:
         """Yield every step of the merge queue for one pre-token (see ``bpe.trace``).
