@@ -151,8 +151,14 @@ class SentencePieceNormalizer:
         """Normalize ``text`` the way sentencepiece does and align it with ``text``."""
         n = len(text)
         pos = 0
+        special = self._special
         if self.remove_extra_whitespaces:  # skip heading chunks that normalize to " "
             while pos < n:
+                if special is None or special.match(text, pos) is None:  # passes through
+                    if text[pos] != " ":
+                        break
+                    pos += 1
+                    continue
                 rep, used = self._chunk(text, pos)
                 if rep != " ":
                     break
@@ -166,7 +172,6 @@ class SentencePieceNormalizer:
             n2o.append(pos)
         collapse = self.remove_extra_whitespaces
         prev_space = collapse
-        special = self._special
         while pos < n:
             m = special.search(text, pos) if special is not None else None
             run_end = m.start() if m is not None else n
@@ -217,6 +222,10 @@ class SentencePieceNormalizer:
             parts.append(run)
             n2o.extend(range(start, end))
             return False
+        if "  " not in run and not (prev_space and run[0] == " "):  # nothing to collapse
+            parts.append(run)
+            n2o.extend(range(start, end))
+            return run[-1] == " "
         last = 0
         for m in _SPACE_RUN.finditer(run):
             a, b = m.span()

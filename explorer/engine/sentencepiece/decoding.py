@@ -64,14 +64,19 @@ def decode_utf8_like_sentencepiece(data: bytes) -> str:
     return "".join(out)
 
 
+def specials_pattern(names: Collection[str]) -> re.Pattern[str] | None:
+    """One alternation of ``names``, longest first (so ``<s>`` never hides ``<sep>``)."""
+    if not names:
+        return None
+    return re.compile("|".join(re.escape(s) for s in sorted(names, key=len, reverse=True)))
+
+
 def split_specials(
-    text: str, names: Collection[str], ids: Mapping[str, int]
+    text: str, pattern: re.Pattern[str] | None, ids: Mapping[str, int]
 ) -> list[tuple[int, int, int | None]]:
-    """``(start, end, special id or None)`` pieces of ``text`` around the ``names`` it holds
-    (longest name first where several match at one place)."""
-    if not names or not text:
+    """``(start, end, special id or None)`` pieces of ``text`` around ``pattern``'s matches."""
+    if pattern is None or not text:
         return [(0, len(text), None)]
-    pattern = re.compile("|".join(re.escape(s) for s in sorted(names, key=len, reverse=True)))
     out: list[tuple[int, int, int | None]] = []
     last = 0
     for m in pattern.finditer(text):
