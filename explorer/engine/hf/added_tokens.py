@@ -17,7 +17,7 @@ from typing import Any, Literal
 import regex
 
 from explorer.engine.errors import VocabFormatError
-from explorer.engine.hf.jsonutil import req
+from explorer.engine.hf.jsonutil import opt, req
 
 
 @dataclass(frozen=True)
@@ -37,15 +37,19 @@ class AddedToken:
         """Parse one ``added_tokens`` entry."""
         if not isinstance(obj, dict):
             raise VocabFormatError("tokenizer.json: added_tokens entries must be objects")
-        content = req(obj, "content", str, "added_tokens[]")
-        special = bool(obj.get("special", False))
+        w = "added_tokens[]"
+        content = req(obj, "content", str, w)
+        special = opt(obj, "special", bool, False, w)
+        id_ = req(obj, "id", int, w)
+        if id_ < 0:
+            raise VocabFormatError(f"tokenizer.json: added token {content!r} has id {id_}")
         return cls(
-            id=req(obj, "id", int, "added_tokens[]"),
+            id=id_,
             content=content,
-            single_word=bool(obj.get("single_word", False)),
-            lstrip=bool(obj.get("lstrip", False)),
-            rstrip=bool(obj.get("rstrip", False)),
-            normalized=bool(obj.get("normalized", not special)),
+            single_word=opt(obj, "single_word", bool, False, w),
+            lstrip=opt(obj, "lstrip", bool, False, w),
+            rstrip=opt(obj, "rstrip", bool, False, w),
+            normalized=opt(obj, "normalized", bool, not special, w),
             special=special,
         )
 

@@ -18,7 +18,7 @@ from typing import Any, Protocol
 import regex
 
 from explorer.engine.errors import UnsupportedComponentError, VocabFormatError
-from explorer.engine.hf.jsonutil import pattern_from_json, req
+from explorer.engine.hf.jsonutil import opt, pattern_from_json, req
 from explorer.engine.pretokenizers.byte_level import unicode_to_bytes
 
 _BYTE_PIECE = regex.compile(rb"<0x([0-9A-Fa-f]{2})>")
@@ -267,20 +267,26 @@ def decoder_from_json(obj: Any) -> Decoder | None:
     if kind == "Fuse":
         return FuseDecoder()
     if kind == "Strip":
-        return StripDecoder(req(obj, "content", str, "Strip"), int(obj.get("start", 0)),
-                            int(obj.get("stop", 0)))
+        start, stop = opt(obj, "start", int, 0, "Strip"), opt(obj, "stop", int, 0, "Strip")
+        content = req(obj, "content", str, "Strip")
+        if start < 0 or stop < 0 or len(content) != 1:
+            raise VocabFormatError("tokenizer.json: Strip decoder needs one content character "
+                                   "and non-negative start/stop")
+        return StripDecoder(content, start, stop)
     if kind == "Replace":
         spec = req(obj, "pattern", dict, "Replace")
         pattern, source = pattern_from_json(spec, "Replace")
         return ReplaceDecoder(pattern, source, req(obj, "content", str, "Replace"),
                               is_regex="Regex" in spec)
     if kind == "Metaspace":
-        scheme = obj.get("prepend_scheme")
+        scheme = opt(obj, "prepend_scheme", str, None, "Metaspace")
         if scheme is None:
-            scheme = "always" if obj.get("add_prefix_space", True) else "never"
-        return MetaspaceDecoder(obj.get("replacement", "▁"), scheme)
+            add = opt(obj, "add_prefix_space", bool, True, "Metaspace")
+            scheme = "always" if add else "never"
+        return MetaspaceDecoder(opt(obj, "replacement", str, "▁", "Metaspace"), scheme)
     if kind == "WordPiece":
-        return WordPieceDecoder(obj.get("prefix", "##"), bool(obj.get("cleanup", True)))
+        return WordPieceDecoder(opt(obj, "prefix", str, "##", "WordPiece"),
+                                opt(obj, "cleanup", bool, True, "WordPiece"))
     if kind == "BPEDecoder":
-        return BPEDecoder(obj.get("suffix", "</w>"))
+        return BPEDecoder(opt(obj, "suffix", str, "</w>", "BPEDecoder"))
     raise UnsupportedComponentError(f"unsupported decoder {kind!r}")

@@ -39,3 +39,21 @@ def pattern_from_json(obj: dict[str, Any], where: str) -> tuple[regex.Pattern[st
     if "Regex" in obj and isinstance(obj["Regex"], str):
         return compile_onig(obj["Regex"], where), obj["Regex"]
     raise VocabFormatError(f"tokenizer.json: {where}.pattern needs a 'String' or 'Regex'")
+
+
+_MISSING = object()
+
+
+def opt(obj: dict[str, Any], key: str, kind: type[T], default: Any, where: str) -> Any:
+    """``obj[key]`` if present and not null (must be of type ``kind``), else ``default``."""
+    value = obj.get(key, _MISSING)
+    if value is _MISSING or value is None:
+        return default
+    if kind is float and isinstance(value, int) and not isinstance(value, bool):
+        return float(value)
+    if not isinstance(value, kind) or (kind is int and isinstance(value, bool)):
+        raise VocabFormatError(
+            f"tokenizer.json: {where}.{key} should be {kind.__name__}, "
+            f"got {type(value).__name__}"
+        )
+    return value

@@ -20,7 +20,7 @@ from typing import Any, Protocol
 import regex
 
 from explorer.engine.errors import UnsupportedComponentError, VocabFormatError
-from explorer.engine.hf.jsonutil import pattern_from_json, req
+from explorer.engine.hf.jsonutil import opt, pattern_from_json, req
 from explorer.engine.hf.normalized import Aligned, concat
 from explorer.engine.hf.unicode_props import is_bert_control, is_chinese_char, is_whitespace
 from explorer.engine.normalizers.charsmap import PrecompiledCharsMap
@@ -242,7 +242,8 @@ def normalizer_from_json(obj: Any) -> Normalizer | None:
     if kind == "Lowercase":
         return Lowercase()
     if kind == "Strip":
-        return Strip(bool(obj.get("strip_left", True)), bool(obj.get("strip_right", True)))
+        return Strip(opt(obj, "strip_left", bool, True, "Strip"),
+                     opt(obj, "strip_right", bool, True, "Strip"))
     if kind == "StripAccents":
         return StripAccents()
     if kind == "Replace":
@@ -254,8 +255,8 @@ def normalizer_from_json(obj: Any) -> Normalizer | None:
     if kind == "ByteLevel":
         return ByteLevelNormalizer()
     if kind == "Precompiled":
-        raw = obj.get("precompiled_charsmap")
-        if raw is None or raw == "":
+        raw = opt(obj, "precompiled_charsmap", str, "", "Precompiled")
+        if raw == "":
             return SequenceNormalizer(())
         try:
             blob = base64.b64decode(raw, validate=True)
@@ -263,11 +264,11 @@ def normalizer_from_json(obj: Any) -> Normalizer | None:
             raise VocabFormatError("tokenizer.json: Precompiled charsmap is not base64") from None
         return Precompiled(PrecompiledCharsMap.from_bytes(blob))
     if kind == "BertNormalizer":
-        sa = obj.get("strip_accents")
+        w = "BertNormalizer"
         return BertNormalizer(
-            clean_text=bool(obj.get("clean_text", True)),
-            handle_chinese_chars=bool(obj.get("handle_chinese_chars", True)),
-            strip_accents=None if sa is None else bool(sa),
-            lowercase=bool(obj.get("lowercase", True)),
+            clean_text=opt(obj, "clean_text", bool, True, w),
+            handle_chinese_chars=opt(obj, "handle_chinese_chars", bool, True, w),
+            strip_accents=opt(obj, "strip_accents", bool, None, w),
+            lowercase=opt(obj, "lowercase", bool, True, w),
         )
     raise UnsupportedComponentError(f"unsupported normalizer {kind!r}")

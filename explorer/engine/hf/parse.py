@@ -13,7 +13,7 @@ from typing import Any
 from explorer.engine.errors import UnsupportedComponentError, VocabFormatError
 from explorer.engine.hf.added_tokens import AddedToken
 from explorer.engine.hf.decoders import decoder_from_json
-from explorer.engine.hf.jsonutil import req
+from explorer.engine.hf.jsonutil import opt, req
 from explorer.engine.hf.models import BPEModel, Model, WordLevelModel, WordPieceModel
 from explorer.engine.hf.normalizers import normalizer_from_json
 from explorer.engine.hf.pipeline import Components
@@ -73,16 +73,17 @@ def model_from_json(obj: Any) -> Model:
         else:
             kind = "WordLevel"
     if kind == "BPE":
-        if obj.get("dropout") not in (None, 0, 0.0):
+        if opt(obj, "dropout", float, None, "BPE") not in (None, 0.0):
             raise UnsupportedComponentError("unsupported BPE option 'dropout' (random merges)")
         return BPEModel(
             _vocab_dict(obj, "BPE"), _merges(obj),
-            unk_token=obj.get("unk_token"),
-            continuing_subword_prefix=obj.get("continuing_subword_prefix") or None,
-            end_of_word_suffix=obj.get("end_of_word_suffix") or None,
-            fuse_unk=bool(obj.get("fuse_unk", False)),
-            byte_fallback=bool(obj.get("byte_fallback", False)),
-            ignore_merges=bool(obj.get("ignore_merges", False)),
+            unk_token=opt(obj, "unk_token", str, None, "BPE"),
+            continuing_subword_prefix=opt(obj, "continuing_subword_prefix", str, None, "BPE")
+            or None,
+            end_of_word_suffix=opt(obj, "end_of_word_suffix", str, None, "BPE") or None,
+            fuse_unk=opt(obj, "fuse_unk", bool, False, "BPE"),
+            byte_fallback=opt(obj, "byte_fallback", bool, False, "BPE"),
+            ignore_merges=opt(obj, "ignore_merges", bool, False, "BPE"),
         )
     if kind == "Unigram":
         raw = req(obj, "vocab", list, "Unigram")
@@ -93,21 +94,20 @@ def model_from_json(obj: Any) -> Model:
                 raise VocabFormatError(f"tokenizer.json: Unigram vocab entry {entry!r} is not "
                                        "[piece, score]")
             pieces.append((entry[0], float(entry[1])))
-        unk_id = obj.get("unk_id")
-        if unk_id is not None and not isinstance(unk_id, int):
-            raise VocabFormatError("tokenizer.json: Unigram.unk_id must be an integer or null")
+        unk_id = opt(obj, "unk_id", int, None, "Unigram")
         return HFUnigramModel(pieces, unk_id=unk_id,
-                              byte_fallback=bool(obj.get("byte_fallback", False)))
+                              byte_fallback=opt(obj, "byte_fallback", bool, False, "Unigram"))
     if kind == "WordPiece":
+        w = "WordPiece"
         return WordPieceModel(
-            _vocab_dict(obj, "WordPiece"),
-            unk_token=obj.get("unk_token", "[UNK]"),
-            continuing_subword_prefix=obj.get("continuing_subword_prefix", "##"),
-            max_input_chars_per_word=int(obj.get("max_input_chars_per_word", 100)),
+            _vocab_dict(obj, w),
+            unk_token=opt(obj, "unk_token", str, "[UNK]", w),
+            continuing_subword_prefix=opt(obj, "continuing_subword_prefix", str, "##", w),
+            max_input_chars_per_word=opt(obj, "max_input_chars_per_word", int, 100, w),
         )
     if kind == "WordLevel":
         return WordLevelModel(_vocab_dict(obj, "WordLevel"),
-                              unk_token=obj.get("unk_token", "<unk>"))
+                              unk_token=opt(obj, "unk_token", str, "<unk>", "WordLevel"))
     raise UnsupportedComponentError(f"unsupported model {kind!r}")
 
 
@@ -120,6 +120,9 @@ def components_from_json(obj: dict[str, Any]) -> Components:
     if not isinstance(added_raw, list):
         raise VocabFormatError("tokenizer.json: 'added_tokens' must be a list")
     added = [AddedToken.from_json(t) for t in added_raw]
+    for key in ("normalizer", "pre_tokenizer", "decoder", "post_processor"):
+        if obj.get(key) is not None and not isinstance(obj[key], dict):
+            raise VocabFormatError(f"tokenizer.json: {key!r} must be an object or null")
     post = obj.get("post_processor")
     post_name = post.get("type", "?") if isinstance(post, dict) else "none"
     return Components(

@@ -21,7 +21,7 @@ from typing import Any, Literal, Protocol
 import regex
 
 from explorer.engine.errors import UnsupportedComponentError, VocabFormatError
-from explorer.engine.hf.jsonutil import pattern_from_json, req
+from explorer.engine.hf.jsonutil import opt, pattern_from_json, req
 from explorer.engine.hf.normalized import Aligned
 from explorer.engine.hf.onig import compile_onig
 from explorer.engine.hf.unicode_props import is_punctuation, is_whitespace
@@ -330,26 +330,27 @@ def pre_tokenizer_from_json(obj: Any) -> PreTokenizer | None:
         steps = [pre_tokenizer_from_json(o) for o in req(obj, "pretokenizers", list, "Sequence")]
         return SequencePre(tuple(s for s in steps if s is not None))
     if kind == "ByteLevel":
-        return ByteLevelPre(bool(obj.get("add_prefix_space", True)),
-                            bool(obj.get("use_regex", True)))
+        return ByteLevelPre(opt(obj, "add_prefix_space", bool, True, "ByteLevel"),
+                            opt(obj, "use_regex", bool, True, "ByteLevel"))
     if kind == "Split":
         spec = req(obj, "pattern", dict, "Split")
         pattern, source = pattern_from_json(spec, "Split")
         behavior = req(obj, "behavior", str, "Split")
         if behavior not in BEHAVIORS:
             raise UnsupportedComponentError(f"unsupported Split behavior {behavior!r}")
-        return SplitPre(pattern, source, behavior, bool(obj.get("invert", False)),
+        return SplitPre(pattern, source, behavior, opt(obj, "invert", bool, False, "Split"),
                         "Regex" in spec)
     if kind == "Metaspace":
-        rep = obj.get("replacement", "▁")
-        if not isinstance(rep, str) or len(rep) != 1:
+        rep = opt(obj, "replacement", str, "▁", "Metaspace")
+        if len(rep) != 1:
             raise VocabFormatError("tokenizer.json: Metaspace.replacement must be one character")
-        scheme = obj.get("prepend_scheme")
+        scheme = opt(obj, "prepend_scheme", str, None, "Metaspace")
         if scheme is None:
-            scheme = "always" if obj.get("add_prefix_space", True) else "never"
+            add = opt(obj, "add_prefix_space", bool, True, "Metaspace")
+            scheme = "always" if add else "never"
         if scheme not in ("always", "first", "never"):
             raise UnsupportedComponentError(f"unsupported Metaspace prepend_scheme {scheme!r}")
-        return MetaspacePre(rep, scheme, bool(obj.get("split", True)))
+        return MetaspacePre(rep, scheme, opt(obj, "split", bool, True, "Metaspace"))
     if kind == "Whitespace":
         return WhitespacePre()
     if kind == "WhitespaceSplit":
@@ -358,18 +359,22 @@ def pre_tokenizer_from_json(obj: Any) -> PreTokenizer | None:
     if kind == "BertPreTokenizer":
         return bert_pre_tokenizer()
     if kind == "Digits":
-        behavior = "Isolated" if obj.get("individual_digits", False) else "Contiguous"
+        individual = opt(obj, "individual_digits", bool, False, "Digits")
+        behavior = "Isolated" if individual else "Contiguous"
         return CharSplitPre(f"Digits({behavior})", ((_is_numeric, behavior),),
                             (("type", "Digits"),
                              ("individual_digits", behavior == "Isolated")))
     if kind == "Punctuation":
-        behavior = obj.get("behavior", "Isolated")
+        behavior = opt(obj, "behavior", str, "Isolated", "Punctuation")
         if behavior not in BEHAVIORS:
             raise UnsupportedComponentError(f"unsupported Punctuation behavior {behavior!r}")
         return CharSplitPre(f"Punctuation({behavior})", ((is_punctuation, behavior),),
                             (("type", "Punctuation"), ("behavior", behavior)))
     if kind == "CharDelimiterSplit":
         delim = req(obj, "delimiter", str, "CharDelimiterSplit")
+        if len(delim) != 1:
+            raise VocabFormatError("tokenizer.json: CharDelimiterSplit.delimiter must be one "
+                                   "character")
         return CharSplitPre(f"CharDelimiterSplit({delim!r})",
                             ((lambda c, d=delim: c == d, "Removed"),),
                             (("type", "CharDelimiterSplit"), ("delimiter", delim)))
