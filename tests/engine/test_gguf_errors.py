@@ -2,14 +2,18 @@
 
 from __future__ import annotations
 
+import os
+import tempfile
 from pathlib import Path
 
 import gguf
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from references import require
 
 from explorer.cli import main
-from explorer.engine.errors import UnsupportedComponentError, VocabFormatError
+from explorer.engine.errors import TokenizerError, UnsupportedComponentError, VocabFormatError
 from explorer.engine.formats import load_tokenizer
 
 
@@ -88,3 +92,40 @@ def test_cli_info_on_gguf(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["info", "--vocab", str(path)]) == 0
     out = capsys.readouterr().out
     assert "gguf" in out and "bpe" in out and "llama-bpe" in out
+
+
+def test_wrongly_typed_values_fail_cleanly(tmp_path: Path) -> None:
+    w = gguf.GGUFWriter(str(tmp_path / "bad.gguf"), arch="llama")
+    w.add_tokenizer_model("llama")
+    w.add_token_list(["<unk>", "a", "b"])
+    w.add_array("tokenizer.ggml.scores", ["x", "y", "z"])  # strings where floats belong
+    w.add_token_types([2, 1, 1])
+    w.write_header_to_file()
+    w.write_kv_data_to_file()
+    w.write_tensors_to_file()
+    w.close()
+    with pytest.raises(VocabFormatError, match="corrupt GGUF"):
+        load_tokenizer(tmp_path / "bad.gguf")
+
+
+@settings(max_examples=int(os.environ.get("EXPLORER_HYPOTHESIS_EXAMPLES", "40")) * 2,
+          deadline=None)
+@given(flips=st.lists(st.tuples(st.integers(0, 10_000), st.integers(0, 255)), min_size=1,
+                      max_size=4))
+def test_byte_flips_fail_cleanly(flips: list[tuple[int, int]]) -> None:
+    data = bytearray(_SMALL.read_bytes())
+    for pos, value in flips:
+        data[24 + pos % (len(data) - 24)] = value
+    bad = _SMALL.with_name(f"flip-{abs(hash(tuple(flips)))}.gguf")
+    bad.write_bytes(bytes(data))
+    try:
+        tok = load_tokenizer(bad)
+        tok.decode(tok.encode("ab ba aab").ids)
+    except TokenizerError as e:
+        assert str(e) and "\n" not in str(e)
+    finally:
+        bad.unlink()
+
+
+_SMALL = Path(tempfile.mkdtemp(prefix="gguf_small_")) / "small.gguf"
+_write_gguf(_SMALL, "gpt2", "gpt-2")

@@ -18,6 +18,7 @@ Metadata are read with :mod:`explorer.engine.formats.gguf_reader` (fast, no nump
 
 from __future__ import annotations
 
+import struct
 from pathlib import Path
 from typing import Any
 
@@ -206,6 +207,17 @@ def _load_sentencepiece(meta: _Meta, name: str, kind: str) -> Tokenizer:
 def load(path: Path, *, preset: str | None = None) -> Tokenizer:
     """Read the vocabulary of a GGUF file; ``preset`` is ignored."""
     meta = _Meta(path, read_metadata(Path(path), prefix="tokenizer."))
+    try:
+        return _load(meta, path)
+    except (TypeError, ValueError, IndexError, KeyError, AttributeError, OverflowError,
+            struct.error) as e:
+        # GGUF values are typed by the file: a wrong type (scores as strings, a token list
+        # of numbers) surfaces here; report it as a corrupt file, not a traceback.
+        raise VocabFormatError(f"{path}: corrupt GGUF tokenizer data ({type(e).__name__}: "
+                               f"{str(e).splitlines()[0] if str(e) else ''})") from None
+
+
+def _load(meta: _Meta, path: Path) -> Tokenizer:
     kind = meta.need("model")
     name = Path(path).name
     if kind == "gpt2":
