@@ -124,7 +124,7 @@ def test_autosave_survives_a_crash(qtbot, errors):
 
 def test_toolbar_picker_switches_tokenizer_and_keeps_text(qtbot, window):
     picker = window.picker
-    assert picker.sources()[:2] == ["bundled:cl100k_base", "bundled:o200k_base"]
+    assert {"bundled:cl100k_base", "bundled:o200k_base"} <= set(picker.sources())
     assert picker.currentData() == "bundled:cl100k_base"
     window.set_text("same text")
     with qtbot.waitSignal(window.tokenizer_changed, timeout=30000) as sig:
