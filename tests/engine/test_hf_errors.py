@@ -142,11 +142,8 @@ def test_split_behaviors_match_hf(tmp_path: Path, behavior: str, invert: bool) -
 def test_fast_char_class_split_agrees_with_predicates() -> None:
     import unicodedata
 
-    from explorer.engine.hf.pre_tokenizers import (
-        _CHAR_CLASSES,
-        char_matches,
-        single_char_matches,
-    )
+    from explorer.engine.hf.pre_tokenizers import _CHAR_CLASSES
+    from explorer.engine.hf.splitting import char_matches, single_char_matches
 
     sample = "".join(chr(o) for o in range(0, 0x3100) if unicodedata.category(chr(o)) != "Cs")
     sample += "東京 ２０２６年 ٣٤ ߂ 🦙 ‼︎ ⁉ ፨ 𑁇 𐄀"
