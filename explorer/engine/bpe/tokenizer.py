@@ -51,13 +51,15 @@ class ByteLevelBPETokenizer(Tokenizer):
         pattern_name: str = "custom",
         extra: Mapping[str, str] | None = None,
         id_to_bytes: list[bytes | None] | None = None,
+        pair_table: list[int] | None = None,
     ) -> None:
         """Build from ``ranks`` (token bytes -> rank = id), a split ``pattern`` and specials.
 
-        ``id_to_bytes`` (the inverse of ``ranks``) may be passed when already computed.
+        ``id_to_bytes`` (the inverse of ``ranks``) and ``pair_table``
+        (:func:`explorer.engine.bpe.model.byte_pair_table`) may be passed when cached.
         """
         self.vocab = Vocab(ranks, special_tokens, id_to_bytes=id_to_bytes)
-        self.model = BytePairModel(self.vocab.bytes_to_id)
+        self.model = BytePairModel(self.vocab.bytes_to_id, pair_table=pair_table)
         self.splitter = RegexSplitter(pattern)
         self._pieces: dict[int, str] = {}
         self._layouts: dict[str, Layout] = {}  # chunk -> token layout (see bpe.layout)

@@ -14,13 +14,14 @@ from base64 import b64decode, b64encode
 from collections.abc import Mapping
 from pathlib import Path
 
+from explorer.engine.bpe.model import byte_pair_table
 from explorer.engine.bpe.tokenizer import ByteLevelBPETokenizer
 from explorer.engine.errors import VocabFormatError
 from explorer.engine.formats import tiktoken_presets
 from explorer.engine.formats.vocab_cache import cached
 from explorer.engine.pretokenizers import patterns
 
-_CACHE_KIND = "tiktoken-ranks-v1"
+_CACHE_KIND = "tiktoken-ranks-v2"
 
 
 def parse_tiktoken(data: bytes, *, source: str = "<data>") -> dict[bytes, int]:
@@ -61,17 +62,24 @@ def _parse_slowly(data: bytes, source: str) -> dict[bytes, int]:
 
 def read_ranks(path: Path) -> dict[bytes, int]:
     """Ranks of a ``.tiktoken`` file, from the on-disk cache when unchanged."""
+    return read_parsed(path)[0]
 
-    def parse() -> dict[bytes, int]:
+
+def read_parsed(path: Path) -> tuple[dict[bytes, int], list[int]]:
+    """Ranks and their byte-pair table (see ``bpe.model``), cached together on disk."""
+
+    def parse() -> tuple[dict[bytes, int], list[int]]:
         try:
             data = path.read_bytes()
         except FileNotFoundError:
             raise VocabFormatError(f"{path}: no such file") from None
         except OSError as e:
             raise VocabFormatError(f"{path}: cannot read ({e.strerror})") from None
-        return parse_tiktoken(data, source=str(path))
+        ranks = parse_tiktoken(data, source=str(path))
+        return ranks, byte_pair_table(ranks)
 
-    return cached(path, _CACHE_KIND, parse)
+    ranks, table = cached(path, _CACHE_KIND, parse)
+    return ranks, table
 
 
 def save_tiktoken(ranks: Mapping[bytes, int], path: str | Path) -> None:
@@ -84,7 +92,7 @@ def save_tiktoken(ranks: Mapping[bytes, int], path: str | Path) -> None:
 def load(path: Path, *, preset: str | None = None) -> ByteLevelBPETokenizer:
     """Load a ``.tiktoken`` file; ``preset`` names the pattern/specials (else detected)."""
     chosen = tiktoken_presets.get_preset(preset) if preset else None
-    ranks = read_ranks(Path(path))
+    ranks, pair_table = read_parsed(Path(path))
     tok_name = Path(path).name
     id_to_bytes: list[bytes | None] = [None] * (max(ranks.values()) + 1)
     for b, i in ranks.items():
@@ -97,10 +105,10 @@ def load(path: Path, *, preset: str | None = None) -> ByteLevelBPETokenizer:
         return ByteLevelBPETokenizer(
             ranks, patterns.CL100K, {}, name=tok_name, pattern_name="cl100k (default)",
             extra={"preset": "none (unrecognised ranks: cl100k pattern, no specials)"},
-            id_to_bytes=id_to_bytes,
+            id_to_bytes=id_to_bytes, pair_table=pair_table,
         )
     return ByteLevelBPETokenizer(
         ranks, chosen.pattern, chosen.special_tokens, name=tok_name,
         pattern_name=chosen.name, extra={"preset": f"{chosen.name} ({how})"},
-        id_to_bytes=id_to_bytes,
+        id_to_bytes=id_to_bytes, pair_table=pair_table,
     )
