@@ -54,3 +54,14 @@ def test_mon_decode_matches_hf() -> None:
     for t in parity_texts():
         ids = ref.encode(t, add_special_tokens=False).ids
         assert ours.decode(ids) == ref.decode(ids, skip_special_tokens=False), t
+
+
+def test_decode_of_partial_byte_runs_matches_hf() -> None:
+    """Every slice of a byte-fallback encoding (runs cut mid-character) decodes like HF."""
+    path = require("mon-tokenizer", "mon_tokenizer.json")
+    ours, ref = load_tokenizer(path), hf_reference(path)
+    ids = ref.encode("a 𝕍𝕠 b ʬ 𓀀 x", add_special_tokens=False).ids
+    assert len(ids) > 15
+    for a in range(len(ids)):
+        for b in range(a, len(ids) + 1):
+            assert ours.decode(ids[a:b]) == ref.decode(ids[a:b], skip_special_tokens=False)

@@ -250,6 +250,36 @@ class BPEDecoder:
         return f"BPEDecoder({self.suffix!r})"
 
 
+def has_byte_fallback(decoder: Decoder | None) -> bool:
+    """True when ``decoder`` is or contains ``ByteFallback``."""
+    if isinstance(decoder, ByteFallbackDecoder):
+        return True
+    if isinstance(decoder, SequenceDecoder):
+        return any(has_byte_fallback(s) for s in decoder.steps)
+    return False
+
+
+def repair_byte_runs(pieces: list[str]) -> list[str]:
+    """HF ``ByteFallback``: a run of ``<0xNN>`` pieces whose bytes are not valid UTF-8
+    becomes one U+FFFD per piece (valid runs are left for the decoder)."""
+    out = list(pieces)
+    i, n = 0, len(out)
+    while i < n:
+        if not _BYTE_PIECE.fullmatch(out[i].encode("utf-8")):
+            i += 1
+            continue
+        j = i
+        while j < n and _BYTE_PIECE.fullmatch(out[j].encode("utf-8")):
+            j += 1
+        data = bytes(int(p[3:5], 16) for p in out[i:j])
+        try:
+            data.decode("utf-8")
+        except UnicodeDecodeError:
+            out[i:j] = ["\ufffd"] * (j - i)
+        i = j
+    return out
+
+
 def decoder_from_json(obj: Any) -> Decoder | None:
     """Build the decoder of a tokenizer.json ``decoder`` value."""
     if obj is None:

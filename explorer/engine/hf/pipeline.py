@@ -16,7 +16,12 @@ from typing import Any, Literal
 from explorer.engine.encoding import Encoding, Token
 from explorer.engine.errors import VocabFormatError
 from explorer.engine.hf.added_tokens import AddedToken, AddedTokenMatcher
-from explorer.engine.hf.decoders import Decoder, decode_tokens
+from explorer.engine.hf.decoders import (
+    Decoder,
+    decode_tokens,
+    has_byte_fallback,
+    repair_byte_runs,
+)
 from explorer.engine.hf.models import Model
 from explorer.engine.hf.normalized import Aligned
 from explorer.engine.hf.normalizers import Normalizer
@@ -185,15 +190,29 @@ class PipelineTokenizer(Tokenizer):
 
     # -- decoding and vocabulary ----------------------------------------------------------
 
-    def decode_bytes(self, ids: Sequence[int]) -> bytes:
-        """Decoder output for ``ids`` (special tokens included)."""
+    def _pieces(self, ids: Sequence[int]) -> list[str]:
         pieces = []
         for i in ids:
             p = self._id_to_piece.get(i)
             if p is None:
                 raise VocabFormatError(f"token id {i} is not in the vocabulary")
             pieces.append(p)
-        return b"".join(decode_tokens(self.c.decoder, pieces))
+        return pieces
+
+    def decode_bytes(self, ids: Sequence[int]) -> bytes:
+        """Decoder output for ``ids`` (special tokens included), no UTF-8 repair."""
+        return b"".join(decode_tokens(self.c.decoder, self._pieces(ids)))
+
+    def decode(self, ids: Sequence[int]) -> str:
+        """Decoded text as HF ``decode(ids, skip_special_tokens=False)`` gives it.
+
+        HF's ``ByteFallback`` turns a run of ``<0xNN>`` pieces that is not valid UTF-8 into
+        one U+FFFD *per piece*; elsewhere invalid bytes are replaced per maximal subpart.
+        """
+        pieces = self._pieces(ids)
+        if has_byte_fallback(self.c.decoder):
+            pieces = repair_byte_runs(pieces)
+        return b"".join(decode_tokens(self.c.decoder, pieces)).decode("utf-8", errors="replace")
 
     def id_to_token(self, token_id: int) -> Token:
         """The vocabulary entry ``token_id`` with an empty span."""
