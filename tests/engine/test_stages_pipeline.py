@@ -101,3 +101,12 @@ def test_gpt2_gguf_pre_tokens_are_byte_level() -> None:
     assert [(p.text, p.start, p.end) for p in st.pre_tokens] == [
         ("Hi", 0, 2), ("Ġthere", 2, 8), (",", 8, 9), ("ĠÃ©", 9, 11)]
     assert st.encoding.tokens[-1].token_bytes in (b" \xc3\xa9", b"\xc3\xa9", b"\xa9")
+
+
+def test_unknown_and_score_flags() -> None:
+    wp = load_cached(require("minilm", "tokenizer.json"))
+    enc = wp.encode("hello ☃")
+    assert [t.unknown for t in enc] == [False, True]
+    uni = load_cached(require("mon-tokenizer", "mon_tokenizer.json"))
+    enc = uni.encode("hello")
+    assert all(t.score is not None and t.score < 0 for t in enc)

@@ -240,6 +240,7 @@ class WordPieceModel:
         self.prefix = continuing_subword_prefix
         self.max_chars = max_input_chars_per_word
         self.max_len = max((len(p) for p in vocab), default=1)
+        self.unk_id = vocab.get(unk_token)
         self._cache: dict[str, list[ModelToken]] = {}
 
     def _unk(self, text: str) -> list[ModelToken]:
@@ -297,6 +298,7 @@ class WordLevelModel:
         self.vocab = vocab
         self.id_to_piece = {i: p for p, i in vocab.items()}
         self.unk_token = unk_token
+        self.unk_id = vocab.get(unk_token)
 
     def tokenize(self, text: str) -> list[ModelToken]:
         """One token for the pre-token."""

@@ -178,7 +178,7 @@ class PipelineTokenizer(Tokenizer):
         normalized = "".join(p.text for p in trace.normalized)
         norm_to_orig = [s for p in trace.normalized for s in p.starts]
         norm_to_orig.append(len(text))
-        decoded = b"".join(t.token_bytes for t in enc.tokens).decode("utf-8", errors="replace")
+        decoded = self.decode(enc.ids)
         return PipelineStages(
             original=text,
             normalized=normalized,
