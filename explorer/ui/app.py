@@ -14,9 +14,10 @@ import tempfile
 from collections.abc import Callable
 from pathlib import Path
 
-from PySide6.QtCore import QElapsedTimer, QEventLoop, QTimer
+from PySide6.QtCore import QElapsedTimer, QEventLoop, Qt, QTimer
 from PySide6.QtWidgets import QApplication
 
+from explorer import APP_ID
 from explorer.ui.main_window import MainWindow
 from explorer.ui.settings import APPLICATION, ORGANIZATION, use_settings_dir
 from explorer.workers.worker import quit_all
@@ -36,7 +37,7 @@ def application() -> QApplication:
         app = QApplication(sys.argv[:1])
         app.setOrganizationName(ORGANIZATION)
         app.setApplicationName(APPLICATION)
-        app.setDesktopFileName("io.github.tokenizer_explorer.TokenizerExplorer")
+        app.setDesktopFileName(APP_ID)
         app.setStyle("Fusion")
     return app
 
@@ -81,6 +82,10 @@ def take_screenshot(window: MainWindow, out: Path, view: str) -> int:
     if not window.show_view(view):
         print(f"tokenizer-explorer: warning: view {view!r} is not available; showing main",
               file=sys.stderr)
+    elif view in window.panels:
+        # A panel view is the subject of the picture: give its dock most of the height.
+        window.resizeDocks([window.panels[view]], [int(window.height() * 0.6)],
+                           Qt.Orientation.Vertical)
     # Let raised panels receive the data and lay out before grabbing.
     end = QElapsedTimer()
     end.start()
