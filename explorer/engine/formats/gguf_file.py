@@ -161,7 +161,9 @@ def _load_bert(meta: _Meta, name: str) -> Tokenizer:
             if k == CONTROL
         ],
     )
-    return PipelineTokenizer(comps, name=name, fmt="gguf", extra={"gguf model": "bert"})
+    extra = {"gguf model": "bert",
+             "pieces": "HF '##' form (the GGUF stores '▁word' starts and bare continuations)"}
+    return PipelineTokenizer(comps, name=name, fmt="gguf", extra=extra)
 
 
 def _load_sentencepiece(meta: _Meta, name: str, kind: str) -> Tokenizer:
@@ -185,10 +187,12 @@ def _load_sentencepiece(meta: _Meta, name: str, kind: str) -> Tokenizer:
         )
     else:
         model = UnigramModel(tokens, scores[: len(tokens)], types, unk_id=unk_id)
+        # llama.cpp's UGM defaults when the keys are absent: no dummy prefix, no squeezing.
         norm = SentencePieceNormalizer.from_spec(
             precompiled_charsmap=bytes(charsmap),
-            add_dummy_prefix=bool(meta.get("add_space_prefix", True)),
-            remove_extra_whitespaces=bool(meta.get("remove_extra_whitespaces", True)),
+            add_dummy_prefix=bool(meta.get("add_space_prefix", False)),
+            remove_extra_whitespaces=bool(meta.get("remove_extra_whitespaces", False)),
+            escape_whitespaces=bool(meta.get("escape_whitespaces", True)),
         )
     # llama.cpp with parse_special splits UNKNOWN, CONTROL and USER_DEFINED pieces out.
     specials = {t: i for i, t in enumerate(tokens)
