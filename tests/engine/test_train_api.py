@@ -115,3 +115,18 @@ def test_cli_errors_exit_2_with_one_line(argv, message, capsys, tmp_path, monkey
     err = capsys.readouterr().err.strip()
     assert message in err and "\n" not in err
     assert list(tmp_path.iterdir()) == []
+
+
+def test_gc_is_restored_after_bpe_training_and_after_cancel():
+    import gc
+
+    assert gc.isenabled()
+    run(train(Corpus.from_files([BOTCHAN]), BpeConfig(vocab_size=400)))
+    assert gc.isenabled()
+    gen = train(Corpus.from_files([BOTCHAN]), BpeConfig(vocab_size=400))
+    for event in gen:
+        if isinstance(event, Merge):
+            assert not gc.isenabled()  # paused while merging
+            break
+    gen.close()
+    assert gc.isenabled()
