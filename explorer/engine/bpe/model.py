@@ -183,15 +183,41 @@ class BytePairModel:
         return ids
 
     def encode_chunks(self, chunks: list[str]) -> list[int]:
-        """Token ids of many pre-tokens, concatenated (the hot loop of plain encoding)."""
-        get = self._cache.get
-        miss = self._encode_miss
+        """Token ids of many pre-tokens, concatenated (the hot loop of plain encoding).
+
+        The miss path (whole lookup, first-pass pair ranks, scan) is inlined with every
+        name bound locally: on non-English text most distinct pre-tokens miss the memo.
+        """
+        cache = self._cache
+        get = cache.get
+        ranks = self.ranks
+        rank_get = ranks.get
+        rank_item = ranks.__getitem__
+        pair_rank = self._pair_rank
+        merge_uncut = self._merge_uncut
+        limit = self.cache_limit
         out: list[int] = []
         extend = out.extend
         for chunk in chunks:
             ids = get(chunk)
             if ids is None:
-                ids = miss(chunk)
+                piece = chunk.encode("utf-8")
+                rank = rank_get(piece)
+                if rank is not None:
+                    ids = [rank]
+                else:
+                    m = len(piece) - 1
+                    pair_ranks = [NO_RANK] * m
+                    pair_ranks[0::2] = map(pair_rank,
+                                           memoryview(piece[: ((m + 1) // 2) * 2]).cast("H"))
+                    pair_ranks[1::2] = map(pair_rank,
+                                           memoryview(piece[1 : 1 + (m // 2) * 2]).cast("H"))
+                    parts = (merge_uncut(piece, pair_ranks) if CUT not in pair_ranks
+                             else self.merge(piece))
+                    ids = list(map(rank_item, parts))
+                if len(cache) >= limit:
+                    cache.clear()
+                cache[chunk] = ids
             extend(ids)
         return out
 
