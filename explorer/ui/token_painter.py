@@ -14,14 +14,31 @@ longer matches the result (the user typed since) is left alone until the next re
 Until a typed character's result lands (a few ms), the edited block's colours are shifted
 along with its text (:meth:`TokenPainter.shift_for_edit`) so they do not slide off their
 characters for a frame.
+
+Format-range edges fall only on grapheme-cluster boundaries (``QTextBoundaryFinder``), because
+Qt shapes each format range separately: a colour edge inside a user-perceived character
+(Devanagari vowel sign, ZWJ emoji sequence, flag, skin tone, combining mark) breaks its
+rendering. A cluster covered by more than one token gets one "split character" format over the
+whole cluster (:data:`SPLIT_COLORS`); hover and the token table list the tokens inside it.
+Blocks of pure ASCII skip the boundary search (every character is its own cluster), so typing
+in ordinary text costs nothing extra. Does not handle: the shifted colours of an edit in
+progress are not re-snapped (the result a few ms later is).
 """
 
 from __future__ import annotations
 
+from bisect import bisect_right
 from collections.abc import Callable
 
-from PySide6.QtCore import QObject, QTimer, Signal
-from PySide6.QtGui import QColor, QFont, QTextBlock, QTextCharFormat, QTextDocument, QTextLayout
+from PySide6.QtCore import QObject, QTextBoundaryFinder, QTimer, Signal
+from PySide6.QtGui import (
+    QColor,
+    QFont,
+    QTextBlock,
+    QTextCharFormat,
+    QTextDocument,
+    QTextLayout,
+)
 
 from explorer.engine.encoding import Token
 from explorer.engine.offsets import Utf16Map
@@ -34,6 +51,13 @@ BATCH_BLOCKS = 400
 VisibleRange = Callable[[], tuple[int, int]]
 
 
+SPLIT_COLORS = {False: ("#d4d4d4", "#a0005a"), True: ("#505050", "#ff8cc6")}
+"""Theme (dark=True) -> (background, dashed underline) of a character split between tokens.
+
+Neutral grey, unlike every palette's hues, so a split character never reads as a token of its
+own; the text colour of each theme keeps >= 4.5:1 contrast on it."""
+
+
 class TokenFormats:
     """Char formats per (palette slot, flags), built once and reused for every token."""
 
@@ -41,16 +65,27 @@ class TokenFormats:
         self.palette = palette
         self.dark = dark
         self._colors = [QColor(c) for c in PALETTES[palette].colors(dark)]
-        self._cache: dict[tuple[int, bool, bool, bool], QTextCharFormat] = {}
+        self._cache: dict[tuple[int, bool, bool], QTextCharFormat] = {}
+        background, underline = SPLIT_COLORS[dark]
+        self.split = QTextCharFormat()
+        """One character (grapheme cluster) covered by more than one token."""
+        self.split.setBackground(QColor(background))
+        self.split.setUnderlineStyle(QTextCharFormat.UnderlineStyle.DashUnderline)
+        self.split.setUnderlineColor(QColor(underline))
 
     def color(self, token_id: int) -> QColor:
         """Background colour of ``token_id``."""
         return self._colors[color_index(token_id, len(self._colors))]
 
-    def format(self, tok: Token, shared: bool) -> QTextCharFormat:
-        """Format of a token; ``shared`` marks spans shared by partial-UTF-8 tokens."""
+    @property
+    def split_color(self) -> QColor:
+        """Background of a character split between tokens."""
+        return self.split.background().color()
+
+    def format(self, tok: Token) -> QTextCharFormat:
+        """Format of a token that covers whole characters."""
         slot = color_index(tok.id, len(self._colors))
-        key = (slot, tok.special, tok.unknown, shared)
+        key = (slot, tok.special, tok.unknown)
         fmt = self._cache.get(key)
         if fmt is None:
             fmt = QTextCharFormat()
@@ -61,15 +96,20 @@ class TokenFormats:
             if tok.unknown:
                 fmt.setUnderlineStyle(QTextCharFormat.UnderlineStyle.WaveUnderline)
                 fmt.setUnderlineColor(QColor("#d00000"))
-            elif shared:  # bytes of one character split over tokens: shown as one group
-                fmt.setUnderlineStyle(QTextCharFormat.UnderlineStyle.DotLine)
             self._cache[key] = fmt
         return fmt
 
 
+Span16 = tuple[int, int, Token, bool]
+"""A token's UTF-16 ``(start, end)`` in the block, the token, and whether the following
+tokens share exactly this span (partial-UTF-8 tokens of one character)."""
+
+
 def block_ranges(doc: DocTokens, line: int, text: str,
                  formats: TokenFormats) -> list[QTextLayout.FormatRange] | None:
-    """Format ranges of line ``line`` (a block whose text is ``text``), or None if stale."""
+    """Format ranges of line ``line`` (a block whose text is ``text``), or None if stale.
+
+    Every range edge is a grapheme-cluster boundary (see :func:`split_clusters`)."""
     k = doc.segment_of_line(line)
     seg = doc.segments[k]
     skip = line - doc.line_starts[k]
@@ -84,24 +124,105 @@ def block_ranges(doc: DocTokens, line: int, text: str,
         return None
     u16 = Utf16Map(text)
     lo, hi = a + seg.origin, b + seg.origin
-    out: list[QTextLayout.FormatRange] = []
-    last_span = (-1, -1)
-    for i, tok in enumerate(seg.tokens):
+    spans: list[Span16] = []
+    for tok in seg.tokens:
         if tok.end <= lo and not (tok.start == tok.end == lo):
             continue
         if tok.start > hi or (tok.start == hi and hi > lo):
             break
         s, e = max(tok.start, lo) - lo, min(tok.end, hi) - lo
-        if e <= s or (s, e) == last_span:
-            continue  # empty, or the rest of a partial-UTF-8 group already painted
-        nxt = seg.tokens[i + 1] if i + 1 < len(seg.tokens) else None
-        shared = nxt is not None and (nxt.start, nxt.end) == (tok.start, tok.end)
-        last_span = (s, e)
-        r = QTextLayout.FormatRange()
-        r.start, r.length = u16.span_to_utf16(s, e)
-        r.format = formats.format(tok, shared)
-        out.append(r)
-    return out
+        if e <= s:
+            continue
+        s16, e16 = u16.to_utf16(s), u16.to_utf16(e)
+        if spans and spans[-1][:2] == (s16, e16):  # another byte of the same character(s)
+            spans[-1] = (s16, e16, spans[-1][2], True)
+            continue
+        spans.append((s16, e16, tok, False))
+    if text.isascii() and "\r\n" not in text:  # one code unit per grapheme: nothing to split
+        return [_range(s, e, formats.format(tok)) for s, e, tok, _ in spans]
+    return _cluster_ranges(text, u16.length_utf16, spans, formats)
+
+
+def _range(start: int, end: int, fmt: QTextCharFormat) -> QTextLayout.FormatRange:
+    r = QTextLayout.FormatRange()
+    r.start, r.length = start, end - start
+    r.format = fmt
+    return r
+
+
+def split_clusters(text: str, length16: int, spans: list[Span16]) -> list[tuple[int, int]]:
+    """UTF-16 runs of whole grapheme clusters that are covered by more than one token.
+
+    ``text`` is a block's text, ``length16`` its UTF-16 length, ``spans`` its tokens in order.
+
+    A cluster is split when a token edge falls inside it, when tokens share it (partial UTF-8)
+    or when two token spans overlap on it. Qt shapes a format range on its own, so a colour
+    edge inside a cluster would show a Devanagari vowel sign on a dotted circle, a flag as two
+    letters, a ZWJ family as separate people: such clusters get one range over the whole.
+    Touching runs are merged. Only the token edges are looked up, not every cluster.
+    """
+    finder = QTextBoundaryFinder(QTextBoundaryFinder.BoundaryType.Grapheme, text)
+    n = length16
+
+    def down(x: int) -> int:
+        if x <= 0 or x >= n:
+            return x
+        finder.setPosition(x)
+        return x if finder.isAtBoundary() else finder.toPreviousBoundary()
+
+    def up(x: int) -> int:
+        if x <= 0 or x >= n:
+            return x
+        finder.setPosition(x)
+        return x if finder.isAtBoundary() else finder.toNextBoundary()
+
+    bad: list[tuple[int, int]] = []
+    reach = 0  # furthest token end so far
+    for s, e, _tok, shared in spans:
+        if shared:
+            bad.append((down(s), up(e)))
+        else:
+            for x in (s, e):
+                d = down(x)
+                if d != x:
+                    bad.append((d, up(x)))
+        if s < reach:  # overlaps an earlier token
+            bad.append((down(s), up(min(reach, e))))
+        reach = max(reach, e)
+    bad.sort()
+    merged: list[tuple[int, int]] = []
+    for s, e in bad:
+        if merged and s <= merged[-1][1]:
+            if e > merged[-1][1]:
+                merged[-1] = (merged[-1][0], e)
+        else:
+            merged.append((s, e))
+    return merged
+
+
+def _cluster_ranges(text: str, length16: int, spans: list[Span16],
+                    formats: TokenFormats) -> list[QTextLayout.FormatRange]:
+    """Token ranges minus the split clusters, plus one split-style range per split run."""
+    split = split_clusters(text, length16, spans)
+    if not split:
+        return [_range(s, e, formats.format(tok)) for s, e, tok, _ in spans]
+    out = [(s, e, formats.split) for s, e in split]
+    starts = [s for s, _ in split]
+    for s, e, tok, _ in spans:
+        fmt = formats.format(tok)
+        i = max(0, bisect_right(starts, s) - 1)
+        pos = s
+        while pos < e:
+            while i < len(split) and split[i][1] <= pos:
+                i += 1
+            if i == len(split) or split[i][0] >= e:
+                out.append((pos, e, fmt))
+                break
+            if split[i][0] > pos:
+                out.append((pos, split[i][0], fmt))
+            pos = split[i][1]
+    out.sort(key=lambda r: r[0])
+    return [_range(s, e, fmt) for s, e, fmt in out]
 
 
 class TokenPainter(QObject):
