@@ -55,6 +55,8 @@ TRAINED = {
     "bpe_identity_bytes": dict(
         model_type="bpe", normalization_rule_name="identity", byte_fallback=True
     ),
+    "char_nfkc": dict(model_type="char", normalization_rule_name="nmt_nfkc"),
+    "word_identity": dict(model_type="word", normalization_rule_name="identity"),
     "bpe_suffix": dict(
         model_type="bpe",
         normalization_rule_name="nmt_nfkc_cf",

@@ -94,11 +94,19 @@ def test_inconsistent_models_are_rejected(edit, message: str) -> None:
         tokenizer_from_bytes(_edited(edit), name="edited.model")
 
 
-@pytest.mark.parametrize("kind", [3, 4])
-def test_word_and_char_models_are_unsupported(kind: int) -> None:
-    data = _edited(lambda p: p.trainer_spec.__setattr__("model_type", kind))
-    with pytest.raises(UnsupportedComponentError, match=r"WORD|CHAR"):
+def test_denormalizer_rules_are_unsupported() -> None:
+    charsmap = ModelProto.FromString(_data()).normalizer_spec.precompiled_charsmap
+    data = _edited(lambda p: p.denormalizer_spec.__setattr__("precompiled_charsmap", charsmap))
+    with pytest.raises(UnsupportedComponentError, match="denormalizer"):
         tokenizer_from_bytes(data, name="x.model")
+
+
+@pytest.mark.parametrize("kind", [3, 4])
+def test_word_and_char_models_load(kind: int) -> None:
+    data = _edited(lambda p: p.trainer_spec.__setattr__("model_type", kind))
+    tok = tokenizer_from_bytes(data, name="x.model")
+    assert tok.info.model_type == "wordlevel"
+    assert tok.model.model_type == {3: "word", 4: "char"}[kind]
 
 
 def test_detection_of_model_files_by_content_and_name(tmp_path) -> None:

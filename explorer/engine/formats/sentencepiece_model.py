@@ -1,12 +1,13 @@
 """SentencePiece ``.model`` files (``ModelProto``): load as a tokenizer, and write them.
 
 - :func:`load` (the ``load_tokenizer`` entry point) / :func:`tokenizer_from_bytes` /
-  :func:`tokenizer_from_proto`: Unigram and BPE models; WORD and CHAR models raise
+  :func:`tokenizer_from_proto`: Unigram, BPE, CHAR and WORD models; other model types raise
   :class:`UnsupportedComponentError`. Corrupt, truncated or inconsistent files raise
   :class:`VocabFormatError` naming the problem (checks mirror sentencepiece's
   ``InitializePieces``).
 - :func:`save_sentencepiece_model` / :func:`model_proto_from_model`: export an in-memory
-  :class:`UnigramModel` or :class:`SentencePieceBPEModel` (e.g. one we trained) as a ``.model``
+  :class:`UnigramModel`, :class:`SentencePieceBPEModel` or :class:`SimpleLookupModel` (e.g.
+  one we trained) as a ``.model``
   that sentencepiece loads.
 
 Messages come from :mod:`explorer.engine.formats.sentencepiece_schema` (protobuf, schema built
@@ -25,10 +26,12 @@ from explorer.engine.formats.sentencepiece_schema import MODEL_TYPES, ModelProto
 from explorer.engine.normalizers.sentencepiece import SentencePieceNormalizer
 from explorer.engine.sentencepiece.bpe import SentencePieceBPEModel
 from explorer.engine.sentencepiece.pieces import PieceType, byte_piece, piece_byte
+from explorer.engine.sentencepiece.simple import SimpleLookupModel
 from explorer.engine.sentencepiece.tokenizer import SentencePieceTokenizer
 from explorer.engine.unigram.model import UnigramModel
 
 _MODEL_TYPE_NAMES = {v: k for k, v in MODEL_TYPES.items()}
+AnyModel = UnigramModel | SentencePieceBPEModel | SimpleLookupModel
 
 
 def load(path: Path, *, preset: str | None = None) -> SentencePieceTokenizer:
@@ -106,9 +109,11 @@ def tokenizer_from_proto(
     types = [p.type for p in proto.pieces]
     kind = _MODEL_TYPE_NAMES.get(trainer.model_type, str(trainer.model_type))
     if kind == "UNIGRAM":
-        model: UnigramModel | SentencePieceBPEModel = UnigramModel(pieces, scores, types)
+        model: AnyModel = UnigramModel(pieces, scores, types)
     elif kind == "BPE":
         model = SentencePieceBPEModel(pieces, scores, types)
+    elif kind in ("CHAR", "WORD"):
+        model = SimpleLookupModel("char" if kind == "CHAR" else "word", pieces, scores, types)
     else:
         raise UnsupportedComponentError(f"{name}: unsupported SentencePiece model type {kind!r}")
     if proto.HasField("denormalizer_spec") and proto.denormalizer_spec.precompiled_charsmap:
@@ -142,7 +147,7 @@ def tokenizer_from_proto(
 
 
 def model_proto_from_model(
-    model: UnigramModel | SentencePieceBPEModel,
+    model: AnyModel,
     *,
     normalizer_name: str = "identity",
     precompiled_charsmap: bytes = b"",
@@ -161,7 +166,7 @@ def model_proto_from_model(
     for piece, score, kind in zip(model.pieces, model.scores, model.types, strict=True):
         proto.pieces.add(piece=piece, score=score, type=kind)
     trainer = proto.trainer_spec
-    trainer.model_type = MODEL_TYPES["UNIGRAM" if model.model_type == "unigram" else "BPE"]
+    trainer.model_type = MODEL_TYPES[model.model_type.upper()]
     trainer.vocab_size = len(model.pieces)
     has_bytes = any(t == PieceType.BYTE for t in model.types)
     trainer.byte_fallback = has_bytes if byte_fallback is None else byte_fallback
@@ -192,7 +197,7 @@ def _ids_of(pieces: Iterable[str], types: Iterable[int], wanted: str) -> list[in
 
 
 def save_sentencepiece_model(
-    model: UnigramModel | SentencePieceBPEModel | ModelProto,
+    model: AnyModel | ModelProto,
     path: str | Path,
     **options: object,
 ) -> Path:

@@ -121,7 +121,8 @@ class SentencePieceTokenizer(Tokenizer):
     def info(self) -> TokenizerInfo:
         """Name, sizes and the sentencepiece settings."""
         extra = {"byte_fallback": str(self.byte_fallback), **self._extra}
-        model_type: ModelType = "unigram" if self.model.model_type == "unigram" else "bpe"
+        kinds: dict[str, ModelType] = {"unigram": "unigram", "bpe": "bpe"}
+        model_type = kinds.get(self.model.model_type, "wordlevel")  # CHAR / WORD lookups
         return TokenizerInfo(
             name=self._name,
             format=self._format,
