@@ -2,12 +2,12 @@
 
 :class:`SentencePieceTokenizer` implements :class:`explorer.engine.tokenizer.Tokenizer` for any
 model with ``encode(normalized) -> [(start, end, id)]`` (:class:`UnigramModel`,
-:class:`SentencePieceBPEModel`) and any normalizer returning ``Normalized`` (usually
-:class:`SentencePieceNormalizer`). It adds what ``sentencepiece_processor.cc`` does after the
-model: consecutive ``<unk>`` pieces merge into one, unknown pieces become ``<0xNN>`` byte
-pieces when ``byte_fallback`` is on, offsets go back to the original text through
-``norm_to_orig``, and decoding drops the dummy-prefix space and renders ``<unk>`` as
-``unk_surface``.
+:class:`SentencePieceBPEModel`, :class:`SimpleLookupModel`) and any normalizer returning
+``Normalized`` (usually :class:`SentencePieceNormalizer`). It adds what
+``sentencepiece_processor.cc`` does after the model: consecutive ``<unk>`` pieces merge into
+one, unknown pieces become ``<0xNN>`` byte pieces when ``byte_fallback`` is on, offsets go
+back to the original text through ``norm_to_orig``, and decoding drops the dummy-prefix space
+and renders ``<unk>`` as ``unk_surface``.
 
 Special tokens: sentencepiece itself never recognises control pieces (``<s>``, ``[INST]``) in
 text. With ``allowed_special`` they are split out first and every text segment between them is
