@@ -119,3 +119,23 @@ def test_stages_align_normalized_text_with_original() -> None:
     assert [(p.start, p.end) for p in st.pre_tokens] == [(2, 5), (5, 11), (11, 13)]
     assert st.decoded == "fine day 1 \u2047 2"  # ⁄ is not in the vocabulary
     assert st.encoding.ids == tok.encode(text).ids
+
+
+@pytest.mark.parametrize("name", ["botchan_en_unigram_1000.model", "kyoto_ja_unigram_8000.model"])
+def test_one_long_line_past_the_score_rebasing_threshold(name: str) -> None:
+    """sentencepiece re-bases path scores beyond ±100000: a 100k-character line crosses it."""
+    path = reference_model("sentencepiece", name)
+    sp = spm.SentencePieceProcessor(model_file=str(path))
+    tok = load_tokenizer(path)
+    botchan = reference_model("sentencepiece", "botchan.txt").read_text(encoding="utf-8")
+    text = " ".join(botchan.splitlines()[:1500])
+    assert tok.encode_ids(text) == sp.encode(text)
+    japanese = "日本語のテキストを正しく分割できるかを確認します。" * 2000
+    assert tok.encode_ids(japanese) == sp.encode(japanese)
+
+
+def test_lone_surrogates_do_not_crash() -> None:
+    tok = load_tokenizer(reference_model("mistral-common", "tokenizer.model.v1"))
+    enc = tok.encode("a\ud800b")
+    assert [t.piece for t in enc.tokens if t.is_partial_utf8] == ["<0xED>", "<0xA0>", "<0x80>"]
+    assert tok.encode_ids("a\ud800b") == enc.ids

@@ -173,7 +173,7 @@ class SentencePieceTokenizer(Tokenizer):
                 out += ids[last:k]
                 length = segs[k][0]
                 out.extend(
-                    self._byte_ids.get(b, unk_id) for b in normalized[pos : pos + length].encode()
+                    self._byte_ids.get(b, unk_id) for b in _utf8(normalized[pos : pos + length])
                 )
             elif k == last and last > 0:
                 pass  # a run of unknowns is one <unk>
@@ -311,7 +311,7 @@ class SentencePieceTokenizer(Tokenizer):
                 continue
             surface = text[start:end]
             if self.byte_fallback:
-                for byte in surface.encode("utf-8"):
+                for byte in _utf8(surface):
                     byte_id = self._byte_ids.get(byte, unk_id)
                     tokens.append(
                         Token(
@@ -349,3 +349,8 @@ class SentencePieceTokenizer(Tokenizer):
                 )
             prev_unk = True
         return tokens
+
+
+def _utf8(text: str) -> bytes:
+    """UTF-8 bytes; a lone surrogate (possible in text from a UI) keeps its 3-byte form."""
+    return text.encode("utf-8", "surrogatepass")
