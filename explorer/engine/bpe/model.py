@@ -9,9 +9,10 @@ are adjacent inside no token (no symbol can ever span them, so each side merges 
 would in the whole piece); the sides are memoised. Results are memoised per pre-token string
 in a plain dict (cleared when it grows past ``cache_limit``).
 
-Thread safety: ranks never change after construction; the only shared mutable state is the
-memo dict, whose single get/set operations are atomic in CPython and whose values are
-deterministic, so concurrent callers at worst recompute an entry. All merge state is local
+Thread safety: ranks and the byte-pair table never change after construction; the only
+shared mutable state is the two memo dicts (pre-tokens, cut sides), whose single get/set
+operations are atomic in CPython and whose values are deterministic and never mutated, so
+concurrent callers at worst recompute an entry. All merge state is local
 to a call. This model does not split text or handle special tokens (see ``tokenizer``).
 """
 
