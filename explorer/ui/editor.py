@@ -2,6 +2,12 @@
 
 The editor knows nothing about tokenizers: it asks a ``tooltip_at(block, block_text, col16)``
 callback for hover text and reports cursor moves and dropped files as signals.
+
+Hover and outline work on whole grapheme clusters (user-perceived characters), like the
+painter: the tooltip of a character lists the tokens of every code point in it (a flag, a ZWJ
+emoji or a letter with a combining mark can be split between tokens, and a token may lie
+wholly inside one character), and the outline of a token inside a character covers the whole
+character, because a format edge inside a cluster would break its shaping.
 """
 
 from __future__ import annotations
@@ -9,7 +15,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from pathlib import Path
 
-from PySide6.QtCore import QEvent, QMimeData, Signal
+from PySide6.QtCore import QEvent, QMimeData, QPoint, QTextBoundaryFinder, Signal
 from PySide6.QtGui import (
     QColor,
     QDragEnterEvent,
@@ -19,11 +25,39 @@ from PySide6.QtGui import (
     QHelpEvent,
     QTextCursor,
     QTextFormat,
+    QTextLine,
     QTextOption,
 )
 from PySide6.QtWidgets import QPlainTextEdit, QTextEdit, QToolTip, QWidget
 
+from explorer.engine.offsets import Utf16Map
+
 TooltipAt = Callable[[int, str, int], str | None]
+SPLIT_NOTE = ("<p><b>One character, {n} code points, split between tokens</b> "
+              "(each token below; its bytes in hex)</p>")
+"""Heads the tooltip of a multi-code-point character whose code points are in different tokens."""
+
+
+def cluster_bounds(text: str, col16: int) -> tuple[int, int]:
+    """UTF-16 ``(start, end)`` of the grapheme cluster of ``text`` holding column ``col16``."""
+    n = Utf16Map(text).length_utf16
+    if not 0 <= col16 < n:
+        return col16, col16
+    finder = QTextBoundaryFinder(QTextBoundaryFinder.BoundaryType.Grapheme, text)
+    finder.setPosition(col16)
+    start = col16 if finder.isAtBoundary() else finder.toPreviousBoundary()
+    finder.setPosition(start)
+    end = finder.toNextBoundary()
+    return start, n if end < 0 else end
+
+
+def snap_to_clusters(text: str, start16: int, end16: int) -> tuple[int, int]:
+    """Widen the UTF-16 span ``[start16, end16)`` of ``text`` to whole grapheme clusters."""
+    if text.isascii() and "\r\n" not in text:
+        return start16, end16
+    s = cluster_bounds(text, start16)[0]
+    e = end16 if end16 <= s else cluster_bounds(text, end16 - 1)[1]
+    return s, max(e, end16)
 
 
 def local_files(mime: QMimeData) -> list[Path]:
@@ -79,8 +113,15 @@ class TokenEditor(QPlainTextEdit):
         if end16 <= start16:
             self.setExtraSelections([])
             return
+        doc = self.document()
+        # A token inside one character (a flag's second half) outlines the whole character.
+        first, last = doc.findBlock(start16), doc.findBlock(max(start16, end16 - 1))
+        start16 = first.position() + snap_to_clusters(
+            first.text(), start16 - first.position(), start16 - first.position() + 1)[0]
+        end16 = last.position() + snap_to_clusters(
+            last.text(), end16 - last.position() - 1, end16 - last.position())[1]
         sel = QTextEdit.ExtraSelection()
-        cur = QTextCursor(self.document())
+        cur = QTextCursor(doc)
         cur.setPosition(start16)
         cur.setPosition(end16, QTextCursor.MoveMode.KeepAnchor)
         sel.cursor = cur
@@ -90,18 +131,53 @@ class TokenEditor(QPlainTextEdit):
         sel.format.setFontUnderline(True)
         self.setExtraSelections([sel])
 
+    def char_at(self, pos: QPoint) -> tuple[int, int] | None:
+        """``(block number, UTF-16 column)`` of the character under viewport point ``pos``
+        (the one the mouse is on, not the nearest gap between characters), or None."""
+        cur = self.cursorForPosition(pos)
+        block = cur.block()
+        if not block.isValid():
+            return None
+        rect = self.cursorRect(cur)
+        if abs(rect.center().y() - pos.y()) > rect.height():
+            return None  # below the last line
+        layout = block.layout()
+        origin = self.blockBoundingGeometry(block).translated(self.contentOffset()).topLeft()
+        line = layout.lineForTextPosition(cur.positionInBlock())
+        if not line.isValid():
+            return None
+        x = pos.x() - origin.x()
+        if x >= line.naturalTextWidth() + line.x():
+            return None  # past the line end there is no token
+        col = line.xToCursor(x, QTextLine.CursorPosition.CursorOnCharacter)
+        return block.blockNumber(), col
+
+    def tooltip_for(self, block_number: int, block_text: str, col16: int) -> str | None:
+        """Hover text of the character at ``col16``: the tokens of each of its code points."""
+        if self.tooltip_at is None:
+            return None
+        start, end = cluster_bounds(block_text, col16)
+        if end - start <= 1:
+            return self.tooltip_at(block_number, block_text, col16)
+        u16 = Utf16Map(block_text)
+        tips: list[str] = []
+        for cp in range(u16.to_codepoint(start), u16.to_codepoint(end)):
+            tip = self.tooltip_at(block_number, block_text, u16.to_utf16(cp))
+            if tip and tip not in tips:
+                tips.append(tip)
+        if len(tips) > 1:
+            n = u16.to_codepoint(end) - u16.to_codepoint(start)
+            return SPLIT_NOTE.format(n=n) + "<hr>".join(tips)
+        return tips[0] if tips else None
+
     def viewportEvent(self, event: QEvent) -> bool:
-        """Tooltips for the token under the mouse."""
+        """Tooltips for the token(s) of the character under the mouse."""
         if event.type() == QEvent.Type.ToolTip and isinstance(event, QHelpEvent):
-            cur = self.cursorForPosition(event.pos())
-            block = cur.block()
             tip = None
-            if self.tooltip_at is not None and block.isValid():
-                rect = self.cursorRect(cur)
-                # cursorForPosition snaps to the nearest gap; past the line end there is no token
-                if abs(rect.center().y() - event.pos().y()) <= rect.height():
-                    tip = self.tooltip_at(block.blockNumber(), block.text(),
-                                          cur.positionInBlock())
+            hit = self.char_at(event.pos())
+            if hit is not None:
+                block = self.document().findBlockByNumber(hit[0])
+                tip = self.tooltip_for(hit[0], block.text(), hit[1])
             if tip:
                 QToolTip.showText(event.globalPos(), tip, self)
             else:

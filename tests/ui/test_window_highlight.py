@@ -1,55 +1,17 @@
-"""Typing in the editor: token colours land on the right UTF-16 ranges, incrementally."""
+"""Typing in the editor: token colours land on the right UTF-16 ranges, incrementally
+(whole grapheme clusters: see painting_oracle)."""
 
 from __future__ import annotations
 
 import pytest
 from conftest import wait_highlighted
+from painting_oracle import expected_ranges, painted_ranges, u16
 from PySide6.QtCore import Qt
 from PySide6.QtGui import QTextCursor
 
 from explorer.ui.palettes import color_index
 
 pytestmark = pytest.mark.usefixtures("no_qt_warnings")
-
-
-def u16(text: str) -> int:
-    return len(text.encode("utf-16-le")) // 2
-
-
-def expected_ranges(window):
-    """Per block: (start16, len16, colour) computed independently of Utf16Map."""
-    text = window.text()
-    enc = window.tokenizer.encode(text)
-    colors = window.painter.formats
-    out: dict[int, list[tuple[int, int, str]]] = {}
-    doc = window.editor.document()
-    seen = set()
-    for t in enc.tokens:
-        if (t.start, t.end) in seen or t.end <= t.start:
-            continue
-        seen.add((t.start, t.end))
-        s16, e16 = u16(text[:t.start]), u16(text[:t.end])
-        block = doc.findBlock(s16)
-        while block.isValid() and block.position() < e16:
-            bs, be = block.position(), block.position() + u16(block.text())
-            a, b = max(s16, bs), min(e16, be)
-            if b > a:
-                out.setdefault(block.blockNumber(), []).append(
-                    (a - bs, b - a, colors.color(t.id).name()))
-            block = block.next()
-    return out
-
-
-def painted_ranges(window):
-    out = {}
-    block = window.editor.document().begin()
-    while block.isValid():
-        rs = [(r.start, r.length, r.format.background().color().name())
-              for r in block.layout().formats()]
-        if rs:
-            out[block.blockNumber()] = rs
-        block = block.next()
-    return out
 
 
 CASES = {
