@@ -122,8 +122,9 @@ class UnigramModel:
         ``±100000``. A word's cached segmentation (computed from score 0) is reused only
         while the prefix score is small enough that float32 rounding cannot flip any decision
         inside the word (its ``limit``); otherwise the word is re-run from the true prefix
-        score. Sentences whose scores could reach the re-basing threshold run as one piece.
-        Ids are therefore identical to sentencepiece, ties included.
+        score. Past the re-basing threshold the exact prefix score is carried word by word
+        (cached segmentations still apply where they are safe from it). Ids are therefore
+        identical to sentencepiece, ties included.
         """
         if not normalized:
             return []
@@ -135,6 +136,7 @@ class UnigramModel:
         bound = 0.0  # upper bound of |prefix score| at the current word
         chunks: list[tuple[Segment, ...]] = []  # each word's segments, for exact re-runs
         base, done, pos = 0.0, 0, 0  # exact prefix score over chunks[:done], lazily
+        exact = False  # past the re-basing guard: carry the exact prefix score word by word
         for word in self._split.findall(normalized):
             entry = cache.get(word)
             if entry is None:
@@ -143,17 +145,28 @@ class UnigramModel:
                     cache.clear()
                 cache[word] = entry
             segs, ids, limit, word_max = entry
-            if bound >= limit:
-                if bound + word_max >= _RESET_GUARD:  # sentencepiece may re-base: whole text
-                    segs = self._viterbi(normalized, 0.0)[0]
-                    return [s[1] for s in segs] if ids_only else list(segs)
+            if not exact and bound >= limit:
                 for chunk in chunks[done:]:
                     base, pos = self._accumulate(normalized, chunk, 0, base, pos)
                 done = len(chunks)
-                segs = self._viterbi(word, base)[0]
-                ids = tuple(s[1] for s in segs)
-            chunks.append(segs)
-            bound += word_max
+                if bound + word_max >= _RESET_GUARD:
+                    exact = True
+                else:  # a near tie: re-run the word from the true prefix score
+                    segs = self._viterbi(word, base)[0]
+                    ids = tuple(s[1] for s in segs)
+            if exact:
+                # No piece crosses a word boundary, so sentencepiece's state at a word start
+                # is just the prefix score: a word re-run from it (re-basing included) is exact.
+                magnitude = base if base > 0 else -base
+                if magnitude < limit:  # the cached decisions hold from this score
+                    base, pos = self._accumulate(normalized, segs, 0, base, pos)
+                else:
+                    segs, _, _, base = self._viterbi(word, base)
+                    ids = tuple(s[1] for s in segs)
+                    pos += len(word)
+            else:
+                chunks.append(segs)
+                bound += word_max
             out.extend(ids if ids_only else segs)
         return out
 
@@ -198,7 +211,7 @@ class UnigramModel:
 
     def _part_entry(self, word: str) -> CacheEntry:
         """The cache entry of a part that no safe cut divides (one Viterbi from score 0)."""
-        segs, margin, word_max = self._viterbi(word, 0.0)
+        segs, margin, word_max, _ = self._viterbi(word, 0.0)
         if margin == _INF:
             limit = _INF
         elif margin <= 0.0:
@@ -226,11 +239,12 @@ class UnigramModel:
             pos += length
         return base, pos
 
-    def _viterbi(self, text: str, base0: float) -> tuple[tuple[Segment, ...], float, float]:
+    def _viterbi(self, text: str, base0: float) -> tuple[tuple[Segment, ...], float, float, float]:
         """sentencepiece's ``EncodeOptimized`` on ``text``, starting from score ``base0``.
 
         Returns the segments, the smallest margin of any comparison (how close a different
-        rounding could come to changing a decision) and the largest ``|best - base0|`` seen.
+        rounding could come to changing a decision), the largest ``|best - base0|`` seen + 1,
+        and the final path score (after any re-basing).
         """
         n = len(text)
         entries = self.trie.entries
@@ -301,7 +315,7 @@ class UnigramModel:
             end = begin
         segs.reverse()
         spread = max(abs(max(best) - base0), abs(min(best) - base0))
-        return tuple(segs), margin, spread + 1.0
+        return tuple(segs), margin, spread + 1.0, best[n]
 
     # -- lattice ------------------------------------------------------------------------------
 
