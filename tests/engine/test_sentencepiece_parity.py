@@ -132,6 +132,9 @@ def test_one_long_line_past_the_score_rebasing_threshold(name: str) -> None:
     assert tok.encode_ids(text) == sp.encode(text)
     japanese = "日本語のテキストを正しく分割できるかを確認します。" * 2000
     assert tok.encode_ids(japanese) == sp.encode(japanese)
+    ties = "to be of the same opinion....... I want 55555 " * 3000  # equal-score splits
+    assert tok.encode_ids(ties) == sp.encode(ties)
+    assert tok.encode(ties, allowed_special=()).ids == sp.encode(ties)
 
 
 def test_lone_surrogates_do_not_crash() -> None:
