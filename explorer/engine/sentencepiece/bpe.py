@@ -15,6 +15,7 @@ returns ``(start, end, id)`` code-point spans; words (see ``word_splitter``) are
 from __future__ import annotations
 
 import heapq
+import re
 from collections.abc import Sequence
 
 from explorer.engine.errors import VocabFormatError
@@ -69,6 +70,11 @@ class SentencePieceBPEModel:
         if id_ is None:
             id_ = self.piece_ids.get(piece, self.unk_id)
         return id_
+
+    @property
+    def word_pattern(self) -> re.Pattern[str] | None:
+        """The pattern cutting normalized text into words no piece crosses (None: no cut)."""
+        return self._split
 
     def encode(self, normalized: str) -> list[tuple[int, int, int]]:
         """Segmentation of ``normalized`` as ``(start, end, id)`` code-point spans."""

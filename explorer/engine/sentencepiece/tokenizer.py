@@ -222,7 +222,7 @@ class SentencePieceTokenizer(Tokenizer):
         """Normalized text with alignment, words as pre-tokens, tokens and decode."""
         normalized = self.normalizer.normalize(text)
         pre_tokens: list[PreToken] = []
-        splitter = getattr(self.model, "_split", None)
+        splitter = getattr(self.model, "word_pattern", None)
         n2o = normalized.norm_to_orig
         if splitter is not None:
             for m in splitter.finditer(normalized.text):

@@ -20,6 +20,7 @@ sampling, marginals and the UI panel. CONTROL, UNKNOWN and BYTE pieces never mat
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Sequence
 
 from explorer.engine.errors import VocabFormatError
@@ -96,6 +97,11 @@ class UnigramModel:
         self._cache: dict[str, CacheEntry] = {}
 
     # -- encoding -----------------------------------------------------------------------------
+
+    @property
+    def word_pattern(self) -> re.Pattern[str] | None:
+        """The pattern cutting normalized text into words no piece crosses (None: no cut)."""
+        return self._split
 
     def encode(self, normalized: str) -> list[tuple[int, int, int]]:
         """Best segmentation of ``normalized`` as ``(start, end, id)`` code-point spans."""
