@@ -15,7 +15,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from pathlib import Path
 
-from PySide6.QtCore import QEvent, QMimeData, QPoint, QTextBoundaryFinder, Signal
+from PySide6.QtCore import QEvent, QMimeData, QPoint, Signal
 from PySide6.QtGui import (
     QColor,
     QDragEnterEvent,
@@ -31,6 +31,7 @@ from PySide6.QtGui import (
 from PySide6.QtWidgets import QPlainTextEdit, QTextEdit, QToolTip, QWidget
 
 from explorer.engine.offsets import Utf16Map
+from explorer.ui.token_painter import Graphemes
 
 TooltipAt = Callable[[int, str, int], str | None]
 SPLIT_NOTE = ("<p><b>One character, {n} code points, split between tokens</b> "
@@ -43,12 +44,9 @@ def cluster_bounds(text: str, col16: int) -> tuple[int, int]:
     n = Utf16Map(text).length_utf16
     if not 0 <= col16 < n:
         return col16, col16
-    finder = QTextBoundaryFinder(QTextBoundaryFinder.BoundaryType.Grapheme, text)
-    finder.setPosition(col16)
-    start = col16 if finder.isAtBoundary() else finder.toPreviousBoundary()
-    finder.setPosition(start)
-    end = finder.toNextBoundary()
-    return start, n if end < 0 else end
+    g = Graphemes(text, n)
+    start = g.down(col16)
+    return start, g.up(start + 1)
 
 
 def snap_to_clusters(text: str, start16: int, end16: int) -> tuple[int, int]:

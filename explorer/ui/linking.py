@@ -54,14 +54,15 @@ class TokenLinker(QObject):
         return None if offset is None else self._doc.token_at(offset)
 
     def tooltip_at(self, block: int, block_text: str, col16: int) -> str | None:
-        """Hover text: the token (and any partial-UTF-8 neighbours sharing its span)."""
+        """Hover text: the token and the partial-UTF-8 neighbours that start inside its span
+        (sharing it, or lying inside the character it ends in)."""
         index = self.token_index_at(block, block_text, col16)
         if index is None or self._doc is None:
             return None
         view = token_view(self._doc, index)
         parts = [view.html()]
         nxt = index + 1
-        while nxt < self._doc.token_count and self._doc.span(nxt) == (view.start, view.end):
+        while nxt < self._doc.token_count and self._doc.span(nxt)[0] < view.end:
             parts.append(token_view(self._doc, nxt).html())
             nxt += 1
         return "<hr>".join(parts)

@@ -1,6 +1,6 @@
 """What the editor should paint, computed independently of the painter (for the UI tests).
 
-Per block: the grapheme clusters (Qt's ``QTextBoundaryFinder``, what Qt shapes by), the tokens
+Per block: the grapheme clusters (``regex``'s ``\\X``, UAX #29, independent of Qt), the tokens
 touching each cluster (UTF-16 offsets from encoding text prefixes, not ``Utf16Map``), one
 colour per cluster (the token's, or the split colour when several tokens touch it), then runs
 of clusters with the same token (or consecutive split clusters) merged into one range.
@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from itertools import pairwise
 
-from PySide6.QtCore import QTextBoundaryFinder
+import regex
 
 
 def u16(text: str) -> int:
@@ -19,12 +19,9 @@ def u16(text: str) -> int:
 
 def grapheme_boundaries(text: str) -> list[int]:
     """UTF-16 grapheme-cluster boundaries of ``text``, 0 and the end included."""
-    f = QTextBoundaryFinder(QTextBoundaryFinder.BoundaryType.Grapheme, text)
     out = [0]
-    while (p := f.toNextBoundary()) > 0:
-        out.append(p)
-    if out[-1] != u16(text):
-        out.append(u16(text))
+    for m in regex.finditer(r"\X", text):
+        out.append(out[-1] + u16(m.group()))
     return out
 
 
