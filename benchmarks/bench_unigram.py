@@ -1,4 +1,4 @@
-"""Unigram encode speed: our engine vs sentencepiece (one thread), ids checked identical.
+"""Unigram (and SentencePiece BPE) encode speed vs sentencepiece (one thread), ids identical.
 
     python benchmarks/bench_unigram.py [--english-mb 2] [--repeat 3]
 
@@ -9,8 +9,9 @@ Corpora (deterministic; both engines encode line by line, as sentencepiece is us
   paragraph per line.
 
 Models: ``botchan_en_unigram_1000`` (sentencepiece sdist) on English; ``kyoto_ja_unigram_8000``
-on the Japanese UDHR; and an 8k Unigram model trained here with sentencepiece (``nmt_nfkc``,
-byte fallback) on English + UDHR, run on both corpora.
+on the Japanese UDHR; an 8k Unigram model trained here with sentencepiece (``nmt_nfkc``,
+byte fallback) on English + UDHR, run on both corpora; and Mistral's SentencePiece BPE model
+(``tokenizer.model.v1``, mistral-common) on both corpora.
 
 Engines: ours ``encode_ids`` with a cold word cache (fresh model cache each round), warm
 (cache kept from the previous round) and the full ``encode`` (Token objects with offsets);
@@ -173,6 +174,11 @@ def main() -> None:
         bench("English, trained 8k", multi_model, english, args.repeat)
         bench(
             "Multilingual UDHR (all languages), trained 8k", multi_model, multilingual, args.repeat
+        )
+        mistral = require("mistral-common", "tokenizer.model.v1")
+        bench("English, SentencePiece BPE (Mistral v1, 32k)", mistral, english, args.repeat)
+        bench(
+            "Multilingual UDHR, SentencePiece BPE (Mistral v1)", mistral, multilingual, args.repeat
         )
 
 
