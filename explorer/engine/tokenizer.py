@@ -96,6 +96,12 @@ class Tokenizer(ABC):
         """Number of ids (including specials)."""
         return self.info.vocab_size
 
+    def piece_type(self, token_id: int) -> str | None:
+        """The vocabulary's own type of entry ``token_id`` where the format records one
+        (SentencePiece: ``normal``, ``unknown``, ``control``, ``user-defined``, ``unused``,
+        ``byte``); None when it does not (the browser then derives a type from the Token)."""
+        return None
+
     @abstractmethod
     def stages(self, text: str) -> PipelineStages:
         """Every pipeline stage for ``text`` (normalized text, pre-tokens, tokens, decode)."""

@@ -218,6 +218,10 @@ class SentencePieceTokenizer(Tokenizer):
             score=self.model.scores[token_id],
         )
 
+    def piece_type(self, token_id: int) -> str:
+        """The model's type of piece ``token_id``: ``normal``, ``byte``, ``control``, ..."""
+        return PieceType(self.model.types[token_id]).name.lower().replace("_", "-")
+
     def stages(self, text: str) -> PipelineStages:
         """Normalized text with alignment, words as pre-tokens, tokens and decode."""
         normalized = self.normalizer.normalize(text)
