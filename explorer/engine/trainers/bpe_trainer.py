@@ -271,5 +271,6 @@ def _hf_merge_list(
 ) -> tuple[tuple[str, str], ...]:
     """HF keeps merges in a map: a pair merged twice keeps its last rank; list by rank."""
     last = {pair: rank for rank, pair in enumerate(merges)}
-    ordered = sorted(last.items(), key=lambda kv: kv[1])
-    return tuple((id_to_word[a], id_to_word[b]) for (a, b), _ in ordered)
+    if len(last) < len(merges):  # rare: a pair merged again after its token was re-made
+        merges = [pair for rank, pair in enumerate(merges) if last[pair] == rank]
+    return tuple((id_to_word[a], id_to_word[b]) for a, b in merges)
