@@ -7,9 +7,10 @@ Corpora: botchan + CPython standard-library sources, deterministic (``train_corp
 BPE (byte-level, GPT-2 split, 4k and 16k) vs HF ``BpeTrainer``: merges must be identical.
 Unigram 8k vs HF ``UnigramTrainer`` (Metaspace) and sentencepiece (``num_threads=1``,
 identity normalization), with tokens per character on held-out English (the UDHR sample).
-Times include reading and counting the corpus. Reference and ours run back to back, in
-alternating order, ``--runs`` times; the ratio is the median of the per-pair ratios (robust to
-load drift on a shared machine). Prints a Markdown table (ratio = ours / reference).
+Times are process CPU times (every trainer runs on one thread; CPU time does not count the
+waits for other jobs on a shared machine) and include reading and counting the corpus.
+Reference and ours run back to back, in alternating order, ``--runs`` times; the ratio is the
+median of the per-pair ratios. Prints a Markdown table (ratio = ours / reference).
 """
 
 from __future__ import annotations
@@ -45,9 +46,9 @@ WORK = Path(tempfile.gettempdir()) / "tokenizer-explorer-bench"
 def _median_time(fn: Callable[[], Any], runs: int) -> tuple[float, Any]:
     times, result = [], None
     for _ in range(runs):
-        t = time.perf_counter()
+        t = time.process_time()
         result = fn()
-        times.append(time.perf_counter() - t)
+        times.append(time.process_time() - t)
     return statistics.median(times), result
 
 
@@ -60,13 +61,13 @@ def _paired(ref: Callable[[], Any], ours: Callable[[], Any], runs: int
     r_ref = r_us = None
     for i in range(runs):
         for which in ((0, 1) if i % 2 == 0 else (1, 0)):
-            t = time.perf_counter()
+            t = time.process_time()
             if which == 0:
                 r_ref = ref()
-                t_ref.append(time.perf_counter() - t)
+                t_ref.append(time.process_time() - t)
             else:
                 r_us = ours()
-                t_us.append(time.perf_counter() - t)
+                t_us.append(time.process_time() - t)
     ratio = statistics.median(u / r for u, r in zip(t_us, t_ref, strict=True))
     return statistics.median(t_ref), statistics.median(t_us), ratio, r_ref, r_us
 
