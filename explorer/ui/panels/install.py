@@ -133,6 +133,7 @@ class PanelHub(QObject):
         window.loader.loaded.connect(lambda _s, _t: self._refresh({"compare"}))
         self.training.tokenizer_ready.connect(self._use_trained)
         self.compare.choices_changed.connect(self._on_choices)
+        self.vocab.token_activated.connect(self._on_vocab_token)
         # Qt keeps the widgets of background dock tabs "visible"; visibilityChanged is the one
         # reliable report of which tab is on screen.
         self._shown: dict[str, bool] = dict.fromkeys(self.docks, False)
@@ -149,6 +150,12 @@ class PanelHub(QObject):
     # --- window signals -------------------------------------------------------------------
     def _on_tokenizer(self, _tokenizer: Tokenizer) -> None:
         self._refresh({"bpe", "lattice", "compare", "vocab"})
+
+    def _on_vocab_token(self, token_id: int) -> None:
+        """Double-click in the vocabulary: select that token's first occurrence in the text."""
+        index = self.vocab.locate(self.window.doc, token_id)
+        if index is not None:
+            self.window.linker.select_token(index)
 
     def _on_cursor(self, _index: int, view: Any) -> None:
         self._offset = None if view is None else view.start

@@ -40,6 +40,7 @@ from explorer.ui.panels.vocab_model import (
     query_job,
     read_rows,
 )
+from explorer.workers.doctokens import DocTokens
 
 SEARCH_DELAY_MS = 150
 FIRST_ROWS = 200
@@ -47,11 +48,20 @@ FIRST_ROWS = 200
 """Typing pauses this long before a search starts."""
 
 
+def first_token_index(doc: DocTokens, token_id: int) -> int | None:
+    """Index of the first token of ``doc`` whose id is ``token_id``, or None."""
+    for index, (tok, _start, _end) in enumerate(doc.tokens()):
+        if tok.id == token_id:
+            return index
+    return None
+
+
 class VocabBrowser(QWidget):
     """Search box, regex toggle, status line and the vocabulary table."""
 
     token_activated = Signal(int)
-    """A token id the user double-clicked (e.g. to show it in the inspector)."""
+    """A token id the user double-clicked (the panel hub selects its first occurrence in the
+    text: :meth:`locate`)."""
     query_done = Signal()
     """A search/sort result is on screen (tests wait for it)."""
     loaded = Signal()
@@ -119,6 +129,18 @@ class VocabBrowser(QWidget):
             on_return=self._on_loaded,
             on_error=lambda e: self.status.setText(f"Could not load the vocabulary: {e}"),
         )
+
+    def locate(self, doc: DocTokens | None, token_id: int) -> int | None:
+        """Index of the first token with id ``token_id`` in ``doc`` (the window's text), or
+        None; the status line says which occurrence was found, or that there is none."""
+        index = first_token_index(doc, token_id) if doc is not None else None
+        if doc is None or index is None:
+            self.status.setText(f"Token id {token_id} does not occur in the text.")
+            return None
+        count = sum(1 for tok, _, _ in doc.tokens() if tok.id == token_id)
+        self.status.setText(f"Token id {token_id}: first of {count:,} in the text "
+                            f"(token #{index}) selected.")
+        return index
 
     def set_rows(self, rows: VocabRows, name: str = "") -> None:
         """Show already loaded rows (then re-apply the current search and sort)."""

@@ -14,12 +14,13 @@ Does not handle: editing, or vocabularies that change while shown (load a new on
 from __future__ import annotations
 
 import re
-from collections.abc import Generator, Sequence
+from collections.abc import Callable, Generator, Sequence
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
 from PySide6.QtCore import QAbstractTableModel, QModelIndex, QPersistentModelIndex, Qt, Signal
 
+from explorer.engine.encoding import Token
 from explorer.engine.tokenizer import Tokenizer
 
 COL_ID, COL_PIECE, COL_TEXT, COL_HEX, COL_LENGTH, COL_SCORE, COL_TYPE = range(7)
@@ -43,7 +44,8 @@ class VocabRows:
     """Length in bytes."""
     scores: list[float | None] = field(default_factory=list)
     types: list[str] = field(default_factory=list)
-    """``normal``, ``special``, ``unknown`` or ``partial`` (bytes not valid UTF-8 alone)."""
+    """The vocabulary's own entry type where it records one (:func:`entry_type`), else
+    ``normal``, ``special``, ``unknown``, ``byte`` or ``partial`` (bytes not UTF-8 alone)."""
 
     def __len__(self) -> int:
         return len(self.ids)
@@ -58,6 +60,7 @@ def load_vocab_rows(tokenizer: Tokenizer, *, chunk: int = 8192,
     A worker job (see ``explorer.workers``)."""
     rows = VocabRows()
     size = tokenizer.vocab_size if limit is None else min(limit, tokenizer.vocab_size)
+    piece_type = getattr(tokenizer, "piece_type", None)  # duck-typed vocabularies may lack it
     for token_id in range(size):
         try:
             tok = tokenizer.id_to_token(token_id)
@@ -70,11 +73,31 @@ def load_vocab_rows(tokenizer: Tokenizer, *, chunk: int = 8192,
         rows.lengths.append(len(tok.token_bytes))
         rows.scores.append(tok.score if tok.score is not None else
                            (float(tok.rank) if tok.rank is not None else None))
-        rows.types.append("special" if tok.special else "unknown" if tok.unknown else
-                          "partial" if tok.is_partial_utf8 else "normal")
+        rows.types.append(entry_type(tok, piece_type))
         if (token_id + 1) % chunk == 0:
             yield token_id + 1
     return rows
+
+
+_BYTE_PIECE = re.compile(r"<0x([0-9A-Fa-f]{2})>")
+
+
+def entry_type(tok: Token, piece_type: Callable[[int], str | None] | None = None) -> str:
+    """Type of vocabulary entry ``tok``: the model's own (``piece_type``, e.g. SentencePiece
+    ``byte``/``control``/``user-defined``/``unused``) when it records one; otherwise derived:
+    ``special``, ``unknown``, ``byte`` (a ``<0xNN>`` byte-fallback piece standing for that
+    byte), ``partial`` (bytes not valid UTF-8 alone) or ``normal``."""
+    kind = piece_type(tok.id) if piece_type is not None else None
+    if kind is not None:
+        return kind
+    if tok.special:
+        return "special"
+    if tok.unknown:
+        return "unknown"
+    m = _BYTE_PIECE.fullmatch(tok.piece)
+    if m is not None and tok.token_bytes == bytes((int(m.group(1), 16),)):
+        return "byte"
+    return "partial" if tok.is_partial_utf8 else "normal"
 
 
 def query_job(rows: VocabRows, pattern: str, regex: bool, sort_column: int,
