@@ -193,6 +193,13 @@ def test_hover_on_a_split_cluster_lists_every_token(qtbot, window):
     right = window.editor.cursorRect(cur).center()
     point = QPoint((left.x() + 3 * right.x()) // 4, left.y())
     assert window.editor.char_at(point) == (0, u16(line[:f]))
+    from PySide6.QtGui import QHelpEvent
+    from PySide6.QtWidgets import QApplication, QToolTip
+
+    vp = window.editor.viewport()
+    QApplication.sendEvent(vp, QHelpEvent(QHelpEvent.Type.ToolTip, point, vp.mapToGlobal(point)))
+    assert QToolTip.isVisible() and QToolTip.text().startswith(SPLIT_NOTE.format(n=2))
+    QToolTip.hideText()
     # past the end of the line there is no token
     assert window.editor.char_at(QPoint(right.x() + 400, left.y())) is None
 
