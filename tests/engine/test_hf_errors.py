@@ -67,7 +67,7 @@ def test_bad_models(tmp_path: Path, model: dict, message: str) -> None:
 
 
 @pytest.mark.parametrize(("key", "value", "name"), [
-    ("normalizer", {"type": "Nmt"}, "normalizer 'Nmt'"),
+    ("normalizer", {"type": "Unknown"}, "normalizer 'Unknown'"),
     ("pre_tokenizer", {"type": "UnicodeScripts"}, "pre-tokenizer 'UnicodeScripts'"),
     ("decoder", {"type": "CTC"}, "decoder 'CTC'"),
     ("model", {"type": "Mystery", "vocab": {}}, "model 'Mystery'"),
@@ -93,10 +93,10 @@ def test_cli_reports_one_line(tmp_path: Path, capsys: pytest.CaptureFixture[str]
     assert main(["encode", "--vocab", str(bad), str(text)]) == 2
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "malformed JSON" in err and "Traceback" not in err
-    unsupported = _write(tmp_path, _minimal(normalizer={"type": "Nmt"}), "u.json")
+    unsupported = _write(tmp_path, _minimal(normalizer={"type": "Unknown"}), "u.json")
     assert main(["info", "--vocab", str(unsupported)]) == 2
     err = capsys.readouterr().err
-    assert "unsupported normalizer 'Nmt'" in err and err.count("\n") == 1
+    assert "unsupported normalizer 'Unknown'" in err and err.count("\n") == 1
 
 
 def test_oniguruma_interval_plus_is_not_possessive() -> None:
@@ -150,3 +150,41 @@ def test_fast_char_class_split_agrees_with_predicates() -> None:
     for pred, (pattern, check) in _CHAR_CLASSES.items():
         got = single_char_matches(pattern, sample, pred if check else None)
         assert got == char_matches(pred, sample), pred.__name__
+
+
+# Characters whose Unicode data differ between Python 3.11's unicodedata (Unicode 14) and
+# the tables compiled into HF tokenizers (newer for case mapping, older for marks/NFKC).
+UNICODE_VERSION_SKEW = {
+    "NFKC": {0x32FF, 0xA7F2, 0xA7F3, 0xA7F4, 0xAB69},
+    "NFKD": {0x32FF, 0xA7F2, 0xA7F3, 0xA7F4, 0xAB69},
+    "BertNormalizer": {0x890, 0x891, 0x8E2},  # format characters added in Unicode 14
+    "Lowercase": {0x1C89, 0xA7CB, 0xA7CC, 0xA7CE, 0xA7D2, 0xA7D4, 0xA7DA, 0xA7DC},
+}
+
+
+@pytest.mark.parametrize("spec", [
+    {"type": "Nmt"}, {"type": "NFC"}, {"type": "NFD"}, {"type": "NFKC"}, {"type": "NFKD"},
+    {"type": "Lowercase"},
+    {"type": "BertNormalizer", "clean_text": True, "handle_chinese_chars": True,
+     "strip_accents": False, "lowercase": False},
+])
+def test_normalizers_agree_with_hf_on_every_bmp_character(spec: dict) -> None:
+    """Each normalizer on every BMP character (between two letters) equals HF's, except
+    for the few characters whose Unicode data changed between the two libraries' tables."""
+    from tokenizers import Tokenizer as HFTokenizer
+
+    from explorer.engine.hf.normalized import Aligned
+    from explorer.engine.hf.normalizers import normalizer_from_json
+
+    hf = HFTokenizer.from_str(json.dumps(_minimal(normalizer=spec))).normalizer
+    ours = normalizer_from_json(spec)
+    assert ours is not None
+    skew = UNICODE_VERSION_SKEW.get(spec["type"], set())
+    bad = []
+    for o in range(1, 0x10000):
+        if 0xD800 <= o <= 0xDFFF or o in skew:
+            continue
+        text = f"a{chr(o)}b"
+        if ours.normalize(Aligned.from_original(text)).text != hf.normalize_str(text):
+            bad.append(hex(o))
+    assert bad == []

@@ -1,7 +1,7 @@
 """HF tokenizers normalizers, with alignment to the original text.
 
 Supported (``type`` in tokenizer.json): Sequence, NFC, NFD, NFKC, NFKD, Lowercase, Strip,
-StripAccents, Replace, Prepend, Precompiled, BertNormalizer, ByteLevel. Anything else is
+StripAccents, Replace, Prepend, Precompiled, BertNormalizer, ByteLevel, Nmt. Anything else is
 refused by :func:`normalizer_from_json` with :class:`UnsupportedComponentError`.
 
 Each normalizer maps an :class:`Aligned` string to a new one; alignment rules are in
@@ -149,6 +149,29 @@ class ByteLevelNormalizer:
         return "ByteLevel"
 
 
+_NMT_REMOVED = frozenset(
+    [*range(0x01, 0x09), 0x0B, *range(0x0E, 0x20), 0x7F, 0x8F, 0x9F])
+_NMT_SPACE = frozenset(
+    [0x09, 0x0A, 0x0C, 0x0D, 0x1680, *range(0x200B, 0x2010), 0x2028, 0x2029, 0x2581, 0xFEFF,
+     0xFFFD])
+_NMT_ANY = regex.compile(
+    "[\x01-\x1f\x7f\x8f\x9f\u1680\u200b-\u200f\u2028\u2029\u2581\ufeff\ufffd]")
+
+
+@dataclass(frozen=True)
+class Nmt:
+    """sentencepiece's NMT rules (HF ``Nmt``): drop C0 controls, map odd spaces to ' '."""
+
+    def normalize(self, text: Aligned) -> Aligned:
+        if not _NMT_ANY.search(text.text):
+            return text
+        text = text.filter(lambda c: ord(c) not in _NMT_REMOVED)
+        return text.map_chars(lambda c: " " if ord(c) in _NMT_SPACE else c)
+
+    def describe(self) -> str:
+        return "Nmt"
+
+
 _GRAPHEME = regex.compile(r"\X")
 
 
@@ -254,6 +277,8 @@ def normalizer_from_json(obj: Any) -> Normalizer | None:
         return Prepend(req(obj, "prepend", str, "Prepend"))
     if kind == "ByteLevel":
         return ByteLevelNormalizer()
+    if kind == "Nmt":
+        return Nmt()
     if kind == "Precompiled":
         raw = opt(obj, "precompiled_charsmap", str, "", "Precompiled")
         if raw == "":

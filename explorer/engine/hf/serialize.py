@@ -45,6 +45,8 @@ def normalizer_json(x: Any) -> dict[str, Any] | None:
         return {"type": "Prepend", "prepend": x.prefix}
     if isinstance(x, n.ByteLevelNormalizer):
         return {"type": "ByteLevel"}
+    if isinstance(x, n.Nmt):
+        return {"type": "Nmt"}
     if isinstance(x, n.Precompiled):
         cm = x.charsmap
         trie = cm.units.tobytes()

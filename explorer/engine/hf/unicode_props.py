@@ -2,7 +2,9 @@
 
 ``is_whitespace`` is Unicode White_Space plus nothing else (Python's ``str.isspace`` also
 accepts U+001C..U+001F). ``is_bert_control`` is HF's BERT ``is_control``: category ``C*``
-except tab, newline and carriage return. ``is_punctuation`` is HF's BERT/Punctuation test:
+except unassigned code points, tab, newline and carriage return. Python's ``unicodedata``
+(Unicode 14 on 3.11) and HF's Rust tables differ on a few dozen recently added characters.
+``is_punctuation`` is HF's BERT/Punctuation test:
 ASCII symbols or any ``P*`` category.
 """
 
@@ -22,10 +24,12 @@ def is_whitespace(c: str) -> bool:
 
 
 def is_bert_control(c: str) -> bool:
-    """HF BERT ``is_control``: an ``Other`` category character, but not tab/LF/CR."""
+    """HF BERT ``is_control``: Cc, Cf, Co or Cs, but not tab/LF/CR. Unassigned code points
+    (Cn) are kept, as HF's category tables do."""
     if c in "\t\n\r":
         return False
-    return unicodedata.category(c)[0] == "C"
+    cat = unicodedata.category(c)
+    return cat[0] == "C" and cat != "Cn"
 
 
 def is_punctuation(c: str) -> bool:
