@@ -21,8 +21,8 @@ Qt shapes each format range separately: a colour edge inside a user-perceived ch
 rendering. A cluster covered by more than one token gets one "split character" format over the
 whole cluster (:data:`SPLIT_COLORS`); hover and the token table list the tokens inside it.
 Blocks of pure ASCII skip the boundary search (every character is its own cluster), so typing
-in ordinary text costs nothing extra. Does not handle: the shifted colours of an edit in
-progress are not re-snapped (the result a few ms later is).
+in ordinary text costs nothing extra. Colours shifted for an edit in progress are re-snapped to
+the new clusters (a typed ZWJ or combining mark can join two clusters).
 """
 
 from __future__ import annotations
@@ -221,6 +221,22 @@ def split_clusters(text: str, length16: int, spans: list[Span16]) -> list[tuple[
     return merged
 
 
+def snap_to_graphemes(text: str, ranges: list[QTextLayout.FormatRange]
+                      ) -> list[QTextLayout.FormatRange]:
+    """``ranges`` (in order) widened to whole grapheme clusters of ``text``; a range that
+    would overlap the one before starts where that one ends (so may vanish)."""
+    g = Graphemes(text, Utf16Map(text).length_utf16)
+    out: list[QTextLayout.FormatRange] = []
+    reach = 0
+    for r in ranges:
+        s, e = max(g.down(r.start), reach), g.up(r.start + r.length)
+        if e > s:
+            r.start, r.length = s, e - s
+            out.append(r)
+            reach = e
+    return out
+
+
 def _cluster_ranges(text: str, length16: int, spans: list[Span16],
                     formats: TokenFormats) -> list[QTextLayout.FormatRange]:
     """Token ranges minus the split clusters, plus one split-style range per split run."""
@@ -328,6 +344,9 @@ class TokenPainter(QObject):
                 r.length = max(0, r.length + delta)
             if r.length > 0:
                 shifted.append(r)
+        text = block.text()
+        if not text.isascii() or "\r\n" in text:  # e.g. a ZWJ typed between two emoji
+            shifted = snap_to_graphemes(text, shifted)
         block.layout().setFormats(shifted)
 
     def _paint_batch(self) -> None:

@@ -9,6 +9,8 @@ such a cluster and its outline covers the whole cluster.
 
 from __future__ import annotations
 
+from itertools import pairwise
+
 import pytest
 from conftest import wait_highlighted
 from painting_oracle import expected_ranges, grapheme_boundaries, painted_ranges, u16
@@ -229,3 +231,22 @@ def test_click_and_table_link_tokens_inside_a_cluster(qtbot, window):
     # and the table lists it with its own bytes
     row_bytes = window.table_model.index(inner, 3).data()
     assert enc.tokens[inner].token_bytes.hex(" ").upper()[:8] in row_bytes.upper()
+
+
+def test_colours_shifted_for_an_edit_stay_on_whole_clusters(qtbot, window):
+    """Before the result lands, a ZWJ typed between two emoji joins them into one cluster:
+    the shifted colours must not keep an edge inside it."""
+    text = "a 😀😀 b\n"  # cl100k: " 😀" is one token, the second 😀 three bytes
+    window.set_text(text)
+    wait_highlighted(qtbot, window)
+    block = window.editor.document().begin()
+    cur = QTextCursor(window.editor.document())
+    cur.setPosition(u16("a 😀"))
+    cur.insertText("\u200d")  # synchronous: the new result cannot have landed yet
+    bounds = set(grapheme_boundaries(block.text()))
+    ranges = [(r.start, r.length) for r in block.layout().formats()]
+    assert ranges and all(s in bounds and s + n in bounds for s, n in ranges), ranges
+    assert all(a[0] + a[1] <= b[0] for a, b in pairwise(ranges))
+    wait_highlighted(qtbot, window)
+    assert painted_ranges(window) == expected_ranges(window)
+    assert_edges_on_graphemes(window)
