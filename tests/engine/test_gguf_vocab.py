@@ -97,3 +97,13 @@ def test_nomic_t5_unigram_matches_sentencepiece() -> None:
     texts = read_vectors(require("llama-cpp", "ggml-vocab-qwen35.gguf"))
     for text, _ in texts:
         assert ours.encode(text, allowed_special=()).ids == ref.encode(text), text
+
+
+def test_piece_types_from_gguf() -> None:
+    tok = load_cached(require("llama-cpp", "ggml-vocab-gemma-4.gguf"))
+    assert tok.piece_type(2) == "control"  # <bos>
+    assert tok.piece_type(48) == "user-defined"  # <|tool_call>
+    byte_ids = [i for i in range(600) if tok.piece_type(i) == "byte"]
+    assert len(byte_ids) == 256
+    assert all(tok.id_to_token(i).piece.startswith("<0x") for i in byte_ids)
+    assert load_cached(require("llama-cpp", "ggml-vocab-gpt-2.gguf")).piece_type(50256) == "control"

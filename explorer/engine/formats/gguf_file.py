@@ -118,7 +118,7 @@ def _load_gpt2(meta: _Meta, name: str) -> Tokenizer:
         added_tokens=_added(tokens, types),
     )
     extra = {"gguf model": "gpt2", "gguf pre": pre or "(missing: llama.cpp 'default')"}
-    return PipelineTokenizer(comps, name=name, fmt="gguf", extra=extra)
+    return PipelineTokenizer(comps, name=name, fmt="gguf", extra=extra, piece_types=types)
 
 
 def _load_gemma4(meta: _Meta, name: str) -> Tokenizer:
@@ -134,7 +134,8 @@ def _load_gemma4(meta: _Meta, name: str) -> Tokenizer:
         ),
         added_tokens=_added(tokens, types),
     )
-    return PipelineTokenizer(comps, name=name, fmt="gguf", extra={"gguf model": "gemma4"})
+    return PipelineTokenizer(comps, name=name, fmt="gguf", extra={"gguf model": "gemma4"},
+                             piece_types=types)
 
 
 def _load_bert(meta: _Meta, name: str) -> Tokenizer:
@@ -163,7 +164,7 @@ def _load_bert(meta: _Meta, name: str) -> Tokenizer:
     )
     extra = {"gguf model": "bert",
              "pieces": "HF '##' form (the GGUF stores '▁word' starts and bare continuations)"}
-    return PipelineTokenizer(comps, name=name, fmt="gguf", extra=extra)
+    return PipelineTokenizer(comps, name=name, fmt="gguf", extra=extra, piece_types=types)
 
 
 def _load_sentencepiece(meta: _Meta, name: str, kind: str) -> Tokenizer:

@@ -34,6 +34,9 @@ from explorer.engine.tokenizer import (
     TokenizerInfo,
 )
 
+_PIECE_TYPE_NAMES = {1: "normal", 2: "unknown", 3: "control", 4: "user-defined", 5: "unused",
+                     6: "byte"}
+
 
 @dataclass
 class Components:
@@ -61,8 +64,11 @@ class PipelineTokenizer(Tokenizer):
     """A tokenizer made of HF components. Immutable after construction; thread-safe."""
 
     def __init__(self, components: Components, *, name: str, fmt: str,
-                 extra: dict[str, str] | None = None) -> None:
+                 extra: dict[str, str] | None = None,
+                 piece_types: Sequence[int] | None = None) -> None:
+        """``piece_types``: per-id GGUF/SentencePiece entry types, when the file has them."""
         self.c = components
+        self._piece_types = piece_types
         self.model = components.model
         self._added = {t.id: t for t in components.added_tokens}
         self._raw_matcher = AddedTokenMatcher(
@@ -228,6 +234,12 @@ class PipelineTokenizer(Tokenizer):
             unknown=token_id == getattr(self.model, "unk_id", None),
             score=scores[token_id] if scores is not None and token_id < len(scores) else None,
         )
+
+    def piece_type(self, token_id: int) -> str | None:
+        """The file's own entry type of ``token_id`` (GGUF ``token_type``), else None."""
+        if self._piece_types is None or not 0 <= token_id < len(self._piece_types):
+            return None
+        return _PIECE_TYPE_NAMES.get(self._piece_types[token_id])
 
     def token_to_id(self, piece: str) -> int | None:
         """Id of a vocabulary piece or added token, or None."""
