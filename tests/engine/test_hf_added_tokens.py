@@ -89,10 +89,11 @@ def test_merge_trace_ends_with_the_encoding() -> None:
     st = tok.stages(text)
     pieces = []
     for p in st.pre_tokens:
-        steps = list(tok.trace_merges(p.text))
+        steps = list(tok.trace_merges(text[p.start:p.end]))  # original text, as the UI does
         assert steps[0].kind == "start" and steps[-1].kind == "done"
         pieces.extend(steps[-1].symbols)
     assert pieces == tok.encode(text).pieces
+    assert [tok.token_id(x) for x in pieces] == tok.encode(text).ids
 
 
 def test_wordpiece_has_no_merge_trace() -> None:

@@ -253,18 +253,27 @@ class PipelineTokenizer(Tokenizer):
         return self.model.kind == "bpe" and not getattr(self.model, "prefix", "")
 
     def trace_merges(self, pre_token: str) -> Iterator[Any]:
-        """Every step of the merge queue for one pre-token *as the model sees it* (a
-        ``stages(text).pre_tokens[i].text``). Symbols are vocabulary pieces (``str``: byte-level
-        spelling for byte-level BPE), not bytes. ``ignore_merges`` models emit a pre-token that
-        is itself in the vocabulary whole; the trace still shows how merges would build it.
+        """Every step of the merge queue for one pre-token given as *original text* (the
+        slice ``text[p.start:p.end]`` of a ``stages(text).pre_tokens`` entry): it is
+        normalized and pre-tokenized like ``encode`` does, and the model input of its first
+        pre-token is traced. Symbols are vocabulary pieces (``str``; byte-level spelling for
+        byte-level BPE). ``ignore_merges`` models emit a pre-token that is itself in the
+        vocabulary whole; the trace still shows how merges would build it.
         """
         from explorer.engine.bpe.trace import trace_merges
 
         if not self.supports_merge_trace():
             raise VocabFormatError("this tokenizer has no BPE merge queue to trace")
+        trace = _Trace()
+        self._run(pre_token, "all", trace)
+        model_input = next((p.text for p in trace.pieces if p.text), "")
         model = self.model
-        symbols = [s[0] for s in model._initial(pre_token)]  # type: ignore[attr-defined]
+        symbols = [s[0] for s in model._initial(model_input)]  # type: ignore[attr-defined]
         return trace_merges(symbols, model.rank)  # type: ignore[attr-defined]
+
+    def token_id(self, piece: str) -> int | None:
+        """Id of a vocabulary piece (labels the final symbols of a merge trace)."""
+        return self.token_to_id(piece)
 
     def supports_lattice(self) -> bool:
         """Unigram models can show their lattice."""
