@@ -129,3 +129,18 @@ def test_byte_flips_fail_cleanly(flips: list[tuple[int, int]]) -> None:
 
 _SMALL = Path(tempfile.mkdtemp(prefix="gguf_small_")) / "small.gguf"
 _write_gguf(_SMALL, "gpt2", "gpt-2")
+
+
+def test_every_gguf_pre_tokenizer_preset_compiles_and_splits() -> None:
+    from explorer.engine.formats.gguf_presets import BPE_PRESETS
+    from explorer.engine.hf.normalized import Aligned
+    from explorer.engine.hf.onig import compile_onig
+    from explorer.engine.hf.pre_tokenizers import SequencePre, SplitPre
+
+    text = "Hello, World! It's 2024-06-01: 12345 東京 and ΐ Ω K Привет 🦙\n\n  x\ty"
+    for name, preset in BPE_PRESETS.items():
+        pre = SequencePre(tuple(SplitPre(compile_onig(r), r, "Isolated", False)
+                                for r in preset.regexes))
+        pieces = pre.split([Aligned.from_original(text)])
+        assert "".join(p.text for p in pieces) == text, name  # Isolated keeps every char
+        assert len(pieces) > 10, name
