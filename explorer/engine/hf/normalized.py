@@ -21,6 +21,10 @@ from dataclasses import dataclass
 
 import regex
 
+_WHITE_SPACE = (
+    "\t\n\x0b\x0c\r \x85\xa0\u1680\u2000\u2001\u2002\u2003\u2004\u2005\u2006\u2007"
+    "\u2008\u2009\u200a\u2028\u2029\u202f\u205f\u3000"
+)
 _NON_ASCII_RUN = regex.compile(r"[\x00-\x7f]?[^\x00-\x7f]+")
 
 
@@ -165,13 +169,14 @@ class Aligned:
         return Aligned(self.text + suffix, self.starts + [s] * n, self.ends + [e] * n)
 
     def strip(self, left: bool, right: bool) -> Aligned:
-        """Remove leading and/or trailing whitespace."""
+        """Remove leading and/or trailing whitespace (Unicode White_Space, as Rust's
+        ``trim``; Python's ``strip`` would also remove U+001C..U+001F)."""
         text = self.text
         a, b = 0, len(text)
         if left:
-            a = len(text) - len(text.lstrip())
+            a = len(text) - len(text.lstrip(_WHITE_SPACE))
         if right:
-            b = len(text.rstrip())
+            b = len(text.rstrip(_WHITE_SPACE))
         if a == 0 and b == len(text):
             return self
         return self.slice(a, max(a, b))

@@ -75,8 +75,10 @@ class Lowercase:
         lower = text.text.lower()
         if lower == text.text:
             return text
-        if len(lower) == len(text.text):  # lower() never shrinks: same length is 1 -> 1
-            return Aligned(lower, text.starts, text.ends)
+        # str.lower() applies the final-sigma rule (Σ -> ς at a word end); HF lowercases
+        # each character on its own (Σ -> σ), so texts with Σ go character by character.
+        if len(lower) == len(text.text) and "Σ" not in text.text:
+            return Aligned(lower, text.starts, text.ends)  # lower() never shrinks: 1 -> 1
         return text.map_chars(str.lower)
 
     def describe(self) -> str:
