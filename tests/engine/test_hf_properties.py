@@ -18,7 +18,7 @@ EXAMPLES = int(os.environ.get("EXPLORER_HYPOTHESIS_EXAMPLES", "40"))
 ALPHABET = st.sampled_from(list(
     "aAzZ09 '!.,-_\t\n\r  　\u00a0\u200b\u00adéÉñçøß\u0301\u0308\u0327ﬁＡ①½"
     "東京語ကော်င်းнетاعيदि😀👍🏽\u200d🦙٣߂"
-    "\u1100\u1161\u11a8각\u0b47\u0b3e\u0345İǅẞﬀ℃㍿\u0323\u103a\u0650\u093f"
+    "ΣςΑ\u1100\u1161\u11a8각\u0b47\u0b3e\u0345İǅẞﬀ℃㍿\u0323\u103a\u0650\u093f"
 ))
 TEXT = st.text(alphabet=ALPHABET, max_size=40)
 
