@@ -107,6 +107,7 @@ def test_cli_train_bpe_and_unigram(tmp_path, capsys):
     (["--algorithm", "bpe", "--output", "x.model"], "metaspace"),
     (["--algorithm", "bpe", "--output", "x.txt"], "extension"),
     (["--algorithm", "bpe", "--output", "x.json", "missing.txt"], "no such file"),
+    (["--algorithm", "bpe", "--output", "nodir/x.json"], "no such folder"),
 ])
 def test_cli_errors_exit_2_with_one_line(argv, message, capsys, tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)

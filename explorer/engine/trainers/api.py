@@ -95,9 +95,12 @@ def train_to_file(
     The file is written once, atomically, after training succeeded; on cancel or error
     nothing is written.
     """
-    from explorer.engine.trainers.export import format_for_path
+    from explorer.engine.trainers.export import ExportError, format_for_path
 
-    format_for_path(output)  # fail before training on a bad extension
+    format_for_path(output)  # fail before training on a bad extension or folder
+    folder = Path(output).parent
+    if str(folder) and not folder.is_dir():
+        raise ExportError(f"cannot write {output}: no such folder {folder}")
     done: TrainingDone | None = None
     for event in train(corpus, config, cancel=cancel):
         if isinstance(event, TrainingDone):

@@ -1,4 +1,4 @@
-"""Write trained models as tokenizer.json, SentencePiece ``.model`` or ``.tiktoken`` files.
+r"""Write trained models as tokenizer.json, SentencePiece ``.model`` or ``.tiktoken`` files.
 
 Files are written to a temporary file in the target folder and moved into place with
 ``os.replace``: a cancelled or failed export never leaves a half-written file.
@@ -6,7 +6,10 @@ Files are written to a temporary file in the target folder and moved into place 
 What each format can hold:
 
 - ``tokenizer.json``: every model (byte-level BPE with its split pattern, Metaspace BPE,
-  Unigram with or without byte fallback). Ids equal the trainer's.
+  Unigram with or without byte fallback). Ids equal the trainer's. A non-GPT-2 pattern is
+  written as a ``Split`` regex: HF reads it with Oniguruma, which takes possessive
+  quantifiers (cl100k's ``\p{N}{1,3}+``) as greedy repeats, so such a file splits some
+  digit runs differently in HF than the trainer (and our engine) did.
 - SentencePiece ``.model``: Unigram, and Metaspace BPE trained with an ``<unk>`` special
   token (ids equal the trainer's; merge order becomes piece scores ``-rank``). The normalizer
   is ``identity``; Unigram models squeeze spaces (sentencepiece's ``remove_extra_whitespaces``,
@@ -62,11 +65,17 @@ def export(model: TrainedModel, path: str | Path, format: str | None = None) -> 
 def write_atomic(path: Path, data: bytes) -> Path:
     """Write ``data`` to a temporary sibling file, then rename it over ``path``."""
     folder = path.parent if str(path.parent) else Path(".")
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=folder)
+    try:
+        fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=folder)
+    except OSError as e:
+        raise ExportError(f"cannot write {path}: {e.strerror}") from None
     try:
         with os.fdopen(fd, "wb") as f:
             f.write(data)
         os.replace(tmp, path)
+    except OSError as e:
+        Path(tmp).unlink(missing_ok=True)
+        raise ExportError(f"cannot write {path}: {e.strerror}") from None
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
         raise
