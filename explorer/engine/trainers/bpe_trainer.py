@@ -148,17 +148,19 @@ def train_bpe_from_counts(
         merges: list[tuple[int, int]] = []
         every = max(1, target // max(1, config.summaries))
         t0 = time.perf_counter()
-        heappop, heappush = heapq.heappop, heapq.heappush
+        heappop, heappush, heapreplace = heapq.heappop, heapq.heappush, heapq.heapreplace
         min_freq = config.min_frequency
+        vocab_size = config.vocab_size
         last_count = 0
-        while len(word_to_id) < config.vocab_size and heap:
-            negc, key, n, pos = heappop(heap)
+        while len(word_to_id) < vocab_size and heap:
+            negc, key, n, pos = heap[0]
             count = pair_counts[key]
-            if -negc != count:
-                heappush(heap, (-count, key, n, pos))
+            if -negc != count:  # stale: re-queue with the current count (one sift, not two)
+                heapreplace(heap, (-count, key, n, pos))
                 continue
             if count < 1 or min_freq > count:
                 break
+            heappop(heap)
             a, b = key >> _SHIFT, key & _MASK
             token = id_to_word[a] + id_to_word[b]
             new = word_to_id.get(token)
