@@ -123,7 +123,7 @@ class ProgressBar:
             self.detail = f"{mb:.1f} MB"
         elif isinstance(event, Progress):
             self.fraction = event.done / max(1, event.total)
-            self.detail = f"{event.done} of {event.total} words"
+            self.detail = f"step {event.done} of {event.total}"
         elif isinstance(event, WordsCounted):
             self.detail = f"{event.unique_words} unique words"
         elif isinstance(event, MergeSummary):

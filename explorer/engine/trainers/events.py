@@ -34,7 +34,8 @@ class BytesRead:
 
 @dataclass(frozen=True, slots=True)
 class Progress:
-    """Progress inside a long phase (e.g. Unigram seeding: words processed of total)."""
+    """Progress inside a long phase: ``done`` of ``total`` steps (Unigram seeding: one step
+    per substring length counted, then per length searched)."""
 
     phase: Phase
     done: int
