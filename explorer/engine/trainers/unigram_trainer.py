@@ -180,7 +180,6 @@ def prune(pieces: list[str], logp: FloatArray, alive: np.ndarray, lattice: EdgeL
     score = full.tolist()
     total = float(freq.sum())
     logsum = math.log(total)
-    vsum = float(lattice.counts.sum())
     keep: list[int] = []
     free: list[int] = []
     candidates: list[tuple[float, int]] = []
@@ -199,7 +198,7 @@ def prune(pieces: list[str], logp: FloatArray, alive: np.ndarray, lattice: EdgeL
             continue
         logsum_alt = math.log(total + f * (len(alt) - 1))
         logprob_alt = sum(math.log(freq[n] + f) - logsum_alt for n in alt)
-        loss = (f / vsum) * ((math.log(f) - logsum) - logprob_alt)
+        loss = (f / total) * ((math.log(f) - logsum) - logprob_alt)  # F = token frequency
         candidates.append((loss, i))
     size = max(desired, int(config.shrinking_factor * len(ids)))
     candidates.sort(key=lambda t: (-t[0], t[1]))
