@@ -54,8 +54,10 @@ def add_train_parser(subparsers: Any) -> None:
                    help="BPE: stop when the best pair is rarer than N")
     p.add_argument("--limit-alphabet", type=int, default=None, metavar="N",
                    help="BPE: keep at most N initial characters")
-    p.add_argument("--special-tokens", nargs="*", default=None, metavar="TOKEN",
-                   help="BPE special tokens, first ids (metaspace default: <unk> <s> </s>)")
+    p.add_argument("--special-token", action="append", dest="special_tokens", default=None,
+                   metavar="TOKEN",
+                   help="BPE special token, repeatable; they take the first ids "
+                        "(metaspace default: <unk> <s> </s>)")
     p.add_argument("--character-coverage", type=float, default=0.9995, metavar="F",
                    help="Unigram: share of characters that must be pieces")
     p.add_argument("--byte-fallback", action="store_true",
@@ -86,7 +88,7 @@ def _config(args: argparse.Namespace) -> Any:
             raise _UsageError(".tiktoken holds byte-level BPE; use --mode byte-level")
         if fmt == "sentencepiece" and (mode != "metaspace" or "<unk>" not in specials):
             raise _UsageError("a SentencePiece .model needs --mode metaspace and an <unk> "
-                              "special token")
+                              "special token (--special-token '<unk>')")
         return BpeConfig(vocab_size=args.vocab_size, mode=mode, pattern=PATTERNS[args.pattern],
                          min_frequency=args.min_frequency, limit_alphabet=args.limit_alphabet,
                          special_tokens=tuple(specials), merge_events=False)

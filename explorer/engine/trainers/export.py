@@ -165,7 +165,7 @@ def to_sentencepiece(model: TrainedModel) -> bytes:
                               "export byte-level BPE as .json or .tiktoken")
         if "<unk>" not in model.special_tokens:
             raise ExportError("SentencePiece .model needs an <unk> special token; "
-                              "train with --special-tokens '<unk>'")
+                              "train with --special-token '<unk>'")
         spec.model_type = MODEL_TYPES["BPE"]
         score = _bpe_scores(model)
         specials = set(model.special_tokens)
