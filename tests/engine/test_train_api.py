@@ -131,3 +131,16 @@ def test_gc_is_restored_after_bpe_training_and_after_cancel():
             break
     gen.close()
     assert gc.isenabled()
+
+
+def test_cli_metaspace_bpe_model_with_special_tokens(tmp_path, capsys):
+    spm = pytest.importorskip("sentencepiece")
+    out = tmp_path / "m.model"
+    assert main(["train", "--algorithm", "bpe", "--mode", "metaspace", "--special-token", "<unk>",
+                 "--special-token", "<pad>", "--vocab-size", "400", "--quiet", "--output",
+                 str(out), str(BOTCHAN)]) == 0
+    sp = spm.SentencePieceProcessor(model_file=str(out))
+    assert sp.get_piece_size() == 400
+    assert sp.id_to_piece(0) == "<unk>" and sp.is_unknown(0)
+    assert sp.id_to_piece(1) == "<pad>" and sp.is_control(1)
+    assert "<unk> <pad>" in capsys.readouterr().out
