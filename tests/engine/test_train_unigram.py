@@ -122,3 +122,17 @@ def test_vectorized_spans_equal_the_rules():
            for length, ks in wa.spans(16) for k in ks.tolist()}
     want = {(w, i, j - i) for w, word in enumerate(words) for i, j in valid_spans(word, 16, True)}
     assert got == want
+
+
+def test_too_small_vocab_fails_before_em():
+    """A vocabulary that cannot hold the required characters fails at once, not after EM."""
+    from explorer.engine.trainers import UnigramConfig, train
+    from explorer.engine.trainers.events import EmStep
+    from explorer.engine.trainers.unigram_trainer import TrainingError
+
+    text = ["".join(chr(0x4E00 + i) for i in range(k, k + 40)) for k in range(0, 400, 40)]
+    seen = []
+    with pytest.raises(TrainingError, match="too small"):
+        for ev in train(text, UnigramConfig(vocab_size=100)):
+            seen.append(ev)
+    assert not any(isinstance(ev, EmStep) for ev in seen)

@@ -95,6 +95,11 @@ def train_unigram_from_counts(
     if not words:
         raise TrainingError("the corpus has no words to train on")
     required = required_chars(words, config.character_coverage)
+    # Fail before the (long) EM rounds when the vocabulary cannot even hold the characters.
+    room = config.vocab_size - len(META) - (256 if config.byte_fallback else 0)
+    if len(required) > room:
+        raise TrainingError(f"vocab size {config.vocab_size} is too small for the "
+                            f"{len(required)} characters that must be in it")
     words = mask_rare(words, required)
     if line_final is not None:
         line_final = mask_rare(line_final, required)
