@@ -17,9 +17,16 @@ from array import array
 from pathlib import Path
 from typing import Any
 
-from gguf import GGUFValueType
-
 from explorer.engine.errors import VocabFormatError
+
+
+class GGUFValueType:
+    """GGUF metadata value types (as ``gguf.GGUFValueType``; importing ``gguf`` pulls in
+    numpy, ~0.2 s of a cold start)."""
+
+    UINT8, INT8, UINT16, INT16, UINT32, INT32, FLOAT32, BOOL, STRING, ARRAY = range(10)
+    UINT64, INT64, FLOAT64 = 10, 11, 12
+
 
 _SCALAR: dict[int, str] = {
     GGUFValueType.UINT8: "B",

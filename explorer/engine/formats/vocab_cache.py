@@ -60,6 +60,24 @@ def cached(path: Path, kind: str, parse: Callable[[], T]) -> T:
     return value
 
 
+def cached_by_key(key: bytes, kind: str, parse: Callable[[], T]) -> T:
+    """``parse()``'s result for content identified by ``key`` (e.g. a digest of the bytes
+    it is parsed from), from the cache when present: for data embedded in other files."""
+    if os.environ.get("EXPLORER_NO_VOCAB_CACHE"):
+        return parse()
+    digest = hashlib.sha256(kind.encode() + b"\0" + key).hexdigest()[:32]
+    entry = cache_dir() / f"{digest}.marshal"
+    try:
+        data = entry.read_bytes()
+        if data.startswith(_MAGIC):
+            return marshal.loads(data[len(_MAGIC):])  # type: ignore[no-any-return]
+    except (OSError, EOFError, ValueError, TypeError):
+        pass
+    value = parse()
+    _store(entry, value)
+    return value
+
+
 def _store(entry: Path, value: object) -> None:
     try:
         payload = marshal.dumps(value)

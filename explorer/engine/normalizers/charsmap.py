@@ -11,7 +11,8 @@ where the replacement is a NUL-terminated UTF-8 string. Each 32-bit unit packs `
 and, for value units, the value (low 31 bits). A lookup XORs offsets and key bytes down the
 array (``common_prefix_search`` below is darts-clone's algorithm verbatim).
 
-For speed the array is also unpacked once into a ``dict`` of every key -> replacement, so
+For speed the array is also unpacked once into a ``dict`` of every key -> replacement
+(cached with ``marshal`` in the user cache dir, keyed by the blob's digest), so
 normalization is a set test per character plus a few slice lookups where a rule starts.
 Only keys that are valid UTF-8 (all that sentencepiece's builders emit) are usable from
 ``str`` text; :attr:`PrecompiledCharsMap.rules` lists them.
@@ -20,15 +21,21 @@ Only keys that are valid UTF-8 (all that sentencepiece's builders emit) are usab
 from __future__ import annotations
 
 import contextlib
+import hashlib
+import re
 import struct
 from array import array
 from dataclasses import dataclass, field
 
 from explorer.engine.errors import VocabFormatError
+from explorer.engine.formats.vocab_cache import cached_by_key
 
 _LEAF_BIT = 1 << 8
 _VALUE_MASK = (1 << 31) - 1
 _LABEL_MASK = (1 << 31) | 0xFF
+_ONE_BYTE = [bytes((b,)) for b in range(256)]
+_MISSING = object()
+_SURROGATE = re.compile("[\udc80-\udcff]")
 
 
 def _offset(unit: int) -> int:
@@ -66,7 +73,14 @@ class PrecompiledCharsMap:
         if struct.pack("=I", 1) != struct.pack("<I", 1):  # big-endian host
             units.byteswap()
         normalized = blob[4 + trie_size :]
-        rules = _unpack_rules(units, normalized)
+        # nmt_nfkc's 224k rules take ~0.3 s to unpack; the same blob recurs across models.
+        rules = cached_by_key(
+            hashlib.sha256(blob).digest(),
+            "charsmap-rules-1",
+            lambda: _unpack_rules(units, normalized),
+        )
+        if not isinstance(rules, dict):
+            rules = _unpack_rules(units, normalized)
         return cls(
             units=units,
             normalized=normalized,
@@ -125,20 +139,55 @@ def _unpack_rules(units: array, normalized: bytes) -> dict[str, str]:
         label = unit & _LABEL_MASK
         if 0 < label < 256:
             children.setdefault(pos ^ label, []).append((label, pos))
-    rules: dict[str, str] = {}
-    stack: list[tuple[int, bytes]] = [(0, b"")]
+    keys: list[bytes] = []
+    values: list[str] = []
+    replacements: dict[int, str | None] = {}  # value -> decoded replacement (values repeat)
+    one_byte = _ONE_BYTE
+    missing = _MISSING
+    get_children = children.get
+    root = units[0]
+    # (base of a node, its key so far); only nodes with children are pushed
+    stack: list[tuple[int, bytes]] = [((root >> 10) << ((root & 512) >> 6), b"")]
+    pop, push = stack.pop, stack.append
     while stack:
-        node_pos, prefix = stack.pop()
-        base = node_pos ^ _offset(units[node_pos])
-        for label, child in children.get(base, ()):
+        base, prefix = pop()
+        for label, child in get_children(base, ()):
             unit = units[child]
-            key = prefix + bytes((label,))
-            child_base = child ^ _offset(unit)
+            key = prefix + one_byte[label]
+            child_base = child ^ ((unit >> 10) << ((unit & 512) >> 6))
+            if child_base in children:
+                push((child_base, key))
             if unit & _LEAF_BIT and child_base < n:
                 value = units[child_base] & _VALUE_MASK
-                end = normalized.find(b"\0", value)
-                # Byte-level keys cannot match Python text; see the module docstring.
-                with contextlib.suppress(UnicodeDecodeError):
-                    rules[key.decode("utf-8")] = normalized[value:end].decode("utf-8")
-            stack.append((child, key))
+                replacement = replacements.get(value, missing)
+                if replacement is missing:
+                    end = normalized.find(b"\0", value)
+                    try:
+                        replacement = normalized[value:end].decode("utf-8")
+                    except UnicodeDecodeError:
+                        replacement = None
+                    replacements[value] = replacement
+                if replacement is not None:
+                    keys.append(key)
+                    values.append(replacement)
+    return _decoded_rules(keys, values)
+
+
+def _decoded_rules(keys: list[bytes], values: list[str]) -> dict[str, str]:
+    """``{key.decode(): value}`` without the keys that are not valid UTF-8 (byte-level keys
+    cannot match Python text; see the module docstring). One C-level decode for all keys:
+    a surrogate escape marks an invalid one (valid UTF-8 never decodes to a surrogate)."""
+    joined = b"\0".join(keys)
+    if joined.count(b"\0") != len(keys) - 1 or not keys:
+        rules: dict[str, str] = {}
+        for key, value in zip(keys, values, strict=True):
+            with contextlib.suppress(UnicodeDecodeError):
+                rules[key.decode("utf-8")] = value
+        return rules
+    texts = joined.decode("utf-8", "surrogateescape").split("\0")
+    rules = dict(zip(texts, values, strict=True))
+    if _SURROGATE.search(joined.decode("utf-8", "surrogateescape")):
+        for text in texts:
+            if _SURROGATE.search(text):
+                rules.pop(text, None)
     return rules

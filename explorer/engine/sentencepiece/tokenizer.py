@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import random
 from collections.abc import Collection, Mapping, Sequence
+from itertools import compress
 from typing import Literal, Protocol
 
 from explorer.engine.encoding import Encoding, Token
@@ -95,15 +96,16 @@ class SentencePieceTokenizer(Tokenizer):
         self._name, self._format = name, format
         self._extra = dict(extra_info or {})
         types = model.types
-        self._piece_bytes = [p.replace(SPACE_SYMBOL, " ").encode("utf-8") for p in model.pieces]
+        self._piece_bytes = _piece_bytes(model.pieces)
         self._byte_ids: dict[int, int] = {}
-        for i, (piece, kind) in enumerate(zip(model.pieces, types, strict=True)):
-            if kind == PieceType.BYTE:
-                byte = piece_byte(piece)
+        odd = frozenset((PieceType.BYTE, PieceType.CONTROL))
+        for i in compress(range(len(types)), map(odd.__contains__, types)):  # C-level scan
+            if types[i] == PieceType.BYTE:
+                byte = piece_byte(model.pieces[i])
                 if byte is not None:
                     self._byte_ids.setdefault(byte, i)
                     self._piece_bytes[i] = bytes((byte,))
-            elif kind == PieceType.CONTROL:
+            else:
                 self._piece_bytes[i] = b""
         self._piece_bytes[model.unk_id] = unk_surface.encode("utf-8")
         if special_tokens is None:
@@ -358,3 +360,11 @@ class SentencePieceTokenizer(Tokenizer):
 def _utf8(text: str) -> bytes:
     """UTF-8 bytes; a lone surrogate (possible in text from a UI) keeps its 3-byte form."""
     return text.encode("utf-8", "surrogatepass")
+
+
+def _piece_bytes(pieces: Sequence[str]) -> list[bytes]:
+    """Each piece's UTF-8 with ``▁`` as a space; in one C-level pass when no piece has NUL."""
+    joined = "\0".join(pieces)
+    if joined.count("\0") == len(pieces) - 1 and pieces:
+        return joined.replace(SPACE_SYMBOL, " ").encode("utf-8").split(b"\0")
+    return [p.replace(SPACE_SYMBOL, " ").encode("utf-8") for p in pieces]
