@@ -14,6 +14,7 @@ from collections.abc import Callable
 from typing import Any
 
 from PySide6.QtCore import QObject, QThreadPool, QTimer, Signal, Slot
+from shiboken6 import Shiboken
 
 from explorer.workers.worker import GeneratorWorker, Job, start_worker
 
@@ -26,13 +27,23 @@ class LatestRunner(QObject):
     Worker signals arrive at this object's own slots (it lives on the GUI thread, so they are
     queued there); ``sender()`` tells which worker sent them and anything but the newest
     request's is dropped. No object is created or deleted per request.
+
+    ``owner``: for widgets that may be destroyed while a request runs (panels, dialogs). The
+    runner is then deliberately *not* a Qt child of the owner: a queued signal can still
+    arrive after the owner's C++ object is gone (PySide routes bound-method slots through its
+    own receiver), so the runner outlives it, drops such signals, and cancels its request.
+    (A child runner deleted with its panel crashed in teardown about one run in two.)
     """
 
     busy_changed = Signal(bool)
     """True while the newest request runs."""
 
-    def __init__(self, parent: QObject | None = None, pool: QThreadPool | None = None) -> None:
+    def __init__(self, parent: QObject | None = None, pool: QThreadPool | None = None, *,
+                 owner: QObject | None = None) -> None:
+        if owner is not None and parent is not None:
+            raise ValueError("give a parent or an owner, not both")
         super().__init__(parent)
+        self._owner = owner
         self._pool = pool
         self._current: GeneratorWorker | None = None
         self._callbacks: tuple[Callback | None, Callback | None, Callback | None] = (
@@ -70,6 +81,9 @@ class LatestRunner(QObject):
             self.busy_changed.emit(False)
 
     def _is_current(self) -> bool:
+        if self._owner is not None and not Shiboken.isValid(self._owner):
+            self.cancel()
+            return False
         return self._current is not None and self.sender() is self._current.signals
 
     @Slot(object)

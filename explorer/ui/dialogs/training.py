@@ -61,7 +61,7 @@ from explorer.ui.dialogs.training_job import (
     training_job,
 )
 from explorer.ui.dialogs.training_plots import TrainingPlots
-from explorer.ui.panels.latest_job import LatestJob
+from explorer.workers.latest import LatestRunner
 
 
 class TrainingDialog(QDialog):
@@ -83,7 +83,7 @@ class TrainingDialog(QDialog):
         self.resize(900, 680)
         self.model: TrainedModel | None = None
         self._cancel = threading.Event()
-        self._job = LatestJob(self)
+        self._job = LatestRunner(owner=self)
         self._started = 0.0
 
         self.algorithm = QComboBox(self)

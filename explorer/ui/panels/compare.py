@@ -7,7 +7,7 @@ span whole segments, so equal boundaries line up. A boundary that some tokenizer
 others lack is marked with a red bar in the rows that have it. Above, a table puts the counts
 side by side (tokens, characters and bytes per token, unknown tokens, differing boundaries).
 
-Encoding runs on a worker (:class:`~explorer.ui.panels.latest_job.LatestJob`, latest wins).
+Encoding runs on a worker (:class:`~explorer.workers.latest.LatestRunner`, latest wins).
 Only the first :data:`MAX_DRAWN_CHARS` characters are drawn; the counts cover the first
 :data:`MAX_COMPARED_CHARS` characters (an encode cannot be interrupted half-way, so a huge
 document would keep a core busy after every edit).
@@ -37,7 +37,7 @@ from explorer.engine.compare import BoundaryComparison, compare_boundaries
 from explorer.engine.encoding import Encoding
 from explorer.engine.tokenizer import Tokenizer
 from explorer.ui.panels.compare_rows import MAX_DRAWN_CHARS, AlignedRows
-from explorer.ui.panels.latest_job import LatestJob
+from explorer.workers.latest import LatestRunner
 
 _Index = QModelIndex | QPersistentModelIndex
 MAX_COMPARED_CHARS = 200_000
@@ -111,7 +111,7 @@ class ComparePanel(QWidget):
         self._tokenizers: list[Tokenizer] = []
         self._text = ""
         self._truncated = False
-        self.runner = LatestJob(self)
+        self.runner = LatestRunner(owner=self)
         """Encodes on a worker (latest request wins)."""
         self.title = QLabel("Pick two or more tokenizers to compare.", self)
         self.title.setWordWrap(True)

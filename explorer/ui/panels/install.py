@@ -28,10 +28,10 @@ from explorer.engine.tokenizer import Tokenizer
 from explorer.engine.trainers.models import TrainedUnigram
 from explorer.ui.dialogs.training import TrainingDialog
 from explorer.ui.panels.compare import ComparePanel
-from explorer.ui.panels.latest_job import LatestJob
 from explorer.ui.panels.lattice import LatticePanel
 from explorer.ui.panels.merge_queue import MergeQueuePanel
 from explorer.ui.panels.vocab_browser import VocabBrowser
+from explorer.workers.latest import LatestRunner
 
 if TYPE_CHECKING:
     from explorer.ui.main_window import MainWindow
@@ -121,7 +121,7 @@ class PanelHub(QObject):
         self._others: dict[str, Tokenizer] = {}  # source -> tokenizer loaded for the comparison
         self._chosen: list[str] | None = None  # sources ticked in "Compare with" (None: auto)
         self._failed: set[str] = set()
-        self._loader = LatestJob(self)
+        self._loader = LatestRunner(owner=self)
         self._cursor_timer = QTimer(self)
         self._cursor_timer.setSingleShot(True)
         self._cursor_timer.setInterval(CURSOR_DELAY_MS)

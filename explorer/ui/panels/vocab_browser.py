@@ -1,7 +1,7 @@
 """Vocabulary browser: the whole vocabulary of a tokenizer, searchable and sortable.
 
 Loading (one ``id_to_token`` per entry, 262k for Gemma) and every search/sort run on a worker
-through :class:`~explorer.ui.panels.latest_job.LatestJob` (latest request wins, so typing in the
+through :class:`~explorer.workers.latest.LatestRunner` (latest request wins, so typing in the
 search box never queues stale work); the table shows the result through
 :class:`~explorer.ui.panels.vocab_model.VocabTableModel`'s ``fetchMore``. The GUI thread only
 swaps row orders. Search matches the piece or the decoded text, as a case-insensitive
@@ -29,7 +29,6 @@ from PySide6.QtWidgets import (
 )
 
 from explorer.engine.tokenizer import Tokenizer
-from explorer.ui.panels.latest_job import LatestJob
 from explorer.ui.panels.vocab_model import (
     COL_ID,
     COL_PIECE,
@@ -41,6 +40,7 @@ from explorer.ui.panels.vocab_model import (
     read_rows,
 )
 from explorer.workers.doctokens import DocTokens
+from explorer.workers.latest import LatestRunner
 
 SEARCH_DELAY_MS = 150
 FIRST_ROWS = 200
@@ -70,8 +70,8 @@ class VocabBrowser(QWidget):
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.model = VocabTableModel(self)
-        self.loader = LatestJob(self)
-        self.query_runner = LatestJob(self)
+        self.loader = LatestRunner(owner=self)
+        self.query_runner = LatestRunner(owner=self)
         self._name = ""
 
         self.search = QLineEdit(self)
