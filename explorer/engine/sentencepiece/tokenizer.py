@@ -22,6 +22,7 @@ from __future__ import annotations
 import random
 from collections.abc import Collection, Mapping, Sequence
 from itertools import compress
+from operator import itemgetter
 from typing import Literal, Protocol
 
 from explorer.engine.encoding import Encoding, Token
@@ -44,6 +45,7 @@ from explorer.engine.unigram.lattice import Lattice
 from explorer.engine.unigram.model import UnigramModel
 
 Span = tuple[int, int, int]
+_SECOND = itemgetter(1)
 
 
 class SentencePieceModel(Protocol):
@@ -162,7 +164,7 @@ class SentencePieceTokenizer(Tokenizer):
         model = self.model
         unk_id = model.unk_id
         segs = model.segments(normalized)
-        ids = [s[1] for s in segs]
+        ids = list(map(_SECOND, segs))
         if unk_id not in ids:
             return ids
         # unknown merging / byte fallback (as _tokens does, without Token objects)
