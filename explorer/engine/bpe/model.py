@@ -86,30 +86,46 @@ class BytePairModel:
         self._sub_cache: dict[bytes, list[bytes]] = {}
         self.cache_limit = cache_limit
 
-    def merge(self, piece: bytes) -> list[bytes]:
+    def merge(self, piece: bytes, pair_ranks: list[int] | None = None) -> list[bytes]:
         """The tokens (as bytes) of one pre-token, by merging only (no whole lookup).
 
         The piece is first cut where two adjacent bytes occur together in no token: no
         symbol can ever span such a cut, so each side merges on its own, exactly as in the
         whole piece, and the sides are memoised (rare scripts repeat them a lot).
+        ``pair_ranks``: :meth:`_pair_ranks` of ``piece`` when the caller has it.
         """
-        pair_ranks = self._pair_ranks(piece)
+        if pair_ranks is None:
+            pair_ranks = self._pair_ranks(piece)
         if CUT not in pair_ranks:
             return self._merge_uncut(piece, pair_ranks)
         parts: list[bytes] = []
         start = 0
         sub_cache = self._sub_cache
-        for i, rank in enumerate(pair_ranks):
-            if rank == CUT:
-                parts += self._merge_sub(piece[start : i + 1], sub_cache)
-                start = i + 1
-        parts += self._merge_sub(piece[start:], sub_cache)
+        get = sub_cache.get
+        merge_uncut = self._merge_uncut
+        i = pair_ranks.index(CUT)
+        while True:
+            sub = piece[start : i + 1]
+            sub_parts = get(sub)
+            if sub_parts is None:  # a side's pair ranks are a slice of the piece's
+                sub_parts = merge_uncut(sub, pair_ranks[start:i])
+                if len(sub_cache) >= self.cache_limit:
+                    sub_cache.clear()
+                sub_cache[sub] = sub_parts
+            parts += sub_parts
+            start = i + 1
+            try:
+                i = pair_ranks.index(CUT, start)
+            except ValueError:
+                break
+        parts += self._merge_sub(piece[start:], sub_cache, pair_ranks[start:])
         return parts
 
-    def _merge_sub(self, sub: bytes, sub_cache: dict[bytes, list[bytes]]) -> list[bytes]:
+    def _merge_sub(self, sub: bytes, sub_cache: dict[bytes, list[bytes]],
+                   pair_ranks: list[int]) -> list[bytes]:
         parts = sub_cache.get(sub)
         if parts is None:
-            parts = self._merge_uncut(sub, self._pair_ranks(sub))
+            parts = self._merge_uncut(sub, pair_ranks)
             if len(sub_cache) >= self.cache_limit:
                 sub_cache.clear()
             sub_cache[sub] = parts
@@ -175,7 +191,7 @@ class BytePairModel:
         else:
             pair_ranks = self._pair_ranks(piece)
             parts = (self._merge_uncut(piece, pair_ranks) if CUT not in pair_ranks
-                     else self.merge(piece))
+                     else self.merge(piece, pair_ranks))
             ids = list(map(ranks.__getitem__, parts))
         cache = self._cache
         if len(cache) >= self.cache_limit:
@@ -214,7 +230,7 @@ class BytePairModel:
                     pair_ranks[1::2] = map(pair_rank,
                                            memoryview(piece[1 : 1 + (m // 2) * 2]).cast("H"))
                     parts = (merge_uncut(piece, pair_ranks) if CUT not in pair_ranks
-                             else self.merge(piece))
+                             else self.merge(piece, pair_ranks))
                     ids = list(map(rank_item, parts))
                 if len(cache) >= limit:
                     cache.clear()
