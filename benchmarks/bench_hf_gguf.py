@@ -1,6 +1,14 @@
 """tokenizer.json and GGUF: load time and encode speed vs the reference, ids checked identical.
 
     python benchmarks/bench_hf_gguf.py [--repeat 3] [--mb 1]
+    python benchmarks/bench_hf_gguf.py --load-table [--repeat 3]
+
+``--load-table``: cold and warm load of every ``.refcache/llama-cpp/*.gguf``, the largest
+tokenizer.json files and the SentencePiece ``.model`` files, each load in a **fresh Python
+process** (engine modules imported before the clock starts; CPU time of
+``load_tokenizer`` alone). *cold* = an empty vocabulary cache directory (the load parses
+everything and writes the cache), *warm* = a second process with that cache. Best of
+``--repeat`` (each cold round with a new empty cache dir).
 
 Load: every ``ggml-vocab-*.gguf`` of the llama-cpp-python sdist through our loader, and the
 same file through ``gguf.GGUFReader`` (metadata + arrays, what a naive loader would use);
@@ -17,7 +25,9 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -56,11 +66,58 @@ def corpus(mb: float) -> list[str]:
     return out
 
 
+_LOAD_ONE = """
+import sys, time
+from pathlib import Path
+from explorer.engine.formats import load_tokenizer
+import explorer.engine.formats.gguf_file, explorer.engine.formats.hf_json
+import explorer.engine.formats.sentencepiece_model, explorer.engine.formats.tiktoken_file
+import explorer.engine.sentencepiece.tokenizer, explorer.engine.unigram.model
+start = time.process_time()
+tok = load_tokenizer(Path(sys.argv[1]))
+print(time.process_time() - start, tok.vocab_size)
+"""
+
+
+def load_in_fresh_process(path: Path, cache_dir: str) -> tuple[float, int]:
+    """CPU seconds of ``load_tokenizer(path)`` in a new interpreter, and the vocab size."""
+    env = dict(os.environ, EXPLORER_CACHE_DIR=cache_dir)
+    env.pop("EXPLORER_NO_VOCAB_CACHE", None)
+    out = subprocess.run([sys.executable, "-c", _LOAD_ONE, str(path)], env=env, check=True,
+                         capture_output=True, text=True, cwd=ROOT).stdout.split()
+    return float(out[0]), int(out[1])
+
+
+def load_table(repeat: int) -> None:
+    files = sorted((CACHE / "llama-cpp").glob("*.gguf"))
+    files += [CACHE / "mon-tokenizer/mon_tokenizer.json", CACHE / "minilm/tokenizer.json"]
+    files += sorted(CACHE.glob("sentencepiece/*.model"))
+    files += sorted(CACHE.glob("mistral-common/*.model.v*"))
+    print(f"## Load in a fresh process (CPU s, best of {repeat})")
+    print("| file | size MB | tokens | cold (parse + write cache) | warm (cache) |")
+    print("|---|---|---|---|---|")
+    for path in files:
+        cold = warm = float("inf")
+        n = 0
+        for _ in range(repeat):
+            with tempfile.TemporaryDirectory() as cache_dir:
+                t, n = load_in_fresh_process(path, cache_dir)
+                cold = min(cold, t)
+                warm = min(warm, load_in_fresh_process(path, cache_dir)[0])
+        size = path.stat().st_size / 1e6
+        print(f"| {path.name} | {size:.1f} | {n} | {cold:.2f} | {warm:.2f} |")
+
+
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--repeat", type=int, default=3)
     ap.add_argument("--mb", type=float, default=1.0)
+    ap.add_argument("--load-table", action="store_true",
+                    help="cold/warm load of every reference file in fresh processes, then exit")
     args = ap.parse_args()
+    if args.load_table:
+        load_table(args.repeat)
+        return
 
     print("## GGUF load (seconds, best of", args.repeat, ")")
     print("| file | tokens | ours | gguf.GGUFReader | ratio |")

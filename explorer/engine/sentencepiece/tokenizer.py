@@ -167,6 +167,9 @@ class SentencePieceTokenizer(Tokenizer):
         ids = list(map(_SECOND, segs))
         if unk_id not in ids:
             return ids
+        if not self.byte_fallback:  # a run of unknowns is one <unk>
+            return [i for i, prev in zip(ids, [-1, *ids[:-1]], strict=True)
+                    if i != unk_id or prev != unk_id]
         # unknown merging / byte fallback (as _tokens does, without Token objects)
         out: list[int] = []
         pos = last = 0
