@@ -37,6 +37,11 @@ from explorer.engine.trainers.words import WordCounts, count_byte_level, count_m
 
 _SHIFT = 24  # pair key = id_a << _SHIFT | id_b: int keys hash and compare faster than tuples
 _MASK = (1 << _SHIFT) - 1
+_PAIR_MASK = (1 << 2 * _SHIFT) - 1
+_SEQ_BITS = 40  # heap entry = -count << _COUNT_SHIFT | pair << _SEQ_BITS | seq
+_SEQ_MASK = (1 << _SEQ_BITS) - 1
+_COUNT_SHIFT = _SEQ_BITS + 2 * _SHIFT
+_LOW_MASK = (1 << _COUNT_SHIFT) - 1
 
 
 @dataclass(frozen=True, slots=True)
@@ -135,14 +140,18 @@ def train_bpe_from_counts(
     with _gc_paused():
         yield PhaseStarted("counting", len(words))
         pair_counts, where = _count_pairs(words, wcounts)
-        heap = [
-            (-pair_counts[k], k, n, pos)
-            for n, (k, pos) in enumerate(where.items())
-            if pair_counts[k] > 0
-        ]
-        del where  # the heap entries hold its sets
+        # Heap entries are single ints ordered like (-count, pair, seq): ``seq`` (push order,
+        # HF's tie-break between entries of one pair) indexes ``positions``, the words where
+        # the pair was found when pushed. One int compare per sift step instead of a tuple's.
+        positions: list[set[int] | None] = []
+        heap: list[int] = []
+        for k, pos in where.items():
+            c = pair_counts[k]
+            if c > 0:
+                heap.append(-c << _COUNT_SHIFT | k << _SEQ_BITS | len(positions))
+                positions.append(pos)
+        del where
         heapq.heapify(heap)
-        seq = len(heap)
 
         target = max(config.vocab_size - len(id_to_word), 0)
         yield PhaseStarted("merging", target)
@@ -154,14 +163,18 @@ def train_bpe_from_counts(
         vocab_size = config.vocab_size
         last_count = 0
         while len(word_to_id) < vocab_size and heap:
-            negc, key, n, pos = heap[0]
+            top = heap[0]
+            key = top >> _SEQ_BITS & _PAIR_MASK
             count = pair_counts[key]
-            if -negc != count:  # stale: re-queue with the current count (one sift, not two)
-                heapreplace(heap, (-count, key, n, pos))
+            if top >> _COUNT_SHIFT != -count:  # stale: re-queue with the current count
+                heapreplace(heap, -count << _COUNT_SHIFT | top & _LOW_MASK)
                 continue
             if count < 1 or min_freq > count:
                 break
             heappop(heap)
+            seq = top & _SEQ_MASK
+            pos = positions[seq]
+            positions[seq] = None
             a, b = key >> _SHIFT, key & _MASK
             token = id_to_word[a] + id_to_word[b]
             new = word_to_id.get(token)
@@ -174,8 +187,8 @@ def train_bpe_from_counts(
             for k, p in touched.items():
                 c = pair_counts[k]
                 if c > 0:
-                    heappush(heap, (-c, k, seq, p))
-                    seq += 1
+                    heappush(heap, -c << _COUNT_SHIFT | k << _SEQ_BITS | len(positions))
+                    positions.append(p)
             if config.merge_events:
                 yield Merge(len(merges) - 1, id_to_word[a], id_to_word[b], token, new, count,
                             len(id_to_word))
@@ -186,6 +199,7 @@ def train_bpe_from_counts(
         # Free the millions of small containers while the GC is still paused: once it is back
         # on, its first young-generation pass would otherwise walk them all (~10% of a run).
         heap.clear()
+        positions.clear()
         words.clear()
     yield MergeSummary(len(merges), target, len(id_to_word), last_count, time.perf_counter() - t0)
     return TrainedBpe(
