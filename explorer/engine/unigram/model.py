@@ -23,8 +23,8 @@ import math
 import re
 from array import array
 from collections.abc import Sequence
-from itertools import compress, count
-from operator import add, itemgetter, not_
+from itertools import compress
+from operator import itemgetter
 
 from explorer.engine.errors import VocabFormatError
 from explorer.engine.sentencepiece.pieces import F32, PieceType, f32, word_splitter
@@ -41,6 +41,7 @@ _NEG_INF = float("-inf")
 _RESET = 100000.0  # sentencepiece 0.2.3 re-bases path scores beyond this magnitude
 _RESET_GUARD = _RESET * 0.99
 _SECOND = itemgetter(1)
+_NOTHING: frozenset[str] = frozenset()
 _ID_SPAN = 1 << 40  # back pointers pack (start, id) as start * _ID_SPAN + id
 
 Segment = tuple[int, int]
@@ -101,7 +102,7 @@ class UnigramModel:
         self.trie = PieceTrie.build(kept, entries)
         self._split = word_splitter(kept)
         self._matchable = kept
-        self._bigram_set: frozenset[str] | None = None  # built on first use (~0.2 s at 250k)
+        self._successor_map: dict[str, frozenset[str]] | None = None  # built on first use
         # word -> (segments, ids, prefix-score limit for reuse, largest |score| inside + 1)
         self._cache: dict[str, CacheEntry] = {}
 
@@ -220,27 +221,37 @@ class UnigramModel:
             segs += entry[0]
         return tuple(segs), tuple(map(_SECOND, segs)), limit, word_max
 
-    def _bigrams(self) -> frozenset[str]:
-        """Two-character sequences inside pieces: a cut elsewhere is never crossed by a piece.
+    def _successors(self) -> dict[str, frozenset[str]]:
+        """For each character, the characters that follow it somewhere inside a piece: a cut
+        between two characters that no piece holds together is never crossed by a piece.
 
         Built lazily: only words longer than ``_SHORT_WORD`` need it, and it is a fifth of
         the load time of a 250k-piece model. Two threads may both build it; same result.
         """
-        bigrams = self._bigram_set
-        if bigrams is None:
+        successors = self._successor_map
+        if successors is None:
             pieces = self._matchable
-            bigrams = frozenset(cached_substrings(pieces, 2, "piece-bigrams-1"))
-            self._bigram_set = bigrams
-        return bigrams
+            grouped: dict[str, set[str]] = {}
+            for pair in cached_substrings(pieces, 2, "piece-bigrams-1"):
+                grouped.setdefault(pair[0], set()).add(pair[1])
+            successors = {c: frozenset(after) for c, after in grouped.items()}
+            self._successor_map = successors
+        return successors
 
     def _parts(self, word: str) -> list[str]:
         """``word`` cut between every two characters that no piece contains together."""
-        inside = self._bigrams().__contains__
-        # cut positions k (between word[k - 1] and word[k]), found in C: map/compress
-        cuts = list(compress(count(1), map(not_, map(inside, map(add, word, word[1:])))))
-        if not cuts:
-            return [word]
-        return list(map(word.__getitem__, map(slice, [0, *cuts], [*cuts, len(word)])))
+        successors = self._successors()
+        get, nothing = successors.get, _NOTHING
+        parts: list[str] = []
+        start = 0
+        after = get(word[0], nothing)
+        for k, c in enumerate(word[1:], 1):  # no two-character strings built: set tests
+            if c not in after:
+                parts.append(word[start:k])
+                start = k
+            after = get(c, nothing)
+        parts.append(word[start:])
+        return parts
 
     def _part_entry(self, word: str) -> CacheEntry:
         """The cache entry of a part that no safe cut divides (one Viterbi from score 0)."""
