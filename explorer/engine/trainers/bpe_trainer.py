@@ -19,7 +19,9 @@ from collections import defaultdict
 from collections.abc import Generator, Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
-from itertools import pairwise
+from itertools import chain
+
+import numpy as np
 
 from explorer.engine.pretokenizers.byte_level import bytes_to_unicode
 from explorer.engine.pretokenizers.patterns import GPT2
@@ -139,7 +141,7 @@ def train_bpe_from_counts(
     # full scans would only cost time (10-20%), so it is paused until merging ends.
     with _gc_paused():
         yield PhaseStarted("counting", len(words))
-        pair_counts, where = _count_pairs(words, wcounts)
+        pair_counts, where = _count_pairs(words, wcounts, len(id_to_word))
         # Heap entries are single ints ordered like (-count, pair, seq): ``seq`` (push order,
         # HF's tie-break between entries of one pair) indexes ``positions``, the words where
         # the pair was found when pushed. One int compare per sift step instead of a tuple's.
@@ -225,18 +227,41 @@ def _gc_paused() -> Iterator[None]:
 
 
 def _count_pairs(
-    words: list[list[int]], wcounts: list[int]
-) -> tuple[defaultdict[int, int], defaultdict[int, set[int]]]:
-    pair_counts: defaultdict[int, int] = defaultdict(int)
-    where: defaultdict[int, set[int]] = defaultdict(set)
-    for i, w in enumerate(words):
-        if len(w) < 2:
-            continue
-        c = wcounts[i]
-        for k in [a << _SHIFT | b for a, b in pairwise(w)]:
-            pair_counts[k] += c
-            where[k].add(i)
-    return pair_counts, where
+    words: list[list[int]], wcounts: list[int], n_symbols: int
+) -> tuple[defaultdict[int, int], dict[int, set[int]]]:
+    """Weighted count of every adjacent pair, and the words holding each (ascending).
+
+    Vectorized: one stable sort of all pair occurrences groups them by pair with the word
+    indices ascending, so every set is built by the same sequence of adds as a loop would.
+    """
+    lens = np.fromiter(map(len, words), dtype=np.int64, count=len(words))
+    flat = np.fromiter(chain.from_iterable(words), dtype=np.int64, count=int(lens.sum()))
+    if len(flat) < 2:
+        return defaultdict(int), {}
+    not_last = np.ones(len(flat), dtype=bool)
+    not_last[np.cumsum(lens[lens > 0]) - 1] = False  # a word's last symbol starts no pair
+    keep = not_last[:-1]
+    # Dense keys a * n + b order pairs like (a, b); small ones take numpy's radix sort.
+    dense = (flat[:-1] * n_symbols + flat[1:])[keep]
+    order = np.argsort(dense.astype(np.uint16) if n_symbols <= 256 else dense, kind="stable")
+    dense = dense[order]
+    word_of = np.repeat(np.arange(len(words), dtype=np.int64), lens)[:-1][keep][order]
+    if not len(dense):
+        return defaultdict(int), {}
+    starts = np.flatnonzero(np.r_[True, dense[1:] != dense[:-1]])
+    sums = np.add.reduceat(np.asarray(wcounts, dtype=np.int64)[word_of], starts)
+    # Pairs in order of first occurrence, as a counting loop would insert them: the frequent
+    # pairs then sit first in their hash probe chains (~4% faster merging than sorted order).
+    by_first = np.argsort(order[starts], kind="stable")
+    firsts = dense[starts][by_first]
+    keys = (firsts // n_symbols << _SHIFT | firsts % n_symbols).tolist()
+    # One int object per word, shared by all its sets as a loop's ``i`` would be (distinct
+    # objects per occurrence make the merge loop ~5% slower: more memory to walk).
+    word_list = list(map(list(range(len(words))).__getitem__, word_of.tolist()))
+    lows = starts[by_first].tolist()
+    highs = np.append(starts[1:], len(word_list))[by_first].tolist()
+    where = {k: set(word_list[lo:hi]) for k, lo, hi in zip(keys, lows, highs, strict=True)}
+    return defaultdict(int, zip(keys, sums[by_first].tolist(), strict=True)), where
 
 
 def _merge_words(
@@ -254,36 +279,38 @@ def _merge_words(
     where they did (HF's ``where_to_update``).
     """
     touched: defaultdict[int, set[int]] = defaultdict(set)
-    new_hi = new << _SHIFT
+    sh = _SHIFT
+    new_hi = new << sh
     same = a == b
     for i in pos:
         w = words[i]
-        c = wcounts[i]
-        j = 0
-        n = len(w)
         left = w.count(a)  # occurrences of a still ahead: no exception-driven search
+        if not left:
+            continue  # often: the pair left this word after the entry was pushed
+        c = wcounts[i]
+        last = len(w) - 1
+        j = -1
         while left:
-            j = w.index(a, j)
+            j = w.index(a, j + 1)
             left -= 1
-            if j + 1 < n and w[j + 1] == b:
+            if j < last and w[j + 1] == b:
                 if same:
                     left -= 1  # the b merged away was an a too
-                if j > 0:
+                if j:
                     prev = w[j - 1]
-                    pair_counts[prev << _SHIFT | a] -= c
-                    k = prev << _SHIFT | new
+                    pair_counts[prev << sh | a] -= c
+                    k = prev << sh | new
                     pair_counts[k] += c
                     touched[k].add(i)
                 w[j] = new
                 del w[j + 1]
-                n -= 1
-                if j < n - 1:
+                last -= 1
+                if j < last:
                     nxt = w[j + 1]
-                    pair_counts[b << _SHIFT | nxt] -= c
+                    pair_counts[b << sh | nxt] -= c
                     k = new_hi | nxt
                     pair_counts[k] += c
                     touched[k].add(i)
-            j += 1
     return touched
 
 
