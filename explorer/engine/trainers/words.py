@@ -15,8 +15,9 @@ Normalization (NFKC...) is not applied: words are counted as written.
 
 from __future__ import annotations
 
+import re
 from collections import Counter
-from collections.abc import Generator
+from collections.abc import Generator, Iterator
 
 import regex
 
@@ -38,6 +39,19 @@ GPT2_LINEWISE = (
 )
 _LINEWISE = {GPT2: GPT2_LINEWISE}
 
+# The same pattern for ASCII-only text, spelled for the standard ``re`` module, which runs it
+# about twice as fast as ``regex`` (in ASCII, \p{L} is [A-Za-z], \p{N} is [0-9] and \s is
+# [\t\n\v\f\r ]). Lines never share a pre-token, so a block may be cut at line ends and
+# each piece matched by whichever pattern fits it.
+_S = r"\t\n\x0b\x0c\r "
+_H = r"\t\x0b\x0c\r "
+GPT2_LINEWISE_ASCII = (
+    rf""" ?[A-Za-z]+|'(?:[stmd]|re|ve|ll)| ?[0-9]+| ?[^{_S}A-Za-z0-9]+"""
+    rf"""|[{_H}]*\n|[{_H}]+(?![^{_S}])|[{_H}]+"""
+)
+_ASCII_TWIN = {GPT2_LINEWISE: GPT2_LINEWISE_ASCII}
+_PIECE_CHARS = 1 << 14  # small enough that a stray non-ASCII character costs little
+
 WordCounts = dict[str, int]
 
 
@@ -55,8 +69,13 @@ def count_byte_level(
     linewise = None if add_prefix_space else _LINEWISE.get(pattern)
     if linewise is not None:
         findall = regex.compile(linewise).findall
+        ascii_findall = re.compile(_ASCII_TWIN[linewise]).findall
         for block, done in corpus.blocks():
-            counter.update(findall(block))
+            if block.isascii():
+                counter.update(ascii_findall(block))
+            else:
+                for piece in _line_pieces(block, _PIECE_CHARS):
+                    counter.update((ascii_findall if piece.isascii() else findall)(piece))
             yield BytesRead(done, total)
     else:
         findall = regex.compile(pattern).findall
@@ -71,6 +90,18 @@ def count_byte_level(
         w.encode("utf-8", "surrogatepass").decode("latin-1").translate(table): c
         for w, c in counter.items()
     }
+
+
+def _line_pieces(block: str, size: int) -> Iterator[str]:
+    """``block`` cut into runs of whole lines of about ``size`` characters."""
+    start = 0
+    n = len(block)
+    while start < n:
+        cut = block.find("\n", start + size) + 1
+        if cut == 0:
+            cut = n
+        yield block[start:cut]
+        start = cut
 
 
 def count_metaspace(corpus: Corpus) -> Generator[BytesRead, None, WordCounts]:
