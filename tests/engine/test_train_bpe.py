@@ -121,3 +121,28 @@ def test_deterministic():
 def test_linewise_pattern_equals_findall_per_line(text):
     per_line = [t for line in split_lines(text) for t in regex.findall(GPT2, line)]
     assert regex.findall(GPT2_LINEWISE, text) == per_line
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.text(st.characters(max_codepoint=0x7F), max_size=80))
+def test_ascii_twin_pattern_splits_exactly_like_regex(text):
+    """The stdlib-``re`` twin used for ASCII blocks gives the same pre-tokens as ``regex``."""
+    import re
+
+    import regex
+
+    from explorer.engine.trainers.words import GPT2_LINEWISE, GPT2_LINEWISE_ASCII
+
+    assert re.findall(GPT2_LINEWISE_ASCII, text) == regex.findall(GPT2_LINEWISE, text)
+
+
+def test_ascii_twin_on_every_ascii_character_pair():
+    import re
+
+    import regex
+
+    from explorer.engine.trainers.words import GPT2_LINEWISE, GPT2_LINEWISE_ASCII
+
+    chars = [chr(i) for i in range(128)]
+    text = "".join(a + b + " " + a + "\n" for a in chars for b in chars[::7])
+    assert re.findall(GPT2_LINEWISE_ASCII, text) == regex.findall(GPT2_LINEWISE, text)
