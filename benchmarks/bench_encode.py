@@ -166,6 +166,8 @@ def main() -> None:
     parser.add_argument("--no-hf", action="store_true")
     parser.add_argument("--repeat", type=int, default=3,
                         help="interleaved rounds; the best time of each engine counts")
+    parser.add_argument("--only", choices=("english", "multilingual"), default=None,
+                        help="run one corpus only (for quick iteration)")
     args = parser.parse_args()
     vocab = args.vocab or require("gpt-tokenizer", "cl100k_base.tiktoken")
     o200k = require("gpt-tokenizer", "o200k_base.tiktoken")
@@ -192,9 +194,11 @@ def main() -> None:
         hf, t_build = timed(hf_from_ranks, ranks, preset.pattern)
         print(f"HF tokenizer.json equivalent built from ranks in {t_build:.1f} s")
 
-    english, multi = english_corpus(args.english_mb), multilingual_corpus()
-    rows = (bench("English", english, ours, ref, hf, args.repeat)
-            + bench("multilingual", multi, ours, ref, hf, args.repeat))
+    rows = []
+    if args.only in (None, "english"):
+        rows += bench("English", english_corpus(args.english_mb), ours, ref, hf, args.repeat)
+    if args.only in (None, "multilingual"):
+        rows += bench("multilingual", multilingual_corpus(), ours, ref, hf, args.repeat)
     speed = {(r[0], r[1]): r[2] / r[3] for r in rows}
     print()
     print("| engine | corpus | MB | CPU s | MB/s | vs tiktoken | vs HF | ids |")
