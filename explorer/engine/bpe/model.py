@@ -217,7 +217,9 @@ class BytePairModel:
         rank_get = ranks.get
         rank_item = ranks.__getitem__
         pair_rank = self._pair_rank
-        merge_uncut = self._merge_uncut
+        merge = self.merge
+        single = _SINGLE_BYTES.__getitem__
+        inf = NO_RANK
         limit = self.cache_limit
         out: list[int] = []
         extend = out.extend
@@ -241,8 +243,25 @@ class BytePairModel:
                                                memoryview(piece[: ((m + 1) // 2) * 2]).cast("H"))
                         pair_ranks[1::2] = map(pair_rank,
                                                memoryview(piece[1 : 1 + (m // 2) * 2]).cast("H"))
-                        parts = (merge_uncut(piece, pair_ranks) if CUT not in pair_ranks
-                                 else self.merge(piece, pair_ranks))
+                        if m >= SHORT_PIECE or CUT in pair_ranks:
+                            parts = merge(piece, pair_ranks)
+                        else:  # _merge_uncut's scan, inlined: most misses end here
+                            parts = list(map(single, piece))
+                            m -= 1  # index of the last pair
+                            while m >= 0:
+                                best = min(pair_ranks)
+                                if best == inf:
+                                    break
+                                i = pair_ranks.index(best)  # leftmost of the lowest rank
+                                merged = parts[i] + parts[i + 1]
+                                parts[i] = merged
+                                del parts[i + 1]
+                                del pair_ranks[i]
+                                if i < m:
+                                    pair_ranks[i] = rank_get(merged + parts[i + 1], inf)
+                                if i:
+                                    pair_ranks[i - 1] = rank_get(parts[i - 1] + merged, inf)
+                                m -= 1
                         ids = tuple(map(rank_item, parts))
                     if len(cache) >= limit:
                         cache.clear()
