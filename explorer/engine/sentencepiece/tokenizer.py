@@ -22,7 +22,6 @@ from __future__ import annotations
 import random
 from collections.abc import Collection, Mapping, Sequence
 from itertools import compress
-from operator import itemgetter
 from typing import Literal, Protocol
 
 from explorer.engine.encoding import Encoding, Token
@@ -45,7 +44,6 @@ from explorer.engine.unigram.lattice import Lattice
 from explorer.engine.unigram.model import UnigramModel
 
 Span = tuple[int, int, int]
-_SECOND = itemgetter(1)
 
 
 class SentencePieceModel(Protocol):
@@ -163,13 +161,13 @@ class SentencePieceTokenizer(Tokenizer):
             normalized = self.normalizer.normalize(text).text
         model = self.model
         unk_id = model.unk_id
-        segs = model.segments(normalized)
-        ids = list(map(_SECOND, segs))
+        ids = model.encode_ids(normalized)  # no (length, id) pairs unless unknowns need them
         if unk_id not in ids:
             return ids
         if not self.byte_fallback:  # a run of unknowns is one <unk>
-            return [i for i, prev in zip(ids, [-1, *ids[:-1]], strict=True)
+            return [i for i, prev in zip(ids, [-1, *ids], strict=False)
                     if i != unk_id or prev != unk_id]
+        segs = model.segments(normalized)
         # unknown merging / byte fallback (as _tokens does, without Token objects)
         out: list[int] = []
         pos = last = 0
