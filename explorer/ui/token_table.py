@@ -11,11 +11,12 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from PySide6.QtCore import QAbstractTableModel, QModelIndex, QPersistentModelIndex, Qt
+from PySide6.QtCore import QModelIndex, QPersistentModelIndex, Qt
 from PySide6.QtGui import QColor
 from PySide6.QtWidgets import QAbstractItemView, QHeaderView, QTableView, QWidget
 
 from explorer.ui.inspector import hex_bytes, token_view, visible
+from explorer.ui.table_model import HeaderTableModel
 from explorer.workers.doctokens import Change, DocTokens
 
 _Index = QModelIndex | QPersistentModelIndex
@@ -26,8 +27,10 @@ _ROLES = {Qt.ItemDataRole.DisplayRole, Qt.ItemDataRole.ToolTipRole,
           Qt.ItemDataRole.BackgroundRole, TOKEN_INDEX_ROLE}
 
 
-class TokenTableModel(QAbstractTableModel):
+class TokenTableModel(HeaderTableModel):
     """Rows of the current :class:`DocTokens`."""
+
+    HEADERS = HEADERS
 
     def __init__(self, parent: Any = None) -> None:
         super().__init__(parent)
@@ -79,17 +82,7 @@ class TokenTableModel(QAbstractTableModel):
             return 0
         return self._doc.token_count
 
-    def columnCount(self, parent: _Index = QModelIndex()) -> int:  # noqa: B008
-        """Fixed columns."""
-        return 0 if parent.isValid() else len(HEADERS)
 
-    def headerData(self, section: int, orientation: Qt.Orientation,
-                   role: int = Qt.ItemDataRole.DisplayRole) -> Any:
-        """Column titles."""
-        if (role == Qt.ItemDataRole.DisplayRole and orientation == Qt.Orientation.Horizontal
-                and 0 <= section < len(HEADERS)):
-            return HEADERS[section]
-        return None
 
     def data(self, index: _Index, role: int = Qt.ItemDataRole.DisplayRole) -> Any:
         """Cell text; token index under :data:`TOKEN_INDEX_ROLE`."""

@@ -19,7 +19,7 @@ from __future__ import annotations
 from collections.abc import Collection, Generator, Sequence
 from typing import Any
 
-from PySide6.QtCore import QAbstractTableModel, QModelIndex, QPersistentModelIndex, Qt, Signal
+from PySide6.QtCore import QModelIndex, QPersistentModelIndex, Qt, Signal
 from PySide6.QtWidgets import (
     QHBoxLayout,
     QHeaderView,
@@ -37,6 +37,7 @@ from explorer.engine.compare import BoundaryComparison, compare_boundaries
 from explorer.engine.encoding import Encoding
 from explorer.engine.tokenizer import Tokenizer
 from explorer.ui.panels.compare_rows import MAX_DRAWN_CHARS, AlignedRows
+from explorer.ui.table_model import HeaderTableModel
 from explorer.workers.latest import LatestRunner
 
 _Index = QModelIndex | QPersistentModelIndex
@@ -53,7 +54,7 @@ def encode_all(tokenizers: Sequence[Tokenizer], text: str) -> Generator[int, Non
     return out
 
 
-class CompareStatsModel(QAbstractTableModel):
+class CompareStatsModel(HeaderTableModel):
     """Per-tokenizer counts, one row per tokenizer."""
 
     HEADERS = ("tokenizer", "tokens", "chars/token", "bytes/token", "unknown",
@@ -74,15 +75,7 @@ class CompareStatsModel(QAbstractTableModel):
     def rowCount(self, parent: _Index = QModelIndex()) -> int:  # noqa: B008 - Qt idiom
         return 0 if parent.isValid() else len(self._names)
 
-    def columnCount(self, parent: _Index = QModelIndex()) -> int:  # noqa: B008
-        return 0 if parent.isValid() else len(self.HEADERS)
 
-    def headerData(self, section: int, orientation: Qt.Orientation,
-                   role: int = Qt.ItemDataRole.DisplayRole) -> Any:
-        if (orientation == Qt.Orientation.Horizontal and role == Qt.ItemDataRole.DisplayRole
-                and 0 <= section < len(self.HEADERS)):
-            return self.HEADERS[section]
-        return None
 
     def data(self, index: _Index, role: int = Qt.ItemDataRole.DisplayRole) -> Any:
         if not index.isValid() or self._cmp is None or not 0 <= index.row() < len(self._names):

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from PySide6.QtCore import QAbstractTableModel, QModelIndex, QPersistentModelIndex, Qt
+from PySide6.QtCore import QModelIndex, QPersistentModelIndex, Qt
 from PySide6.QtGui import QResizeEvent
 from PySide6.QtWidgets import (
     QAbstractItemView,
@@ -31,6 +31,7 @@ from PySide6.QtWidgets import (
 
 from explorer.ui.panels.chips import symbol_label
 from explorer.ui.panels.lattice_canvas import LatticeCanvas, LatticeSummary, summarize_lattice
+from explorer.ui.table_model import HeaderTableModel
 
 if TYPE_CHECKING:  # only drawn, never constructed here
     from explorer.engine.unigram.lattice import Lattice, Node
@@ -43,7 +44,7 @@ def _segmentation(path: list[Node]) -> str:
     return " | ".join(symbol_label(n.piece) for n in path)
 
 
-class NBestModel(QAbstractTableModel):
+class NBestModel(HeaderTableModel):
     """The n-best paths: rank, score, segmentation."""
 
     HEADERS = ("#", "score", "pieces", "segmentation")
@@ -65,15 +66,7 @@ class NBestModel(QAbstractTableModel):
     def rowCount(self, parent: _Index = QModelIndex()) -> int:  # noqa: B008 - Qt idiom
         return 0 if parent.isValid() else len(self._paths)
 
-    def columnCount(self, parent: _Index = QModelIndex()) -> int:  # noqa: B008
-        return 0 if parent.isValid() else len(self.HEADERS)
 
-    def headerData(self, section: int, orientation: Qt.Orientation,
-                   role: int = Qt.ItemDataRole.DisplayRole) -> Any:
-        if (orientation == Qt.Orientation.Horizontal and role == Qt.ItemDataRole.DisplayRole
-                and 0 <= section < len(self.HEADERS)):
-            return self.HEADERS[section]
-        return None
 
     def data(self, index: _Index, role: int = Qt.ItemDataRole.DisplayRole) -> Any:
         if not index.isValid() or not 0 <= index.row() < len(self._paths):

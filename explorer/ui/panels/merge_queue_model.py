@@ -10,17 +10,18 @@ from __future__ import annotations
 
 from typing import Any
 
-from PySide6.QtCore import QAbstractTableModel, QModelIndex, QPersistentModelIndex, Qt
+from PySide6.QtCore import QModelIndex, QPersistentModelIndex, Qt
 from PySide6.QtGui import QFont, QPalette
 
 from explorer.engine.bpe.trace import MergeStep, QueueEntry
 from explorer.ui.panels.chips import symbol_label, symbol_tooltip
+from explorer.ui.table_model import HeaderTableModel
 
 _Index = QModelIndex | QPersistentModelIndex
 Symbol = bytes | str
 
 
-class MergeQueueModel(QAbstractTableModel):
+class MergeQueueModel(HeaderTableModel):
     """The queue of one step: the popped entry (if any) first, then the queue in pop order."""
 
     HEADERS = ("left", "right", "merged", "rank", "state")
@@ -58,15 +59,7 @@ class MergeQueueModel(QAbstractTableModel):
     def rowCount(self, parent: _Index = QModelIndex()) -> int:  # noqa: B008 - Qt idiom
         return 0 if parent.isValid() else len(self._rows)
 
-    def columnCount(self, parent: _Index = QModelIndex()) -> int:  # noqa: B008
-        return 0 if parent.isValid() else len(self.HEADERS)
 
-    def headerData(self, section: int, orientation: Qt.Orientation,
-                   role: int = Qt.ItemDataRole.DisplayRole) -> Any:
-        if (orientation == Qt.Orientation.Horizontal and role == Qt.ItemDataRole.DisplayRole
-                and 0 <= section < len(self.HEADERS)):
-            return self.HEADERS[section]
-        return None
 
     def _side(self, node: int, entry: QueueEntry[Any]) -> str:
         # A live entry's sides are the current symbols at its nodes; a stale entry's side may

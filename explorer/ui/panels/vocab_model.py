@@ -18,10 +18,11 @@ from collections.abc import Callable, Generator, Sequence
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
-from PySide6.QtCore import QAbstractTableModel, QModelIndex, QPersistentModelIndex, Qt, Signal
+from PySide6.QtCore import QModelIndex, QPersistentModelIndex, Qt, Signal
 
 from explorer.engine.encoding import Token
 from explorer.engine.tokenizer import Tokenizer
+from explorer.ui.table_model import HeaderTableModel
 
 COL_ID, COL_PIECE, COL_TEXT, COL_HEX, COL_LENGTH, COL_SCORE, COL_TYPE = range(7)
 HEADERS = ("id", "piece", "text", "bytes (hex)", "length", "score / rank", "type")
@@ -139,13 +140,15 @@ def query_order(rows: VocabRows, pattern: str = "", *, regex: bool = False,
     return order
 
 
-class VocabTableModel(QAbstractTableModel):
+class VocabTableModel(HeaderTableModel):
     """Shows ``rows`` in a given order, exposing ``FETCH_BATCH`` more rows per ``fetchMore``.
 
     ``sort()`` (called by a view's header) does not sort here: it stores the request in
     :attr:`sort_request` and emits :attr:`sort_requested`; the browser computes the order off
     the GUI thread and calls :meth:`set_order`.
     """
+
+    HEADERS = HEADERS
 
     sort_requested = Signal(int, bool)
     """(column, descending) asked for by a view."""
@@ -190,8 +193,6 @@ class VocabTableModel(QAbstractTableModel):
     def rowCount(self, parent: _Index = QModelIndex()) -> int:  # noqa: B008 - Qt idiom
         return 0 if parent.isValid() else self._exposed
 
-    def columnCount(self, parent: _Index = QModelIndex()) -> int:  # noqa: B008
-        return 0 if parent.isValid() else len(HEADERS)
 
     def canFetchMore(self, parent: _Index) -> bool:
         return not parent.isValid() and self._exposed < len(self._order)
@@ -206,12 +207,6 @@ class VocabTableModel(QAbstractTableModel):
         self._exposed += more
         self.endInsertRows()
 
-    def headerData(self, section: int, orientation: Qt.Orientation,
-                   role: int = Qt.ItemDataRole.DisplayRole) -> Any:
-        if (orientation == Qt.Orientation.Horizontal and role == Qt.ItemDataRole.DisplayRole
-                and 0 <= section < len(HEADERS)):
-            return HEADERS[section]
-        return None
 
     def data(self, index: _Index, role: int = Qt.ItemDataRole.DisplayRole) -> Any:
         if not index.isValid() or index.row() >= self._exposed:
