@@ -19,11 +19,16 @@ import re
 from collections.abc import Sequence
 
 from explorer.engine.errors import VocabFormatError
-from explorer.engine.sentencepiece.pieces import PieceType, f32, word_splitter
+from explorer.engine.sentencepiece.pieces import (
+    PieceType,
+    Segment,
+    f32,
+    spans_from_segments,
+    word_splitter,
+)
 
 _CACHE_LIMIT = 200_000
 _MAX_RESEGMENT_DEPTH = 100
-Segment = tuple[int, int]
 
 
 class SentencePieceBPEModel:
@@ -78,12 +83,7 @@ class SentencePieceBPEModel:
 
     def encode(self, normalized: str) -> list[tuple[int, int, int]]:
         """Segmentation of ``normalized`` as ``(start, end, id)`` code-point spans."""
-        out: list[tuple[int, int, int]] = []
-        pos = 0
-        for length, id_ in self.segments(normalized):
-            out.append((pos, pos + length, id_))
-            pos += length
-        return out
+        return spans_from_segments(self.segments(normalized))
 
     def encode_ids(self, normalized: str) -> list[int]:
         """Only the ids of :meth:`encode`."""

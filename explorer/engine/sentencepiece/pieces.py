@@ -70,3 +70,17 @@ def word_splitter(pieces: Iterable[str]) -> re.Pattern[str] | None:
     if prefix_ok:
         return re.compile(f"{SPACE_SYMBOL}+[^{SPACE_SYMBOL}]*|[^{SPACE_SYMBOL}]+")
     return re.compile(f"[^{SPACE_SYMBOL}]+{SPACE_SYMBOL}*|{SPACE_SYMBOL}+")
+
+
+Segment = tuple[int, int]
+"""``(length, id)``: one piece of a segmentation, its length in code points and its id."""
+
+
+def spans_from_segments(segments: Iterable[Segment]) -> list[tuple[int, int, int]]:
+    """``(start, end, id)`` code-point spans of consecutive ``(length, id)`` segments."""
+    out: list[tuple[int, int, int]] = []
+    pos = 0
+    for length, id_ in segments:
+        out.append((pos, pos + length, id_))
+        pos += length
+    return out

@@ -16,9 +16,14 @@ from collections.abc import Sequence
 from typing import Literal
 
 from explorer.engine.errors import VocabFormatError
-from explorer.engine.sentencepiece.pieces import SPACE_SYMBOL, PieceType, f32
+from explorer.engine.sentencepiece.pieces import (
+    SPACE_SYMBOL,
+    PieceType,
+    Segment,
+    f32,
+    spans_from_segments,
+)
 
-Segment = tuple[int, int]
 _WORDS = re.compile(f"{SPACE_SYMBOL}?[^{SPACE_SYMBOL}]*|[^{SPACE_SYMBOL}]+")
 
 
@@ -81,12 +86,7 @@ class SimpleLookupModel:
 
     def encode(self, normalized: str) -> list[tuple[int, int, int]]:
         """``(start, end, id)`` per unit."""
-        out: list[tuple[int, int, int]] = []
-        pos = 0
-        for length, id_ in self.segments(normalized):
-            out.append((pos, pos + length, id_))
-            pos += length
-        return out
+        return spans_from_segments(self.segments(normalized))
 
     def encode_ids(self, normalized: str) -> list[int]:
         """Ids per unit."""

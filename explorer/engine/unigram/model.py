@@ -27,7 +27,14 @@ from itertools import compress
 from operator import itemgetter
 
 from explorer.engine.errors import VocabFormatError
-from explorer.engine.sentencepiece.pieces import F32, PieceType, f32, word_splitter
+from explorer.engine.sentencepiece.pieces import (
+    F32,
+    PieceType,
+    Segment,
+    f32,
+    spans_from_segments,
+    word_splitter,
+)
 from explorer.engine.unigram.lattice import Lattice
 from explorer.engine.unigram.trie import Entry, PieceTrie, cached_substrings
 
@@ -44,7 +51,6 @@ _SECOND = itemgetter(1)
 _NOTHING: frozenset[str] = frozenset()
 _ID_SPAN = 1 << 40  # back pointers pack (start, id) as start * _ID_SPAN + id
 
-Segment = tuple[int, int]
 """``(length, id)`` of one piece of a word."""
 CacheEntry = tuple[tuple[Segment, ...], tuple[int, ...], float, float]
 """``(segments, ids, limit, word_max)`` of a cached word (see ``_cache_entry``)."""
@@ -115,12 +121,7 @@ class UnigramModel:
 
     def encode(self, normalized: str) -> list[tuple[int, int, int]]:
         """Best segmentation of ``normalized`` as ``(start, end, id)`` code-point spans."""
-        out: list[tuple[int, int, int]] = []
-        pos = 0
-        for length, id_ in self._segments(normalized, False):
-            out.append((pos, pos + length, id_))
-            pos += length
-        return out
+        return spans_from_segments(self._segments(normalized, False))
 
     def encode_ids(self, normalized: str) -> list[int]:
         """Only the ids of :meth:`encode` (the fast path benchmarks use)."""
