@@ -14,36 +14,18 @@ cyclic GC from rescanning the token list while a large document is encoded.
 
 from __future__ import annotations
 
-import gc
-from collections.abc import Callable, Iterator, Sequence
-from contextlib import contextmanager
+from collections.abc import Callable, Sequence
 from dataclasses import fields
 
 from explorer.engine.encoding import Token
+from explorer.engine.gc_pause import gc_paused
+
+__all__ = ["GC_PAUSE_CHARS", "Layout", "chunk_layout", "gc_paused"]
 
 Layout = tuple[tuple[int, str, bytes, int, int], ...]
 
 GC_PAUSE_CHARS = 4096
 """Texts at least this long are encoded with the cyclic GC paused (see :func:`gc_paused`)."""
-
-
-@contextmanager
-def gc_paused(active: bool) -> Iterator[None]:
-    """Pause the cyclic garbage collector while millions of Token objects are created.
-
-    Tokens hold no reference cycles, yet every 700 allocations trigger a collection that
-    walks the growing token list: on a large document that doubles the encode time. Only
-    pauses when ``active`` and the GC is on, and turns it back on afterwards; a concurrent
-    caller at worst sees the GC running during its own encode.
-    """
-    if not active or not gc.isenabled():
-        yield
-        return
-    gc.disable()
-    try:
-        yield
-    finally:
-        gc.enable()
 
 
 def chunk_layout(chunk: str, ids: Sequence[int], id_bytes: Sequence[bytes | None],
