@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import functools
 import struct
+import tempfile
 import unicodedata
+from pathlib import Path
 
 import pytest
 import sentencepiece as spm
@@ -164,3 +167,42 @@ def test_unicode_segments_map_to_their_source() -> None:
     composed = SequenceNormalizer([UnicodeNormalizer("NFKC"), SentencePieceNormalizer()])
     assert composed.normalize(" ﬁ  x").text == "▁fi▁x"
     assert composed.normalize(" ﬁ  x").norm_to_orig == [1, 1, 1, 2, 4, 5]
+
+
+@functools.cache
+def _custom_rules_model() -> str:
+    """A model whose charsmap has rules the text fast path must treat with care: two spaces
+    inside a replacement, trailing spaces, a deletion and two-character keys."""
+    folder = Path(tempfile.mkdtemp(prefix="sp-rules-"))
+    rules = folder / "rules.tsv"
+    rules.write_text(
+        "41\t20 20 42\n"  # A -> "  B"
+        "43\t20\n"  # C -> " "
+        "48\t49 20 20\n"  # H -> "I  "
+        "45 46\t47\n"  # EF -> G
+        "4A\t4B 20 4C\n"  # J -> "K L"
+        "3000\t20\n",  # ideographic space -> " "
+        encoding="utf-8",
+    )
+    corpus = folder / "corpus.txt"
+    corpus.write_text("\n".join(["ABC EF HIJ xy zz"] * 50 + ["hello world"] * 50) + "\n")
+    spm.SentencePieceTrainer.train(
+        input=str(corpus),
+        model_prefix=str(folder / "rules"),
+        vocab_size=30,
+        hard_vocab_limit=False,
+        normalization_rule_tsv=str(rules),
+        num_threads=1,
+        minloglevel=2,
+    )
+    return str(folder / "rules.model")
+
+
+@settings(max_examples=300, deadline=None)
+@given(text=st.text(alphabet="ABCEFHJxy \t\u3000", max_size=20))
+def test_text_fast_path_with_spaces_in_replacements(text: str) -> None:
+    path = _custom_rules_model()
+    expected = _sp(path).Normalize(text)
+    norm = _cached_normalizer(path)
+    assert norm.normalize(text).text == expected
+    assert norm.normalize_text(text) == expected

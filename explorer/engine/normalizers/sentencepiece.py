@@ -68,10 +68,30 @@ class SentencePieceNormalizer:
                     multi_first.add(key[0])
                     seconds.add(key[1])
         self._special = _special_pattern(singles, multi_first - singles, seconds)
+        # One-character rules as a str.translate table, for texts where no longer rule and
+        # no user symbol can match: then rules apply character by character. A replacement
+        # holding two spaces in a row stays out (sentencepiece keeps such a run; the
+        # whitespace pass would collapse it), as do the first characters of user symbols.
+        user_first = {s[0] for s in self.user_symbols}
+        self._table: dict[int, str] = {}
+        if self.charsmap is not None:
+            self._table = {
+                ord(key): value
+                for key, value in self.charsmap.rules.items()
+                if len(key) == 1 and "  " not in value and key not in user_first
+            }
+        self._untranslatable = frozenset(singles - {chr(c) for c in self._table})
+        self._multi_first_all = frozenset(multi_first)
+        self._multi_start = (
+            re.compile(f"{_char_class(multi_first)}(?={_char_class(seconds)})")
+            if multi_first and seconds
+            else None
+        )
         # The same test as sets, for a whole-text check at C speed.
         self._singles = frozenset(singles)
         self._multi_first = frozenset(multi_first - singles)
         self._seconds = frozenset(seconds)
+        self._any_rule_char = self._singles | self._seconds  # one test for the common case
         # True when no rule can apply to ASCII-only text (then the check is one isascii()).
         self._ascii_passes = not any(c.isascii() for c in self._singles) and (
             not any(c.isascii() for c in self._seconds)
@@ -121,14 +141,24 @@ class SentencePieceNormalizer:
 
     def normalize_text(self, text: str) -> str:
         """Only the text of :meth:`normalize` (no alignment): the encode-ids fast path."""
-        if not (text.isascii() and self._ascii_passes) and (
-            not self._singles.isdisjoint(text)
-            or (not self._seconds.isdisjoint(text) and not self._multi_first.isdisjoint(text))
+        if not (text.isascii() and self._ascii_passes) and not self._any_rule_char.isdisjoint(
+            text
         ):
-            return self.normalize(text).text
-        # Every character passes through on its own: only the whitespace rules apply.
+            if (self._untranslatable and not self._untranslatable.isdisjoint(text)) or (
+                self._multi_start is not None
+                and not self._seconds.isdisjoint(text)
+                and not self._multi_first_all.isdisjoint(text)
+                and self._multi_start.search(text)
+            ):
+                return self.normalize(text).text
+            # Every rule that can apply maps one character: apply them all in C.
+            if not self._singles.isdisjoint(text):
+                text = text.translate(self._table)
+        # Only the whitespace rules are left.
         if self.remove_extra_whitespaces:
-            body = _SPACE_RUN.sub(" ", text.lstrip(" "))
+            body = text.lstrip(" ")
+            if "  " in body:
+                body = _SPACE_RUN.sub(" ", body)
             if not body:
                 return ""
         else:
