@@ -154,20 +154,50 @@ class SentencePieceTokenizer(Tokenizer):
 
     def encode_ids(self, text: str) -> list[int]:
         """Ids only, no special-token splitting: exactly ``SentencePieceProcessor.encode``."""
+        normalized = self._normalized_text(text)
+        # no (length, id) pairs unless unknowns need them
+        return self._finish_ids(normalized, self.model.encode_ids(normalized))
+
+    def encode_ids_batch(self, texts: Sequence[str]) -> list[list[int]]:
+        """:meth:`encode_ids` of each text: ``SentencePieceProcessor.encode(texts)``.
+
+        Unigram models solve the batch's new words together (vectorized, see
+        ``UnigramModel.encode_ids_many``): the fast way to encode a corpus or a large document
+        line by line. Other models encode text by text.
+        """
+        normalized = list(map(self._normalized_text, texts))
+        if not isinstance(self.model, UnigramModel):
+            return list(map(self.encode_ids, texts))
+        many = self.model.encode_many(normalized)
+        out = many.ids
+        unk_id = self.model.unk_id
+        for k in [k for k, ids in enumerate(out) if unk_id in ids]:
+            # unknown merging / byte fallback (it needs the pieces' lengths)
+            out[k] = self._finish_ids(normalized[k], out[k], many.segments(k))
+        return out
+
+    def _normalized_text(self, text: str) -> str:
         normalize_text = self._normalize_text
         if normalize_text is not None:
-            normalized = normalize_text(text)
-        else:
-            normalized = self.normalizer.normalize(text).text
+            return normalize_text(text)
+        return self.normalizer.normalize(text).text
+
+    def _finish_ids(
+        self, normalized: str, ids: list[int], segs: Sequence[tuple[int, int]] | None = None
+    ) -> list[int]:
+        """The model's ids after sentencepiece's unknown merging and byte fallback.
+
+        ``segs``: the model's ``(length, id)`` pieces when the caller has them already.
+        """
         model = self.model
         unk_id = model.unk_id
-        ids = model.encode_ids(normalized)  # no (length, id) pairs unless unknowns need them
         if unk_id not in ids:
             return ids
         if not self.byte_fallback:  # a run of unknowns is one <unk>
             return [i for i, prev in zip(ids, [-1, *ids], strict=False)
                     if i != unk_id or prev != unk_id]
-        segs = model.segments(normalized)
+        if segs is None:
+            segs = model.segments(normalized)
         # unknown merging / byte fallback (as _tokens does, without Token objects)
         out: list[int] = []
         pos = last = 0

@@ -20,13 +20,17 @@ sampling, marginals and the UI panel. CONTROL, UNKNOWN and BYTE pieces never mat
 from __future__ import annotations
 
 import math
+import operator
 import re
 from array import array
 from collections.abc import Sequence
-from itertools import compress
+from itertools import chain, compress
 from operator import itemgetter
 
+import numpy as np
+
 from explorer.engine.errors import VocabFormatError
+from explorer.engine.gc_pause import gc_paused
 from explorer.engine.sentencepiece.pieces import (
     F32,
     PieceType,
@@ -35,6 +39,7 @@ from explorer.engine.sentencepiece.pieces import (
     spans_from_segments,
     word_splitter,
 )
+from explorer.engine.unigram.batch import MAX_WORD, BatchViterbi
 from explorer.engine.unigram.lattice import Lattice
 from explorer.engine.unigram.trie import Entry, PieceTrie, cached_substrings
 
@@ -43,17 +48,71 @@ FLT_MAX = 3.4028234663852886e38
 _CACHE_LIMIT = 200_000
 _INF = float("inf")
 _MISSING = object()
+_POPULATE_MAX = 20_000  # batch-solved words cached for later calls, up to this many
+_LENGTHS, _IDS, _LIMIT, _WORD_MAX = (itemgetter(k) for k in range(4))
+_BATCH_MIN_CHARS = 1000  # fewer new characters: the per-word Viterbi is cheaper
 _SHORT_WORD = 2  # measured: cutting even short words wins (misses share their parts)
 _NEG_INF = float("-inf")
 _RESET = 100000.0  # sentencepiece 0.2.3 re-bases path scores beyond this magnitude
 _RESET_GUARD = _RESET * 0.99
-_SECOND = itemgetter(1)
 _NOTHING: frozenset[str] = frozenset()
 _ID_SPAN = 1 << 40  # back pointers pack (start, id) as start * _ID_SPAN + id
 
 """``(length, id)`` of one piece of a word."""
-CacheEntry = tuple[tuple[Segment, ...], tuple[int, ...], float, float]
-"""``(segments, ids, limit, word_max)`` of a cached word (see ``_cache_entry``)."""
+CacheEntry = tuple[tuple[int, ...], tuple[int, ...], float, float]
+"""``(lengths, ids, limit, word_max)`` of a cached word (see ``_cache_entry``): its pieces'
+lengths in code points and ids (two tuples, not pairs: fewer objects to build and collect)."""
+
+
+class ManyEncoded:
+    """The ids of many texts (:meth:`UnigramModel.encode_many`), their pieces' lengths on
+    demand: ``segments(k)`` are text ``k``'s ``(length, id)`` pairs."""
+
+    def __init__(
+        self, ids: list[list[int]], lengths: np.ndarray | list[int], bounds: list[int]
+    ) -> None:
+        self.ids = ids
+        self._lengths = lengths  # every text's piece lengths, text after text
+        self._bounds = bounds  # text k's pieces are [bounds[k], bounds[k + 1])
+        self._exact: dict[int, list[Segment]] = {}
+
+    def set_exact(self, k: int, segments: list[Segment]) -> None:
+        """Text ``k`` re-encoded on the exact path."""
+        self._exact[k] = segments
+        self.ids[k] = [s[1] for s in segments]
+
+    def segments(self, k: int) -> list[Segment]:
+        """Text ``k``'s pieces as ``(length, id)``."""
+        exact = self._exact.get(k)
+        if exact is not None:
+            return exact
+        lengths = self._lengths[self._bounds[k] : self._bounds[k + 1]]
+        return list(zip(list(lengths), self.ids[k], strict=True))
+
+
+class _WordTable:
+    """Distinct words of a batch as arrays: word ``k``'s pieces are
+    ``piece_len/piece_id[first[k]:first[k] + count[k]]``; ``limit``/``word_max`` as in
+    :data:`CacheEntry`."""
+
+    def __init__(self, size: int) -> None:
+        self.first = np.zeros(size, np.int64)
+        self.count = np.zeros(size, np.int64)
+        self.limit = np.zeros(size)
+        self.word_max = np.zeros(size)
+        self.piece_len = np.zeros(0, np.int64)
+        self.piece_id = np.zeros(0, np.int64)
+
+    def entries(self, words: list[int]) -> list[CacheEntry]:
+        """The cache entries of words ``words`` (indices)."""
+        out: list[CacheEntry] = []
+        lengths, ids = self.piece_len.tolist(), self.piece_id.tolist()
+        for k in words:
+            a = int(self.first[k])
+            b = a + int(self.count[k])
+            limit, word_max = float(self.limit[k]), float(self.word_max[k])
+            out.append((tuple(lengths[a:b]), tuple(ids[a:b]), limit, word_max))
+        return out
 
 
 class UnigramModel:
@@ -111,6 +170,7 @@ class UnigramModel:
         self._successor_map: dict[str, frozenset[str]] | None = None  # built on first use
         # word -> (segments, ids, prefix-score limit for reuse, largest |score| inside + 1)
         self._cache: dict[str, CacheEntry] = {}
+        self._batch: BatchViterbi | None = None  # built on first batch use
 
     # -- encoding -----------------------------------------------------------------------------
 
@@ -146,16 +206,15 @@ class UnigramModel:
         if not normalized:
             return []
         if self._split is None:
-            segs = self._viterbi(normalized, 0.0)[0]
-            return [s[1] for s in segs] if ids_only else list(segs)
+            lengths, ids = self._viterbi(normalized, 0.0)[:2]
+            return list(ids) if ids_only else list(zip(lengths, ids, strict=True))
         cache = self._cache
         out: list = []
         bound = 0.0  # upper bound of |prefix score| at the current word
-        chunks: list[tuple[Segment, ...]] = []  # each word's segments, for exact re-runs
+        chunks: list[CacheEntry] = []  # each word's pieces, for exact re-runs
         base, done, pos = 0.0, 0, 0  # exact prefix score over chunks[:done], lazily
         exact = False  # past the re-basing guard: carry the exact prefix score word by word
         cache_get, add_chunk, emit = cache.get, chunks.append, out.extend
-        which = 1 if ids_only else 0
         for word in self._split.findall(normalized):
             entry = cache_get(word)
             if entry is None:
@@ -164,35 +223,161 @@ class UnigramModel:
                     cache.clear()
                 cache[word] = entry
             if bound < entry[2] and not exact:  # the common case: the cached result holds
-                add_chunk(entry[0])
+                add_chunk(entry)
                 bound += entry[3]
-                emit(entry[which])
+                emit(entry[1] if ids_only else zip(entry[0], entry[1], strict=True))
                 continue
-            segs, ids, limit, word_max = entry
+            lengths, ids, limit, word_max = entry
             if not exact and bound >= limit:
                 for chunk in chunks[done:]:
-                    base, pos = self._accumulate(normalized, chunk, 0, base, pos)
+                    base, pos = self._accumulate(normalized, chunk[0], chunk[1], base, pos)
                 done = len(chunks)
                 if bound + word_max >= _RESET_GUARD:
                     exact = True
                 else:  # a near tie: re-run the word from the true prefix score
-                    segs = self._viterbi(word, base)[0]
-                    ids = tuple(s[1] for s in segs)
+                    lengths, ids = self._viterbi(word, base)[:2]
             if exact:
                 # No piece crosses a word boundary, so sentencepiece's state at a word start
                 # is just the prefix score: a word re-run from it (re-basing included) is exact.
                 magnitude = base if base > 0 else -base
                 if magnitude < limit:  # the cached decisions hold from this score
-                    base, pos = self._accumulate(normalized, segs, 0, base, pos)
+                    base, pos = self._accumulate(normalized, lengths, ids, base, pos)
                 else:
-                    segs, _, _, base = self._viterbi(word, base)
-                    ids = tuple(s[1] for s in segs)
+                    lengths, ids, _, _, base = self._viterbi(word, base)
                     pos += len(word)
             else:
-                chunks.append(segs)
+                chunks.append((lengths, ids, limit, word_max))
                 bound += word_max
-            out.extend(ids if ids_only else segs)
+            out.extend(ids if ids_only else zip(lengths, ids, strict=True))
         return out
+
+    def encode_ids_many(self, texts: Sequence[str]) -> list[list[int]]:
+        """:meth:`encode_ids` of each normalized text (see :meth:`encode_many`)."""
+        return self.encode_many(texts).ids
+
+    def segments_many(self, texts: Sequence[str]) -> list[list[Segment]]:
+        """:meth:`segments` of each normalized text (see :meth:`encode_many`)."""
+        many = self.encode_many(texts)
+        return [many.segments(k) for k in range(len(texts))]
+
+    def encode_many(self, texts: Sequence[str]) -> ManyEncoded:
+        """Encode many normalized texts, the batch's new words solved at once.
+
+        The words of all texts not yet cached go through :class:`BatchViterbi` (numpy, all
+        words in lock step) when there are enough of them to pay for it, and the texts are
+        assembled from flat arrays. Texts where float32 rounding could decide (the
+        prefix-score bound reaches a word's limit) take the exact per-text path.
+        """
+        with gc_paused():  # lists of ints and tuples: no cycles to find
+            return self._many(texts)
+
+    def _many(self, texts: Sequence[str]) -> ManyEncoded:
+        split = self._split
+        if split is None:
+            words_per = [[text] if text else [] for text in texts]
+        else:
+            words_per = list(map(split.findall, texts))
+        flat = list(chain.from_iterable(words_per))
+        if not flat:
+            return ManyEncoded([[] for _ in texts], [], [0] * (len(texts) + 1))
+        index: dict[str, int] = {}
+        number = index.setdefault  # a new word gets the next number: len(index) before it
+        occurrence = np.array([number(w, len(index)) for w in flat], np.int64)
+        distinct = list(index)
+        table = self._word_table(distinct)
+        counts = np.fromiter(map(len, words_per), np.int64, len(texts))
+        starts = np.zeros(len(texts), np.int64)
+        np.cumsum(counts[:-1], out=starts[1:])
+        # float32 safety: the prefix-score bound before each word, within its own text
+        word_max = table.word_max[occurrence]
+        before = np.cumsum(word_max) - word_max
+        line_of = np.repeat(np.arange(len(texts)), counts)
+        before -= before[starts[line_of]]
+        # half a unit of slack absorbs the rounding of the running sums (each word adds 1)
+        unsafe = np.unique(line_of[before >= table.limit[occurrence] - 0.5]).tolist()
+        # every occurrence's pieces, gathered from its word's (a ragged take)
+        sizes = table.count[occurrence]
+        out_first = np.zeros(len(flat) + 1, np.int64)
+        np.cumsum(sizes, out=out_first[1:])
+        take = np.repeat(table.first[occurrence] - out_first[:-1], sizes)
+        take += np.arange(int(out_first[-1]))
+        bounds = out_first[np.append(starts, len(flat))].tolist()
+        cuts = list(map(slice, bounds[:-1], bounds[1:]))
+        ids = table.piece_id[take].tolist()
+        result = ManyEncoded(list(map(ids.__getitem__, cuts)), table.piece_len[take], bounds)
+        if unsafe:
+            # the per-text exact path, with these texts' words cached first
+            mine = np.unique(occurrence[np.isin(line_of, unsafe)]).tolist()
+            self._cache.update(zip([distinct[k] for k in mine], table.entries(mine), strict=True))
+            for k in unsafe:
+                result.set_exact(k, self.segments(texts[k]))
+        return result
+
+    def _word_table(self, words: list[str]) -> _WordTable:
+        """Pieces, prefix-score bounds and limits of ``words`` (distinct), from the cache or
+        solved: by :class:`BatchViterbi` when there are enough new characters, else (and for
+        words longer than ``MAX_WORD``) one by one."""
+        cache = self._cache
+        entries: list[CacheEntry | None] = list(map(cache.get, words))
+        missing = list(compress(range(len(words)), map(operator.not_, entries)))
+        sizes = np.fromiter(map(len, words), np.int64, len(words))
+        missing_sizes = sizes[missing]
+        short = np.array(missing, np.int64)[missing_sizes <= MAX_WORD].tolist()
+        if int(missing_sizes[missing_sizes <= MAX_WORD].sum()) < _BATCH_MIN_CHARS:
+            short = []
+        result = self._batch_viterbi().run([words[k] for k in short]) if short else None
+        if result is not None:
+            batch_max = result.top + 1.0
+            batch_limit = _limits(result.margin, batch_max, sizes[short])
+            if len(short) <= _POPULATE_MAX:  # cheap enough to keep for later calls
+                lengths, ids = result.lengths_and_ids()
+                solved = zip(lengths, ids, batch_limit.tolist(), batch_max.tolist(), strict=True)
+                cache.update(zip([words[k] for k in short], solved, strict=True))
+            # sentencepiece would re-base scores inside these: the exact per-word path
+            rebased = np.flatnonzero(batch_max >= _RESET_GUARD).tolist()
+            solo = sorted(set(missing) - set(short) | {short[r] for r in rebased})
+        else:
+            solo = missing
+        for k in solo:
+            entry = self._cache_entry(words[k])
+            if len(cache) >= _CACHE_LIMIT:
+                cache.clear()
+            entries[k] = cache[words[k]] = entry
+        known = list(compress(range(len(words)), entries))
+        from_cache = [entries[k] for k in known]
+        known_counts = np.fromiter(map(len, map(_IDS, from_cache)), np.int64, len(known))
+        piece_len = np.fromiter(chain.from_iterable(map(_LENGTHS, from_cache)), np.int64)
+        piece_id = np.fromiter(chain.from_iterable(map(_IDS, from_cache)), np.int64)
+        table = _WordTable(len(words))
+        table.count[known] = known_counts
+        table.first[known] = np.cumsum(known_counts) - known_counts
+        table.limit[known] = np.fromiter(map(_LIMIT, from_cache), np.float64, len(known))
+        table.word_max[known] = np.fromiter(map(_WORD_MAX, from_cache), np.float64, len(known))
+        if result is not None:
+            rows = np.array(short, np.int64)
+            keep = batch_max < _RESET_GUARD
+            rows = rows[keep]
+            table.count[rows] = np.diff(result.first)[keep]
+            table.first[rows] = len(piece_id) + result.first[:-1][keep]
+            table.limit[rows] = batch_limit[keep]
+            table.word_max[rows] = batch_max[keep]
+            piece_len = np.concatenate([piece_len, result.piece_len])
+            piece_id = np.concatenate([piece_id, result.piece_id])
+        table.piece_len, table.piece_id = piece_len, piece_id
+        return table
+
+    def _batch_viterbi(self) -> BatchViterbi:
+        """The numpy form of the trie, built on first use (0.03 s for 8k pieces)."""
+        batch = self._batch
+        if batch is None:
+            batch = BatchViterbi(
+                self.trie.entries,
+                unk_id=self.unk_id,
+                unk_score=self.unk_score,
+                user_score=user_defined_score,
+            )
+            self._batch = batch
+        return batch
 
     def _cache_entry(self, word: str) -> CacheEntry:
         """``(segments, ids, limit, word_max)`` of ``word``: reusable while the prefix-score
@@ -208,7 +393,8 @@ class UnigramModel:
         if len(parts) == 1:
             return self._part_entry(word)
         cache = self._cache
-        segs: list[Segment] = []
+        lengths: list[int] = []
+        ids: list[int] = []
         limit, word_max = _INF, 0.0
         for part in parts:
             entry = cache.get(part)
@@ -219,8 +405,9 @@ class UnigramModel:
             if part_limit < limit:
                 limit = part_limit
             word_max += entry[3]
-            segs += entry[0]
-        return tuple(segs), tuple(map(_SECOND, segs)), limit, word_max
+            lengths += entry[0]
+            ids += entry[1]
+        return tuple(lengths), tuple(ids), limit, word_max
 
     def _successors(self) -> dict[str, frozenset[str]]:
         """For each character, the characters that follow it somewhere inside a piece: a cut
@@ -258,26 +445,16 @@ class UnigramModel:
         """The cache entry of a part that no safe cut divides (one Viterbi from score 0)."""
         fast = self._viterbi64(word)
         if fast is not None:
-            segs, ids, margin, word_max = fast
+            lengths, ids, margin, word_max = fast
         else:
-            segs, margin, word_max, _ = self._viterbi(word, 0.0)
-            ids = tuple(s[1] for s in segs)
-        if margin == _INF:
-            limit = _INF
-        elif margin <= 0.0:
-            limit = -1.0
-        else:
-            # tolerance(M) = 4 (n + 2) ulp32(M) must stay below the margin
-            q = margin / (4.0 * (len(word) + 2))
-            limit = math.ldexp(1.0, math.ceil(24 + math.log2(q)) - 1)
-        limit = min(limit, _RESET_GUARD) - word_max - 1.0
-        return segs, ids, limit, word_max
+            lengths, ids, margin, word_max, _ = self._viterbi(word, 0.0)
+        return _entry(lengths, ids, margin, word_max, len(word))
 
     def _accumulate(
-        self, text: str, segs: list[Segment], start: int, base: float, pos: int
+        self, text: str, lengths: Sequence[int], ids: Sequence[int], base: float, pos: int
     ) -> tuple[float, int]:
-        """Continue sentencepiece's float32 path score over ``segs[start:]``."""
-        for length, id_ in segs[start:]:
+        """Continue sentencepiece's float32 path score over the pieces at ``text[pos:]``."""
+        for length, id_ in zip(lengths, ids, strict=True):
             entry = None if id_ == self.unk_id else self.trie.get(text[pos : pos + length])
             if entry is None:  # an <unk> node
                 base = f32(base + self.unk_score)
@@ -291,13 +468,13 @@ class UnigramModel:
 
     def _viterbi64(
         self, text: str
-    ) -> tuple[tuple[Segment, ...], tuple[int, ...], float, float] | None:
+    ) -> tuple[tuple[int, ...], tuple[int, ...], float, float] | None:
         """:meth:`_viterbi` from score 0 in float64, when that provably decides as float32 does.
 
         Path scores in float32 drift from float64 by at most ``n`` half-ulps of the largest
         magnitude ``M`` seen, so every comparison whose float64 margin exceeds twice the
         tolerance ``4 (n + 2) ulp32(M)`` goes the same way (ties included: a tie has margin
-        0). Returns the segments, their ids, a margin bound that holds for float32 (the
+        0). Returns the piece lengths, their ids, a margin bound that holds for float32 (the
         float64 margin minus the tolerance) and the spread; None when a comparison is too
         close or scores approach sentencepiece's re-basing threshold: then the caller runs
         :meth:`_viterbi`.
@@ -358,24 +535,26 @@ class UnigramModel:
         tolerance = 4.0 * (n + 2) * math.ldexp(1.0, math.frexp(top + 1.0)[1] - 24)
         if margin <= 2.0 * tolerance:
             return None
-        segs: list[Segment] = []
+        lengths: list[int] = []
         ids: list[int] = []
         end = n
         while end > 0:
             begin, id_ = divmod(back[end], span)
-            segs.append((end - begin, id_))
+            lengths.append(end - begin)
             ids.append(id_)
             end = begin
-        segs.reverse()
+        lengths.reverse()
         ids.reverse()
-        return tuple(segs), tuple(ids), margin - tolerance, top + 1.0
+        return tuple(lengths), tuple(ids), margin - tolerance, top + 1.0
 
-    def _viterbi(self, text: str, base0: float) -> tuple[tuple[Segment, ...], float, float, float]:
+    def _viterbi(
+        self, text: str, base0: float
+    ) -> tuple[tuple[int, ...], tuple[int, ...], float, float, float]:
         """sentencepiece's ``EncodeOptimized`` on ``text``, starting from score ``base0``.
 
-        Returns the segments, the smallest margin of any comparison (how close a different
-        rounding could come to changing a decision), the largest ``|best - base0|`` seen + 1,
-        and the final path score (after any re-basing).
+        Returns the piece lengths and ids, the smallest margin of any comparison (how close a
+        different rounding could come to changing a decision), the largest ``|best - base0|``
+        seen + 1, and the final path score (after any re-basing).
         """
         n = len(text)
         entries = self.trie.entries
@@ -438,15 +617,18 @@ class UnigramModel:
                 if diff > 0:
                     best[i + 1], start_at[i + 1], best_id[i + 1] = cand, i, unk_id
                 margin = min(margin, abs(diff))
-        segs: list[Segment] = []
+        lengths: list[int] = []
+        ids: list[int] = []
         end = n
         while end > 0:
             begin = start_at[end]
-            segs.append((end - begin, best_id[end]))
+            lengths.append(end - begin)
+            ids.append(best_id[end])
             end = begin
-        segs.reverse()
+        lengths.reverse()
+        ids.reverse()
         spread = max(abs(max(best) - base0), abs(min(best) - base0))
-        return tuple(segs), margin, spread + 1.0, best[n]
+        return tuple(lengths), tuple(ids), margin, spread + 1.0, best[n]
 
     # -- lattice ------------------------------------------------------------------------------
 
@@ -475,6 +657,37 @@ class UnigramModel:
             return [(self.encode(normalized), 0.0)]
         paths = self.lattice(normalized).nbest(k)
         return [([(n.pos, n.end, n.id) for n in path], score) for path, score in paths]
+
+
+def _entry(
+    lengths: tuple[int, ...], ids: tuple[int, ...], margin: float, word_max: float, n: int
+) -> CacheEntry:
+    """A cache entry from one Viterbi from score 0 over ``n`` characters.
+
+    ``margin`` bounds how close any decision came to going the other way (0: a tie);
+    ``word_max`` bounds ``|path score|`` inside the word. The result is reused while the
+    prefix-score bound stays below the entry's limit (see ``UnigramModel._segments``).
+    """
+    if margin == _INF:
+        limit = _INF
+    elif margin <= 0.0:
+        limit = -1.0
+    else:
+        # tolerance(M) = 4 (n + 2) ulp32(M) must stay below the margin
+        q = margin / (4.0 * (n + 2))
+        limit = math.ldexp(1.0, math.ceil(24 + math.log2(q)) - 1)
+    limit = min(limit, _RESET_GUARD) - word_max - 1.0
+    return lengths, ids, limit, word_max
+
+
+def _limits(margin: np.ndarray, word_max: np.ndarray, lengths: np.ndarray) -> np.ndarray:
+    """The limits of :func:`_entry`, for many words at once."""
+    n = lengths.astype(np.float64)
+    usable = np.isfinite(margin) & (margin > 0.0)
+    q = np.where(usable, margin, 1.0) / (4.0 * (n + 2))
+    exponent = np.ceil(24 + np.log2(q)).astype(np.int64) - 1
+    limit = np.where(usable, np.ldexp(1.0, exponent), np.where(margin > 0.0, _INF, -1.0))
+    return np.minimum(limit, _RESET_GUARD) - word_max - 1.0
 
 
 def _f32_list(values: Sequence[float]) -> list[float]:

@@ -1,0 +1,350 @@
+"""Many words' best segmentations at once: sentencepiece's Viterbi vectorized with numpy.
+
+The per-word Viterbi of :class:`explorer.engine.unigram.model.UnigramModel` costs about a
+microsecond per character in Python. Text in many languages is mostly words seen once, so a
+cold encode of such text spends most of its time there. :class:`BatchViterbi` runs the same
+Viterbi over thousands of words in lock step: the words are sorted by length, and end
+position ``k`` of every word is decided by a few numpy operations per piece length.
+
+The decisions are exactly sentencepiece's (``EncodeOptimized``, from path score 0):
+
+- path scores are float32 sums (numpy float32 addition rounds like C++ ``float``);
+- the candidates for an end position are visited by increasing start, and only a strictly
+  greater score replaces the best, so ties keep the earliest start;
+- an ``<unk>`` edge of length 1 stands in wherever no one-character piece exists.
+
+Trie matching is vectorized too. Every (node, character) edge of the piece trie sits in an
+open-addressing hash table of int64 keys, and all positions of a chunk of words advance one
+character per lookup round, until no piece can continue.
+
+For each word the result carries what the caller needs to reuse it after a non-zero prefix
+score (see ``UnigramModel._segments``): the smallest gap between the best and the second
+best candidate of any end position (0 on a tie), and the largest ``|path score|``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from operator import itemgetter
+
+import numpy as np
+
+from explorer.engine.unigram.trie import Entry
+
+
+@dataclass
+class BatchResult:
+    """Segmentations of a batch of words, as flat arrays, in the order the words were given.
+
+    Word ``k``'s pieces are ``piece_len[first[k]:first[k + 1]]`` (code points) and
+    ``piece_id[...]`` (ids). ``margin[k]`` is the smallest gap between the best and the
+    runner-up candidate of any end position (0 on a tie, inf with no choice), ``top[k]`` the
+    largest ``|path score|`` inside the word.
+    """
+
+    first: np.ndarray
+    piece_len: np.ndarray
+    piece_id: np.ndarray
+    margin: np.ndarray
+    top: np.ndarray
+
+    def lengths_and_ids(self) -> tuple[list[tuple[int, ...]], list[tuple[int, ...]]]:
+        """Each word's piece lengths and ids as tuples (C-level passes over slices)."""
+        cuts = list(map(slice, self.first[:-1].tolist(), self.first[1:].tolist()))
+        lengths = list(map(tuple, map(self.piece_len.tolist().__getitem__, cuts)))
+        ids = list(map(tuple, map(self.piece_id.tolist().__getitem__, cuts)))
+        return lengths, ids
+
+
+MAX_WORD = 256
+"""Longer words take the per-word path: the lock step costs one round per character."""
+
+_CHUNK_CELLS = 4_000_000  # piece lengths x characters held at once (~50 MB of edge arrays)
+_GOLDEN = np.uint64(0x9E3779B97F4A7C15)  # Fibonacci hashing multiplier
+_EMPTY = -1
+_UNICODE = 0x110000
+
+
+class BatchViterbi:
+    """The piece trie as numpy arrays, and the lock-step Viterbi over a batch of words.
+
+    Built from the model's prefix dictionary (``PieceTrie.entries``: every prefix of every
+    matchable piece, full pieces mapped to ``(id, score, is_user_defined)``). Immutable.
+    """
+
+    def __init__(
+        self,
+        entries: Mapping[str, Entry | None],
+        *,
+        unk_id: int,
+        unk_score: float,
+        user_score: Callable[[int], float],
+    ) -> None:
+        keys = [k for k in entries if k]
+        count = len(keys)
+        index = {k: n for n, k in enumerate(keys, 1)}  # node 0 is the root
+        index[""] = 0
+        parent = np.fromiter(
+            map(index.__getitem__, map(itemgetter(slice(None, -1)), keys)), np.int64, count
+        )
+        last = np.fromiter(map(ord, map(itemgetter(-1), keys)), np.int64, count)
+        chars = np.unique(last)
+        self.nchars = max(len(chars), 1)
+        self.char_index = np.full(_UNICODE, _EMPTY, np.int32)
+        self.char_index[chars] = np.arange(len(chars), dtype=np.int32)
+        char = self.char_index[last].astype(np.int64)
+        self.max_len = max(map(len, keys), default=0)
+        # per node: the matchable piece ending there (-1: a prefix only) and its score
+        self.piece = np.full(count + 1, _EMPTY, np.int32)
+        self.score = np.zeros(count + 1, np.float32)
+        for node, key in enumerate(keys, 1):
+            entry = entries[key]
+            if entry is not None:
+                self.piece[node] = entry[0]
+                nbytes = len(key.encode("utf-8", "surrogatepass"))
+                self.score[node] = user_score(nbytes) if entry[2] else entry[1]
+        self.has_child = np.zeros(count + 1, bool)
+        self.has_child[parent] = True
+        nodes = np.arange(1, count + 1, dtype=np.int32)
+        top = parent == 0
+        self.root_child = np.full(self.nchars, _EMPTY, np.int32)
+        self.root_child[char[top]] = nodes[top]
+        self._build_table(parent[~top] * self.nchars + char[~top], nodes[~top])
+        self.unk_id = unk_id
+        self.unk_score = np.float32(unk_score)
+
+    # -- the (node, character) -> child table ---------------------------------------------------
+
+    def _build_table(self, keys: np.ndarray, values: np.ndarray) -> None:
+        """Linear-probing hash table of ``keys`` (load factor <= 1/2), filled in bulk."""
+        bits = max(4, int(2 * max(len(keys), 1) - 1).bit_length())
+        self._shift = np.uint64(64 - bits)
+        self._mask = (1 << bits) - 1
+        self._keys = np.full(1 << bits, _EMPTY, np.int64)
+        self._values = np.zeros(1 << bits, np.int32)
+        slot = self._hash(keys)
+        pending = np.arange(len(keys))
+        while pending.size:
+            wanted = slot[pending]
+            free = self._keys[wanted] == _EMPTY
+            claims, first = np.unique(wanted[free], return_index=True)
+            winners = pending[free][first]
+            self._keys[claims] = keys[winners]
+            self._values[claims] = values[winners]
+            placed = np.zeros(len(keys), bool)
+            placed[winners] = True
+            pending = pending[~placed[pending]]
+            slot[pending] = (slot[pending] + 1) & self._mask
+
+    def _hash(self, keys: np.ndarray) -> np.ndarray:
+        return ((keys.astype(np.uint64) * _GOLDEN) >> self._shift).astype(np.int64)
+
+    def _children(self, nodes: np.ndarray, chars: np.ndarray) -> np.ndarray:
+        """The child of each ``nodes[i]`` along ``chars[i]``, or -1."""
+        keys = nodes.astype(np.int64) * self.nchars + chars
+        out = np.full(len(keys), _EMPTY, np.int32)
+        todo = np.arange(len(keys))
+        slot = self._hash(keys)
+        table_keys, table_values, mask = self._keys, self._values, self._mask
+        while todo.size:
+            found = table_keys[slot]
+            hit = found == keys[todo]
+            out[todo[hit]] = table_values[slot[hit]]
+            more = ~hit & (found != _EMPTY)
+            todo = todo[more]
+            slot = (slot[more] + 1) & mask
+        return out
+
+    # -- the batch Viterbi ----------------------------------------------------------------------
+
+    def run(self, words: Sequence[str]) -> BatchResult:
+        """The best segmentation of each word (non-empty, at most :data:`MAX_WORD` long)."""
+        count = len(words)
+        lengths = np.fromiter(map(len, words), np.int64, count)
+        order = np.argsort(-lengths, kind="stable")
+        ends = np.cumsum(lengths[order])
+        span = max(self.max_len, 1)
+        parts: list[tuple[np.ndarray, ...]] = []
+        start = 0
+        while start < count:
+            done = int(ends[start - 1]) if start else 0
+            budget = max(_CHUNK_CELLS // span, int(lengths[order[start]]))
+            end = int(np.searchsorted(ends, done + budget, side="right"))
+            chunk = list(map(words.__getitem__, order[start:end].tolist()))
+            parts.append(self._run_sorted(chunk))
+            start = end
+        # back to the caller's order: word order[r] is row r of the concatenated parts
+        counts = np.concatenate([p[0] for p in parts]) if parts else np.zeros(0, np.int64)
+        piece_len = np.concatenate([p[1] for p in parts]) if parts else np.zeros(0, np.int64)
+        piece_id = np.concatenate([p[2] for p in parts]) if parts else np.zeros(0, np.int64)
+        row_first = np.zeros(count, np.int64)
+        np.cumsum(counts[:-1], out=row_first[1:])
+        word_counts = np.empty(count, np.int64)
+        word_counts[order] = counts
+        first = np.zeros(count + 1, np.int64)
+        np.cumsum(word_counts, out=first[1:])
+        # gather each word's pieces from its row: a ragged take
+        source = np.empty(count, np.int64)
+        source[order] = row_first
+        take = np.repeat(source - first[:-1], word_counts) + np.arange(int(first[-1]))
+        margin = np.empty(count)
+        top = np.empty(count)
+        if parts:
+            margin[order] = np.concatenate([p[3] for p in parts])
+            top[order] = np.concatenate([p[4] for p in parts])
+        return BatchResult(first, piece_len[take], piece_id[take], margin, top)
+
+    def _run_sorted(self, words: list[str]) -> tuple[np.ndarray, ...]:
+        """:meth:`run` on words sorted by decreasing length: ``(piece counts, piece lengths,
+        piece ids, margins, tops)``, pieces word after word."""
+        count = len(words)
+        lengths = np.fromiter(map(len, words), np.int64, count)
+        text = "".join(words)
+        codes = np.frombuffer(text.encode("utf-32-le", "surrogatepass"), np.uint32)
+        chars = self.char_index[codes]
+        word_start = np.zeros(count, np.int64)
+        np.cumsum(lengths[:-1], out=word_start[1:])
+        word_of = np.repeat(np.arange(count), lengths)
+        column = np.arange(len(codes)) - word_start[word_of]
+        longest = int(lengths[0])
+        # rows: row i holds position i of every word longer than i, words in order
+        active = count - np.searchsorted(lengths[::-1], np.arange(longest), side="right")
+        row_start = np.zeros(longest + 1, np.int64)
+        np.cumsum(active, out=row_start[1:])
+        row_of = row_start[column] + word_of  # text position -> row position
+        scores, ids, has_edges = self._edges(chars, word_start, lengths, word_of, row_of)
+
+        cells = len(codes)
+        best: list[np.ndarray] = [np.zeros(count, np.float32)]
+        choice = np.zeros(cells, np.int16)  # length of the best piece ending after row k-1
+        margin = np.full(count, np.inf)
+        top = np.zeros(count)
+        neg_inf = np.float32(-np.inf)
+        for k in range(1, longest + 1):
+            width = int(active[k - 1])  # words with length >= k
+            first, runner_up, picked = None, None, None
+            for length in range(min(k, self.max_len), 0, -1):
+                i = k - length
+                if not has_edges[length][i]:
+                    continue
+                at = row_start[i]
+                cand = best[i][:width] + scores[length][at : at + width]
+                if first is None:
+                    first = cand
+                    runner_up = np.full(width, neg_inf, np.float32)
+                    picked = np.full(width, length, np.int16)
+                    continue
+                wins = cand > first
+                runner_up = np.where(wins, first, np.maximum(runner_up, cand))
+                first = np.where(wins, cand, first)
+                picked = np.where(wins, np.int16(length), picked)
+            assert first is not None and runner_up is not None and picked is not None
+            gap = first.astype(np.float64) - runner_up
+            np.minimum(margin[:width], gap, out=margin[:width])
+            np.maximum(top[:width], np.abs(first), out=top[:width])
+            best.append(first)
+            at = row_start[k - 1]
+            choice[at : at + width] = picked
+        counts, piece_len, piece_id = self._backtrack(lengths, row_start, choice, ids)
+        return counts, piece_len, piece_id, margin, top
+
+    def _edges(
+        self,
+        chars: np.ndarray,
+        word_start: np.ndarray,
+        lengths: np.ndarray,
+        word_of: np.ndarray,
+        row_of: np.ndarray,
+    ) -> tuple[dict[int, np.ndarray], dict[int, np.ndarray], dict[int, np.ndarray]]:
+        """Scores and ids of every piece occurrence, by length, in row layout.
+
+        ``scores[L][r]`` is the score of the piece of length ``L`` starting at row position
+        ``r`` (-inf: none); ``has_edges[L][i]`` says whether any word has one at column ``i``.
+        Length 1 always has an edge: the one-character piece, or ``<unk>``.
+        """
+        cells = len(chars)
+        longest = int(lengths[0])
+        known = chars >= 0
+        node = np.full(cells, _EMPTY, np.int32)
+        node[known] = self.root_child[chars[known]]
+        piece = np.where(node >= 0, self.piece[node], _EMPTY)
+        single = piece >= 0
+        score1 = np.where(single, self.score[node], self.unk_score).astype(np.float32)
+        id1 = np.where(single, piece, self.unk_id).astype(np.int32)
+        scores = {1: np.empty(cells, np.float32)}
+        ids = {1: np.empty(cells, np.int32)}
+        scores[1][row_of] = score1
+        ids[1][row_of] = id1
+        has_edges = {1: np.ones(longest + 1, bool)}
+        word_end = (word_start + lengths)[word_of]
+        pos = np.flatnonzero(node >= 0)
+        pos = pos[self.has_child[node[pos]]]
+        at = node[pos]
+        for length in range(2, self.max_len + 1):
+            if not pos.size:
+                break
+            fits = pos + length <= word_end[pos]
+            pos, at = pos[fits], at[fits]
+            nxt = chars[pos + length - 1]
+            known = nxt >= 0
+            pos, at, nxt = pos[known], at[known], nxt[known]
+            child = self._children(at, nxt)
+            found = child >= 0
+            pos, at = pos[found], child[found]
+            piece = self.piece[at]
+            full = piece >= 0
+            if full.any():
+                target = row_of[pos[full]]
+                level = np.full(cells, -np.inf, np.float32)
+                level[target] = self.score[at[full]]
+                level_ids = np.zeros(cells, np.int32)
+                level_ids[target] = piece[full]
+                scores[length], ids[length] = level, level_ids
+                columns = pos[full] - word_start[word_of[pos[full]]]
+                flags = np.zeros(longest + 1, bool)
+                flags[columns] = True
+                has_edges[length] = flags
+            more = self.has_child[at]
+            pos, at = pos[more], at[more]
+        empty = np.zeros(longest + 1, bool)
+        for length in range(2, self.max_len + 1):
+            has_edges.setdefault(length, empty)
+        return scores, ids, has_edges
+
+    def _backtrack(
+        self,
+        lengths: np.ndarray,
+        row_start: np.ndarray,
+        choice: np.ndarray,
+        ids: dict[int, np.ndarray],
+    ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Follow the choices back from each word's end: ``(piece counts, piece lengths,
+        piece ids)``, pieces in order, word after word."""
+        count = len(lengths)
+        end = lengths.copy()
+        active = np.arange(count)
+        rounds: list[tuple[np.ndarray, np.ndarray, np.ndarray]] = []
+        while active.size:
+            here = end[active]
+            length = choice[row_start[here - 1] + active].astype(np.int64)
+            begin = here - length
+            rounds.append((active, length, row_start[begin] + active))
+            end[active] = begin
+            active = active[begin > 0]
+        who = np.concatenate([r[0] for r in rounds])
+        length = np.concatenate([r[1] for r in rounds])
+        at = np.concatenate([r[2] for r in rounds])  # row position where the piece starts
+        step = np.repeat(np.arange(len(rounds)), [len(r[0]) for r in rounds])
+        pieces = np.bincount(who, minlength=count)
+        first = np.zeros(count + 1, np.int64)
+        np.cumsum(pieces, out=first[1:])
+        # round r found each word's r-th piece from the end
+        dest = first[who] + pieces[who] - 1 - step
+        out_len = np.empty(len(who), np.int64)
+        out_len[dest] = length
+        out_id = np.empty(len(who), np.int64)
+        for size in np.unique(length).tolist():
+            sel = length == size
+            out_id[dest[sel]] = ids[size][at[sel]]
+        return pieces, out_len, out_id

@@ -1,0 +1,179 @@
+"""The batch Unigram encode (numpy lock-step Viterbi): identical to sentencepiece and to the
+per-text path, ties, unknowns, user-defined pieces, re-basing and float32-unsafe texts."""
+
+from __future__ import annotations
+
+import pytest
+import sentencepiece as spm
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from sp_support import REFERENCE_MODELS, TRAINED, multilingual_lines, reference_model, trained_model
+from sp_support import udhr_paragraphs as udhr
+
+from explorer.engine.formats import load_tokenizer
+from explorer.engine.sentencepiece import SentencePieceTokenizer
+from explorer.engine.sentencepiece.pieces import PieceType
+from explorer.engine.unigram.batch import MAX_WORD, BatchViterbi
+from explorer.engine.unigram.model import UnigramModel, user_defined_score
+
+UNIGRAM_REFERENCES = [f"{k}/{n}" for k, n in REFERENCE_MODELS if "unigram" in n]
+UNIGRAM_TRAINED = [name for name, opts in TRAINED.items() if opts["model_type"] == "unigram"]
+
+
+def _path(model: str):
+    return trained_model(model) if model in TRAINED else reference_model(*model.split("/"))
+
+
+def _corpus() -> list[str]:
+    lines = multilingual_lines()
+    for lang in ["deu", "fin", "tur", "hin", "tha", "kor", "amh", "yor", "vie", "arb"]:
+        lines += udhr(lang)
+    return lines
+
+
+@pytest.mark.parametrize("model", UNIGRAM_REFERENCES + UNIGRAM_TRAINED)
+def test_batch_ids_match_sentencepiece(model: str) -> None:
+    path = _path(model)
+    tok = load_tokenizer(path)
+    assert isinstance(tok, SentencePieceTokenizer)
+    sp = spm.SentencePieceProcessor(model_file=str(path))
+    lines = _corpus()
+    tok.model._cache.clear()
+    assert tok.encode_ids_batch(lines) == sp.encode(lines), model
+    # again with the cache partly warm (words cached by the first call)
+    assert tok.encode_ids_batch(lines[::-1]) == sp.encode(lines[::-1]), model
+
+
+def test_very_long_lines_take_the_exact_path_where_rounding_could_decide() -> None:
+    """Whole declarations as one line: prefix scores of thousands, where cached word
+    segmentations are not always safe to reuse; ids must stay identical."""
+    path = reference_model("sentencepiece", "botchan_en_unigram_1000.model")
+    tok = load_tokenizer(path)
+    sp = spm.SentencePieceProcessor(model_file=str(path))
+    lines = [" ".join(udhr(lang)) for lang in ["eng", "deu", "fin", "vie", "tur"]]
+    lines += [" ".join(lines)]  # one line of ~70k characters: past sentencepiece's re-basing
+    tok.model._cache.clear()
+    many = tok.model.encode_many([tok.normalizer.normalize(x).text for x in lines])
+    assert many._exact, "expected some texts on the exact path"
+    assert tok.encode_ids_batch(lines) == sp.encode(lines)
+
+
+@pytest.mark.parametrize("model", ["sentencepiece/kyoto_ja_unigram_8000.model", "uni_nfkc"])
+def test_batch_viterbi_matches_the_per_word_viterbi(model: str) -> None:
+    tok = load_tokenizer(_path(model))
+    m = tok.model
+    assert isinstance(m, UnigramModel)
+    words: set[str] = set()
+    for line in _corpus():
+        words.update(w for w in m._split.findall(tok.normalizer.normalize(line).text))
+    ordered = sorted(w for w in words if len(w) <= MAX_WORD)
+    result = m._batch_viterbi().run(ordered)
+    for k, word in enumerate(ordered):
+        lengths, ids, _, spread, _ = m._viterbi(word, 0.0)
+        a, b = int(result.first[k]), int(result.first[k + 1])
+        assert tuple(result.piece_len[a:b].tolist()) == lengths, word
+        assert tuple(result.piece_id[a:b].tolist()) == ids, word
+        assert result.top[k] + 1.0 == pytest.approx(spread, abs=1e-3), word
+
+
+def _toy(scores: dict[str, float], *, user: tuple[str, ...] = (), unused: tuple[str, ...] = ()):
+    pieces = ["<unk>", *scores, *user, *unused]
+    values = [0.0, *scores.values(), *(0.0 for _ in user), *(-1.0 for _ in unused)]
+    types = [PieceType.UNKNOWN] + [PieceType.NORMAL] * len(scores)
+    types += [PieceType.USER_DEFINED] * len(user) + [PieceType.UNUSED] * len(unused)
+    return UnigramModel(pieces, values, types)
+
+
+def _batch_equals_per_word(model: UnigramModel, texts: list[str]) -> None:
+    expected = [model.encode_ids(t) for t in texts]
+    model._cache.clear()
+    assert model.encode_ids_many(texts) == expected
+    model._cache.clear()
+    segments = model.segments_many(texts)
+    model._cache.clear()
+    assert segments == [model.segments(t) for t in texts]
+
+
+def test_ties_keep_the_earliest_start_as_sentencepiece() -> None:
+    # "ab" ties with "a" + "b" exactly (float32: -1.5 = -0.5 + -1.0): the earlier start wins
+    model = _toy({"\u2581": -3.0, "a": -0.5, "b": -1.0, "ab": -1.5, "ba": -1.5, "bab": -3.0})
+    texts = ["\u2581" + "ab" * k + "a" * (k % 3) for k in range(1, 400)]
+    _batch_equals_per_word(model, texts)
+    result = model._batch_viterbi().run(["ab"])
+    assert result.piece_len.tolist() == [2] and result.margin[0] == 0.0
+
+
+def test_unknowns_user_defined_and_unused_pieces() -> None:
+    model = _toy(
+        {"\u2581": -2.0, "x": -1.0, "y": -1.5, "xy": -2.0, "\u2581x": -1.2},
+        user=("<sep>", "yyy"),
+        unused=("xx", "q"),
+    )
+    alphabet = "xyq<sep>z\u2581\U0001f600"
+    texts = ["".join(alphabet[(i * 7 + j * 3) % len(alphabet)] for j in range(i % 40 + 1))
+             for i in range(600)]
+    _batch_equals_per_word(model, texts)
+
+
+def test_scores_past_the_rebasing_threshold_fall_back_to_the_exact_path() -> None:
+    # unknown characters cost min_score - 10 = -40010: a few make |path score| > 100000
+    model = _toy({"\u2581": -1.0, "a": -40000.0, "b": -2.0})
+    texts = ["\u2581" + "zzzab" * (k % 9 + 1) + "b" * k for k in range(300)]
+    _batch_equals_per_word(model, texts)
+
+
+def test_words_longer_than_the_lock_step_limit() -> None:
+    model = _toy({"\u2581": -2.0, "a": -1.0, "b": -1.3, "ab": -2.0, "aba": -2.9})
+    texts = ["\u2581" + "ab" * (MAX_WORD + k) for k in range(3)] + ["\u2581ab"] * 600
+    _batch_equals_per_word(model, texts)
+
+
+def test_empty_and_blank_texts() -> None:
+    path = reference_model("sentencepiece", "botchan_en_unigram_1000.model")
+    tok = load_tokenizer(path)
+    sp = spm.SentencePieceProcessor(model_file=str(path))
+    texts = ["", " ", "   ", "\t", "a", ""] * 300
+    assert tok.encode_ids_batch(texts) == sp.encode(texts)
+    assert tok.encode_ids_batch([]) == []
+
+
+@settings(max_examples=60, deadline=None)
+@given(texts=st.lists(st.text(alphabet="ab \u00e9\u3042\u00a8x", max_size=30), max_size=80))
+def test_random_batches_match_sentencepiece(texts: list[str]) -> None:
+    path = reference_model("sentencepiece", "botchan_en_unigram_1000.model")
+    tok = _cached(str(path))
+    tok.model._cache.clear()
+    assert tok.encode_ids_batch(texts * 20) == _sp(str(path)).encode(texts * 20)
+
+
+_CACHE: dict = {}
+
+
+def _cached(path: str):
+    if path not in _CACHE:
+        _CACHE[path] = load_tokenizer(path)
+    return _CACHE[path]
+
+
+def _sp(path: str) -> spm.SentencePieceProcessor:
+    key = ("sp", path)
+    if key not in _CACHE:
+        _CACHE[key] = spm.SentencePieceProcessor(model_file=path)
+    return _CACHE[key]
+
+
+def test_trie_table_finds_every_piece() -> None:
+    """The numpy trie (hash table of node/character edges) holds exactly the dict trie."""
+    tok = load_tokenizer(reference_model("sentencepiece", "kyoto_ja_unigram_8000.model"))
+    m = tok.model
+    batch = BatchViterbi(m.trie.entries, unk_id=m.unk_id, unk_score=m.unk_score,
+                         user_score=user_defined_score)
+    pieces = [p for p, e in m.trie.entries.items() if e is not None]
+    result = batch.run(pieces)
+    for k, piece in enumerate(pieces):
+        a, b = int(result.first[k]), int(result.first[k + 1])
+        # a piece can be beaten by a better split, but never left unmatched
+        assert sum(result.piece_len[a:b].tolist()) == len(piece)
+        assert m.unk_id not in result.piece_id[a:b].tolist() or any(
+            m.trie.entries.get(c) is None for c in piece
+        )
