@@ -65,12 +65,20 @@ def cmd_encode(args: argparse.Namespace) -> int:
     text = _read_input(args.input)
     tok = _load(args)
     out = sys.stdout
+    add_special = getattr(args, "add_special_tokens", False)
+    if add_special and (tok.info.format != "tokenizer.json"
+                        or not hasattr(tok, "has_post_processor")):
+        raise CliError(f"--add-special-tokens: {tok.info.format} files have no post-processor "
+                       "(only tokenizer.json does)")
     # Ids only: tokenizers with an ids fast path skip building Token objects.
-    encode_ids = getattr(tok, "encode_ids", None) if args.output == "ids" else None
+    encode_ids = (getattr(tok, "encode_ids", None)
+                  if args.output == "ids" and not add_special else None)
 
     def emit(chunk: str) -> None:
         if encode_ids is not None:
             out.write(" ".join(map(str, encode_ids(chunk))) + "\n")
+        elif add_special:
+            _print_encoding(tok.encode(chunk, add_special_tokens=True), args.output, out)
         else:
             _print_encoding(tok.encode(chunk), args.output, out)
 
@@ -139,6 +147,9 @@ def build_parser() -> argparse.ArgumentParser:
     enc.add_argument("--lines", action="store_true",
                      help="encode each input line separately; one output line per input line")
     enc.add_argument("--output", choices=["ids", "pieces", "json"], default="ids")
+    enc.add_argument("--add-special-tokens", action="store_true",
+                     help="run the tokenizer.json post-processor ([CLS]/[SEP], <s>/</s>, BOS) "
+                          "like HF encode(text, add_special_tokens=True)")
     enc.add_argument("input", nargs="?", default="-", metavar="FILE|-",
                      help="UTF-8 text to encode (default: stdin)")
     enc.set_defaults(func=cmd_encode)

@@ -2,7 +2,8 @@
 
 Malformed JSON, a missing key or a wrong type raises :class:`VocabFormatError` naming the
 place; a component we do not implement raises :class:`UnsupportedComponentError` naming it.
-Nothing is silently approximated.
+Nothing is silently approximated. The post-processor is the exception: one we cannot run is
+kept and only raises when ``encode(..., add_special_tokens=True)`` asks for it.
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ from explorer.engine.hf.jsonutil import opt, req
 from explorer.engine.hf.models import BPEModel, Model, WordLevelModel, WordPieceModel
 from explorer.engine.hf.normalizers import normalizer_from_json
 from explorer.engine.hf.pipeline import Components
+from explorer.engine.hf.post_processors import post_processor_from_json
 from explorer.engine.hf.pre_tokenizers import pre_tokenizer_from_json
 from explorer.engine.hf.unigram_model import HFUnigramModel
 
@@ -123,13 +125,11 @@ def components_from_json(obj: dict[str, Any]) -> Components:
     for key in ("normalizer", "pre_tokenizer", "decoder", "post_processor"):
         if obj.get(key) is not None and not isinstance(obj[key], dict):
             raise VocabFormatError(f"tokenizer.json: {key!r} must be an object or null")
-    post = obj.get("post_processor")
-    post_name = post.get("type", "?") if isinstance(post, dict) else "none"
     return Components(
         model=model,
         normalizer=normalizer_from_json(obj.get("normalizer")),
         pre_tokenizer=pre_tokenizer_from_json(obj.get("pre_tokenizer")),
         decoder=decoder_from_json(obj.get("decoder")),
         added_tokens=added,
-        post_processor=f"{post_name} (not applied)" if post_name != "none" else "none",
+        post_processor=post_processor_from_json(obj.get("post_processor")),
     )

@@ -3,8 +3,11 @@
 :class:`PipelineTokenizer` implements :class:`explorer.engine.tokenizer.Tokenizer` for
 tokenizer.json files and for GGUF vocabularies expressed as the same components. Offsets are
 code points of the original text; ``token_bytes`` come from the decoder run per token.
-Post-processors (templates adding ``[CLS]``/``[SEP]``) are described in ``info`` but not
-run: ``encode`` matches HF ``encode(text, add_special_tokens=False)``.
+By default ``encode`` matches HF ``encode(text, add_special_tokens=False)`` without running
+the post-processor; ``encode(text, add_special_tokens=True)`` runs it (templates adding
+``[CLS]``/``[SEP]``, ``<s>``/``</s>``, a Llama BOS, RoBERTa/ByteLevel offset trimming; single
+sequences only, see :mod:`explorer.engine.hf.post_processors`) and matches HF
+``encode(text, add_special_tokens=True)``. ``stages`` shows the default encode.
 """
 
 from __future__ import annotations
@@ -25,6 +28,7 @@ from explorer.engine.hf.decoders import (
 from explorer.engine.hf.models import Model
 from explorer.engine.hf.normalized import Aligned
 from explorer.engine.hf.normalizers import Normalizer
+from explorer.engine.hf.post_processors import PostProcessor
 from explorer.engine.hf.pre_tokenizers import PreTokenizer
 from explorer.engine.tokenizer import (
     ModelType,
@@ -47,7 +51,7 @@ class Components:
     pre_tokenizer: PreTokenizer | None = None
     decoder: Decoder | None = None
     added_tokens: list[AddedToken] = field(default_factory=list)
-    post_processor: str = "none"
+    post_processor: PostProcessor | None = None
 
 
 @dataclass
@@ -95,7 +99,8 @@ class PipelineTokenizer(Tokenizer):
             pre_tokenizer=components.pre_tokenizer.describe() if components.pre_tokenizer
             else "none",
             decoder=components.decoder.describe() if components.decoder else "none",
-            extra={"post-processor": components.post_processor, **(extra or {})},
+            extra={"post-processor": components.post_processor.describe()
+                   if components.post_processor else "none", **(extra or {})},
         )
 
     def _model_type(self) -> ModelType:
@@ -172,9 +177,24 @@ class PipelineTokenizer(Tokenizer):
         return Encoding(text, tokens)
 
     def encode(self, text: str, *,
-               allowed_special: Literal["all"] | Collection[str] = "all") -> Encoding:
-        """Encode ``text`` like HF ``encode(text, add_special_tokens=False)``."""
-        return self._encoding(text, self._run(text, allowed_special, None))
+               allowed_special: Literal["all"] | Collection[str] = "all",
+               add_special_tokens: bool = False) -> Encoding:
+        """Encode ``text`` like HF ``encode(text, add_special_tokens=False)``.
+
+        ``add_special_tokens=True`` also runs the file's post-processor, like HF
+        ``encode(text, add_special_tokens=True)``: template tokens come out with
+        ``special=True`` and an empty ``(0, 0)`` span, and trimming post-processors shrink
+        spans. Raises :class:`UnsupportedComponentError` naming the post-processor when it
+        cannot be run; a tokenizer without one returns the plain encoding.
+        """
+        raw = self._run(text, allowed_special, None)
+        if add_special_tokens and self.c.post_processor is not None:
+            raw = self.c.post_processor.process(raw, True)
+        return self._encoding(text, raw)
+
+    def has_post_processor(self) -> bool:
+        """True when the file has a post-processor (runnable or not)."""
+        return self.c.post_processor is not None
 
     def stages(self, text: str) -> PipelineStages:
         """Normalized text with alignment, pre-tokens with spans, tokens and decoded text."""

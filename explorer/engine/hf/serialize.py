@@ -150,7 +150,7 @@ def added_token_json(t: AddedToken) -> dict[str, Any]:
 
 
 def components_json(c: Components) -> dict[str, Any]:
-    """A complete tokenizer.json object (no post-processor, no padding or truncation)."""
+    """A complete tokenizer.json object (post-processor included, no padding or truncation)."""
     return {
         "version": "1.0",
         "truncation": None,
@@ -158,7 +158,7 @@ def components_json(c: Components) -> dict[str, Any]:
         "added_tokens": [added_token_json(t) for t in sorted(c.added_tokens, key=lambda t: t.id)],
         "normalizer": normalizer_json(c.normalizer),
         "pre_tokenizer": pre_tokenizer_json(c.pre_tokenizer),
-        "post_processor": None,
+        "post_processor": c.post_processor.to_json() if c.post_processor else None,
         "decoder": decoder_json(c.decoder),
         "model": model_json(c.model),
     }
