@@ -70,7 +70,8 @@ def test_batch_viterbi_matches_the_per_word_viterbi(model: str) -> None:
     result = m._batch_viterbi().run(ordered)
     for k, word in enumerate(ordered):
         lengths, ids, _, spread, _ = m._viterbi(word, 0.0)
-        a, b = int(result.first[k]), int(result.first[k + 1])
+        a = int(result.start[k])
+        b = a + int(result.count[k])
         assert tuple(result.piece_len[a:b].tolist()) == lengths, word
         assert tuple(result.piece_id[a:b].tolist()) == ids, word
         assert result.top[k] + 1.0 == pytest.approx(spread, abs=1e-3), word
@@ -171,7 +172,8 @@ def test_trie_table_finds_every_piece() -> None:
     pieces = [p for p, e in m.trie.entries.items() if e is not None]
     result = batch.run(pieces)
     for k, piece in enumerate(pieces):
-        a, b = int(result.first[k]), int(result.first[k + 1])
+        a = int(result.start[k])
+        b = a + int(result.count[k])
         # a piece can be beaten by a better split, but never left unmatched
         assert sum(result.piece_len[a:b].tolist()) == len(piece)
         assert m.unk_id not in result.piece_id[a:b].tolist() or any(

@@ -35,15 +35,16 @@ from explorer.engine.unigram.trie import Entry
 
 @dataclass
 class BatchResult:
-    """Segmentations of a batch of words, as flat arrays, in the order the words were given.
+    """Segmentations of a batch of words as flat arrays, indexed in the caller's word order.
 
-    Word ``k``'s pieces are ``piece_len[first[k]:first[k + 1]]`` (code points) and
-    ``piece_id[...]`` (ids). ``margin[k]`` is the smallest gap between the best and the
-    runner-up candidate of any end position (0 on a tie, inf with no choice), ``top[k]`` the
-    largest ``|path score|`` inside the word.
+    Word ``k``'s pieces are ``piece_len[start[k]:start[k] + count[k]]`` (code points) and
+    the same slice of ``piece_id`` (ids). ``margin[k]`` is the smallest gap between the best
+    and the runner-up candidate of any end position (0 on a tie, inf with no choice),
+    ``top[k]`` the largest ``|path score|`` inside the word.
     """
 
-    first: np.ndarray
+    start: np.ndarray
+    count: np.ndarray
     piece_len: np.ndarray
     piece_id: np.ndarray
     margin: np.ndarray
@@ -51,7 +52,7 @@ class BatchResult:
 
     def lengths_and_ids(self) -> tuple[list[tuple[int, ...]], list[tuple[int, ...]]]:
         """Each word's piece lengths and ids as tuples (C-level passes over slices)."""
-        cuts = list(map(slice, self.first[:-1].tolist(), self.first[1:].tolist()))
+        cuts = list(map(slice, self.start.tolist(), (self.start + self.count).tolist()))
         lengths = list(map(tuple, map(self.piece_len.tolist().__getitem__, cuts)))
         ids = list(map(tuple, map(self.piece_id.tolist().__getitem__, cuts)))
         return lengths, ids
@@ -90,27 +91,30 @@ class BatchViterbi:
         )
         last = np.fromiter(map(ord, map(itemgetter(-1), keys)), np.int64, count)
         chars = np.unique(last)
-        self.nchars = max(len(chars), 1)
-        self.char_index = np.full(_UNICODE, _EMPTY, np.int32)
+        # characters no piece holds get index nchars, which no trie edge carries
+        self.nchars = len(chars)
+        self.char_index = np.full(_UNICODE, self.nchars, np.int32)
         self.char_index[chars] = np.arange(len(chars), dtype=np.int32)
         char = self.char_index[last].astype(np.int64)
         self.max_len = max(map(len, keys), default=0)
-        # per node: the matchable piece ending there (-1: a prefix only) and its score
-        self.piece = np.full(count + 1, _EMPTY, np.int32)
-        self.score = np.zeros(count + 1, np.float32)
+        # per node: the matchable piece ending there (-1: a prefix only) and its score; the
+        # extra last node is where index -1 ("no node") lands: no piece, no children
+        self.piece = np.full(count + 2, _EMPTY, np.int32)
+        self.score = np.zeros(count + 2, np.float32)
         for node, key in enumerate(keys, 1):
             entry = entries[key]
             if entry is not None:
                 self.piece[node] = entry[0]
                 nbytes = len(key.encode("utf-8", "surrogatepass"))
                 self.score[node] = user_score(nbytes) if entry[2] else entry[1]
-        self.has_child = np.zeros(count + 1, bool)
+        self.has_child = np.zeros(count + 2, bool)
         self.has_child[parent] = True
         nodes = np.arange(1, count + 1, dtype=np.int32)
         top = parent == 0
-        self.root_child = np.full(self.nchars, _EMPTY, np.int32)
+        self.root_child = np.full(self.nchars + 1, _EMPTY, np.int32)
         self.root_child[char[top]] = nodes[top]
-        self._build_table(parent[~top] * self.nchars + char[~top], nodes[~top])
+        self._stride = self.nchars + 1
+        self._build_table(parent[~top] * self._stride + char[~top], nodes[~top])
         self.unk_id = unk_id
         self.unk_score = np.float32(unk_score)
 
@@ -142,11 +146,14 @@ class BatchViterbi:
 
     def _children(self, nodes: np.ndarray, chars: np.ndarray) -> np.ndarray:
         """The child of each ``nodes[i]`` along ``chars[i]``, or -1."""
-        keys = nodes.astype(np.int64) * self.nchars + chars
-        out = np.full(len(keys), _EMPTY, np.int32)
-        todo = np.arange(len(keys))
+        keys = nodes.astype(np.int64) * self._stride + chars
         slot = self._hash(keys)
         table_keys, table_values, mask = self._keys, self._values, self._mask
+        found = table_keys[slot]  # the first probe for everyone, without index arrays
+        hit = found == keys
+        out = np.where(hit, table_values[slot], _EMPTY)
+        todo = np.flatnonzero(~hit & (found != _EMPTY))
+        slot = (slot[todo] + 1) & mask
         while todo.size:
             found = table_keys[slot]
             hit = found == keys[todo]
@@ -161,6 +168,9 @@ class BatchViterbi:
     def run(self, words: Sequence[str]) -> BatchResult:
         """The best segmentation of each word (non-empty, at most :data:`MAX_WORD` long)."""
         count = len(words)
+        if not count:
+            empty = np.zeros(0, np.int64)
+            return BatchResult(empty, empty, empty, empty, np.zeros(0), np.zeros(0))
         lengths = np.fromiter(map(len, words), np.int64, count)
         order = np.argsort(-lengths, kind="stable")
         ends = np.cumsum(lengths[order])
@@ -174,26 +184,18 @@ class BatchViterbi:
             chunk = list(map(words.__getitem__, order[start:end].tolist()))
             parts.append(self._run_sorted(chunk))
             start = end
-        # back to the caller's order: word order[r] is row r of the concatenated parts
-        counts = np.concatenate([p[0] for p in parts]) if parts else np.zeros(0, np.int64)
-        piece_len = np.concatenate([p[1] for p in parts]) if parts else np.zeros(0, np.int64)
-        piece_id = np.concatenate([p[2] for p in parts]) if parts else np.zeros(0, np.int64)
-        row_first = np.zeros(count, np.int64)
-        np.cumsum(counts[:-1], out=row_first[1:])
-        word_counts = np.empty(count, np.int64)
-        word_counts[order] = counts
-        first = np.zeros(count + 1, np.int64)
-        np.cumsum(word_counts, out=first[1:])
-        # gather each word's pieces from its row: a ragged take
-        source = np.empty(count, np.int64)
-        source[order] = row_first
-        take = np.repeat(source - first[:-1], word_counts) + np.arange(int(first[-1]))
-        margin = np.empty(count)
-        top = np.empty(count)
-        if parts:
-            margin[order] = np.concatenate([p[3] for p in parts])
-            top[order] = np.concatenate([p[4] for p in parts])
-        return BatchResult(first, piece_len[take], piece_id[take], margin, top)
+        # rows are in length order; word order[r] is row r
+        counts = np.concatenate([p[0] for p in parts])
+        row_start = np.zeros(count, np.int64)
+        np.cumsum(counts[:-1], out=row_start[1:])
+        start, word_count = np.empty(count, np.int64), np.empty(count, np.int64)
+        start[order], word_count[order] = row_start, counts
+        margin, top = np.empty(count), np.empty(count)
+        margin[order] = np.concatenate([p[3] for p in parts])
+        top[order] = np.concatenate([p[4] for p in parts])
+        piece_len = np.concatenate([p[1] for p in parts])
+        piece_id = np.concatenate([p[2] for p in parts])
+        return BatchResult(start, word_count, piece_len, piece_id, margin, top)
 
     def _run_sorted(self, words: list[str]) -> tuple[np.ndarray, ...]:
         """:meth:`run` on words sorted by decreasing length: ``(piece counts, piece lengths,
@@ -213,7 +215,8 @@ class BatchViterbi:
         row_start = np.zeros(longest + 1, np.int64)
         np.cumsum(active, out=row_start[1:])
         row_of = row_start[column] + word_of  # text position -> row position
-        scores, ids, has_edges = self._edges(chars, word_start, lengths, word_of, row_of)
+        room = lengths[word_of] - column  # characters left in the word, this one included
+        scores, ids, has_edges = self._edges(chars, column, room, row_of, longest)
 
         cells = len(codes)
         best: list[np.ndarray] = [np.zeros(count, np.float32)]
@@ -252,10 +255,10 @@ class BatchViterbi:
     def _edges(
         self,
         chars: np.ndarray,
-        word_start: np.ndarray,
-        lengths: np.ndarray,
-        word_of: np.ndarray,
+        column: np.ndarray,
+        room: np.ndarray,
         row_of: np.ndarray,
+        longest: int,
     ) -> tuple[dict[int, np.ndarray], dict[int, np.ndarray], dict[int, np.ndarray]]:
         """Scores and ids of every piece occurrence, by length, in row layout.
 
@@ -264,11 +267,8 @@ class BatchViterbi:
         Length 1 always has an edge: the one-character piece, or ``<unk>``.
         """
         cells = len(chars)
-        longest = int(lengths[0])
-        known = chars >= 0
-        node = np.full(cells, _EMPTY, np.int32)
-        node[known] = self.root_child[chars[known]]
-        piece = np.where(node >= 0, self.piece[node], _EMPTY)
+        node = self.root_child[chars]
+        piece = self.piece[node]
         single = piece >= 0
         score1 = np.where(single, self.score[node], self.unk_score).astype(np.float32)
         id1 = np.where(single, piece, self.unk_id).astype(np.int32)
@@ -277,19 +277,14 @@ class BatchViterbi:
         scores[1][row_of] = score1
         ids[1][row_of] = id1
         has_edges = {1: np.ones(longest + 1, bool)}
-        word_end = (word_start + lengths)[word_of]
-        pos = np.flatnonzero(node >= 0)
-        pos = pos[self.has_child[node[pos]]]
+        pos = np.flatnonzero(self.has_child[node])
         at = node[pos]
         for length in range(2, self.max_len + 1):
             if not pos.size:
                 break
-            fits = pos + length <= word_end[pos]
+            fits = room[pos] >= length
             pos, at = pos[fits], at[fits]
-            nxt = chars[pos + length - 1]
-            known = nxt >= 0
-            pos, at, nxt = pos[known], at[known], nxt[known]
-            child = self._children(at, nxt)
+            child = self._children(at, chars[pos + length - 1])
             found = child >= 0
             pos, at = pos[found], child[found]
             piece = self.piece[at]
@@ -301,9 +296,8 @@ class BatchViterbi:
                 level_ids = np.zeros(cells, np.int32)
                 level_ids[target] = piece[full]
                 scores[length], ids[length] = level, level_ids
-                columns = pos[full] - word_start[word_of[pos[full]]]
                 flags = np.zeros(longest + 1, bool)
-                flags[columns] = True
+                flags[column[pos[full]]] = True
                 has_edges[length] = flags
             more = self.has_child[at]
             pos, at = pos[more], at[more]

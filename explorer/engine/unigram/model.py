@@ -23,7 +23,7 @@ import math
 import operator
 import re
 from array import array
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from itertools import chain, compress
 from operator import itemgetter
 
@@ -171,6 +171,7 @@ class UnigramModel:
         # word -> (segments, ids, prefix-score limit for reuse, largest |score| inside + 1)
         self._cache: dict[str, CacheEntry] = {}
         self._batch: BatchViterbi | None = None  # built on first batch use
+        self._id_scores: list[float] | None = None  # see _score_table, built on first use
 
     # -- encoding -----------------------------------------------------------------------------
 
@@ -212,7 +213,7 @@ class UnigramModel:
         out: list = []
         bound = 0.0  # upper bound of |prefix score| at the current word
         chunks: list[CacheEntry] = []  # each word's pieces, for exact re-runs
-        base, done, pos = 0.0, 0, 0  # exact prefix score over chunks[:done], lazily
+        base, done = 0.0, 0  # exact prefix score over chunks[:done], lazily
         exact = False  # past the re-basing guard: carry the exact prefix score word by word
         cache_get, add_chunk, emit = cache.get, chunks.append, out.extend
         for word in self._split.findall(normalized):
@@ -229,8 +230,7 @@ class UnigramModel:
                 continue
             lengths, ids, limit, word_max = entry
             if not exact and bound >= limit:
-                for chunk in chunks[done:]:
-                    base, pos = self._accumulate(normalized, chunk[0], chunk[1], base, pos)
+                base = self._accumulate(chain.from_iterable(c[1] for c in chunks[done:]), base)
                 done = len(chunks)
                 if bound + word_max >= _RESET_GUARD:
                     exact = True
@@ -241,10 +241,9 @@ class UnigramModel:
                 # is just the prefix score: a word re-run from it (re-basing included) is exact.
                 magnitude = base if base > 0 else -base
                 if magnitude < limit:  # the cached decisions hold from this score
-                    base, pos = self._accumulate(normalized, lengths, ids, base, pos)
+                    base = self._accumulate(ids, base)
                 else:
                     lengths, ids, _, _, base = self._viterbi(word, base)
-                    pos += len(word)
             else:
                 chunks.append((lengths, ids, limit, word_max))
                 bound += word_max
@@ -357,8 +356,8 @@ class UnigramModel:
             rows = np.array(short, np.int64)
             keep = batch_max < _RESET_GUARD
             rows = rows[keep]
-            table.count[rows] = np.diff(result.first)[keep]
-            table.first[rows] = len(piece_id) + result.first[:-1][keep]
+            table.count[rows] = result.count[keep]
+            table.first[rows] = len(piece_id) + result.start[keep]
             table.limit[rows] = batch_limit[keep]
             table.word_max[rows] = batch_max[keep]
             piece_len = np.concatenate([piece_len, result.piece_len])
@@ -450,21 +449,27 @@ class UnigramModel:
             lengths, ids, margin, word_max, _ = self._viterbi(word, 0.0)
         return _entry(lengths, ids, margin, word_max, len(word))
 
-    def _accumulate(
-        self, text: str, lengths: Sequence[int], ids: Sequence[int], base: float, pos: int
-    ) -> tuple[float, int]:
-        """Continue sentencepiece's float32 path score over the pieces at ``text[pos:]``."""
-        for length, id_ in zip(lengths, ids, strict=True):
-            entry = None if id_ == self.unk_id else self.trie.get(text[pos : pos + length])
-            if entry is None:  # an <unk> node
-                base = f32(base + self.unk_score)
-            elif entry[2]:  # user-defined: scored by length in UTF-8 bytes
-                nbytes = len(text[pos : pos + length].encode("utf-8"))
-                base = f32(user_defined_score(nbytes) + base)
-            else:
-                base = f32(base + entry[1])
-            pos += length
-        return base, pos
+    def _accumulate(self, ids: Iterable[int], base: float) -> float:
+        """Continue sentencepiece's float32 path score from ``base`` over pieces ``ids``.
+
+        numpy's float32 ``add.accumulate`` rounds after every addition, exactly as
+        sentencepiece's ``float`` sums do (callers never cross the re-basing threshold).
+        """
+        table = self._id_scores
+        if table is None:
+            table = self._id_scores = self._score_table()
+        scores = np.fromiter(chain((base,), map(table.__getitem__, ids)), np.float32)
+        return float(np.add.accumulate(scores)[-1])
+
+    def _score_table(self) -> list[float]:
+        """The score the encoder gives each id's piece: user-defined pieces by their UTF-8
+        length, ``<unk>`` its penalty score."""
+        table = list(self.scores)
+        for i, kind in enumerate(self.types):
+            if kind == PieceType.USER_DEFINED:
+                table[i] = user_defined_score(len(self.pieces[i].encode("utf-8")))
+        table[self.unk_id] = self.unk_score
+        return table
 
     def _viterbi64(
         self, text: str
