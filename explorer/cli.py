@@ -66,8 +66,7 @@ def cmd_encode(args: argparse.Namespace) -> int:
     tok = _load(args)
     out = sys.stdout
     add_special = getattr(args, "add_special_tokens", False)
-    if add_special and (tok.info.format != "tokenizer.json"
-                        or not hasattr(tok, "has_post_processor")):
+    if add_special and not tok.supports_post_processor():
         raise CliError(f"--add-special-tokens: {tok.info.format} files have no post-processor "
                        "(only tokenizer.json does)")
     # Ids only: tokenizers with an ids fast path skip building Token objects.

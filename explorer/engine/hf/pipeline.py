@@ -192,9 +192,10 @@ class PipelineTokenizer(Tokenizer):
             raw = self.c.post_processor.process(raw, True)
         return self._encoding(text, raw)
 
-    def has_post_processor(self) -> bool:
-        """True when the file has a post-processor (runnable or not)."""
-        return self.c.post_processor is not None
+    def supports_post_processor(self) -> bool:
+        """tokenizer.json files have the post-processor concept (even when theirs is null,
+        then ``add_special_tokens=True`` adds nothing, as in HF); GGUF pipelines do not."""
+        return self._info.format == "tokenizer.json"
 
     def stages(self, text: str) -> PipelineStages:
         """Normalized text with alignment, pre-tokens with spans, tokens and decoded text."""
