@@ -117,11 +117,12 @@ def train_to_file(
 def to_tokenizer(model: TrainedModel, *, name: str = "trained") -> Tokenizer:
     """An explorer Tokenizer for a trained model, with the same ids as its exports.
 
-    Byte-level BPE -> ``ByteLevelBPETokenizer`` (merge trace); Metaspace BPE -> the HF
-    pipeline of its tokenizer.json; Unigram -> ``SentencePieceTokenizer`` (lattice view).
+    Byte-level BPE -> ``ByteLevelBPETokenizer`` (merge trace); Metaspace BPE and BPE with a
+    prefix/suffix -> the HF pipeline of its tokenizer.json; Unigram ->
+    ``SentencePieceTokenizer`` (lattice view).
     """
     if isinstance(model, TrainedBpe):
-        if model.mode == "byte_level":
+        if model.mode == "byte_level" and not model.marked:
             from explorer.engine.bpe.tokenizer import ByteLevelBPETokenizer
             from explorer.engine.pretokenizers.byte_level import unicode_to_bytes
 

@@ -6,8 +6,15 @@ order and ids follow HF exactly: special tokens first, the alphabet in code-poin
 broken by the higher count then the smaller ``(id_a, id_b)``; each heap entry carries the words
 where its pair was found when pushed, and merged pairs keep their (stale) count, as in HF.
 
-Not handled: ``continuing_subword_prefix``, ``end_of_word_suffix``, ``max_token_length``
-(WordPiece-style and capped-length training).
+HF's ``continuing_subword_prefix`` (``##``), ``end_of_word_suffix`` (``</w>``) and
+``max_token_length`` work as in ``BpeTrainer``: every character but a word's first gets the
+prefix, its last gets the suffix (first/last count skipped characters, as in HF), a merge
+drops the prefix of its right part, and with a length cap a pair is only counted when the
+merged token would be *shorter* than the cap in characters (HF's ``<``; the first pairs of
+two characters are always counted). HF numbers the prefixed/suffixed symbols in the order of
+its word hash map, which changes from run to run (and with it tie-breaks between merges);
+ours follow the first occurrence in the corpus, or an order given to
+:func:`train_bpe_from_counts` (``symbol_order``), with which merges equal HF's run for run.
 """
 
 from __future__ import annotations
@@ -16,7 +23,7 @@ import gc
 import heapq
 import time
 from collections import defaultdict
-from collections.abc import Generator, Iterable, Iterator
+from collections.abc import Generator, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from itertools import chain
@@ -65,6 +72,12 @@ class BpeConfig:
     """About how many :class:`MergeSummary` events to send over the run."""
     merge_events: bool = True
     """Send one :class:`Merge` event per merge (turn off for benchmarks)."""
+    continuing_subword_prefix: str | None = None
+    """Spelling mark of non-initial symbols of a word (HF, e.g. ``##``)."""
+    end_of_word_suffix: str | None = None
+    """Spelling mark of a word's last symbol (HF, e.g. ``</w>``)."""
+    max_token_length: int | None = None
+    """No merge makes a token of this many characters or more (beyond the first pairs)."""
 
     def __post_init__(self) -> None:
         if self.vocab_size < 1 or self.vocab_size > _MASK:
@@ -73,6 +86,11 @@ class BpeConfig:
             raise ValueError(f"unknown BPE mode {self.mode!r} (byte_level or metaspace)")
         if any(len(c) != 1 for c in self.initial_alphabet):
             raise ValueError("initial_alphabet must hold single characters")
+        if self.max_token_length is not None and self.max_token_length < 1:
+            raise ValueError(f"max token length must be at least 1, got {self.max_token_length}")
+        for name in ("continuing_subword_prefix", "end_of_word_suffix"):
+            if getattr(self, name) == "":
+                raise ValueError(f"{name.replace('_', ' ')} must not be empty (use None)")
 
 
 def count_words(corpus: Corpus, config: BpeConfig) -> Generator[TrainEvent, None, WordCounts]:
@@ -118,24 +136,41 @@ def _alphabet(counts: WordCounts, config: BpeConfig) -> list[str]:
 
 
 def train_bpe_from_counts(
-    counts: WordCounts, config: BpeConfig
+    counts: WordCounts, config: BpeConfig, *, symbol_order: Sequence[str] = ()
 ) -> Generator[TrainEvent, None, TrainedBpe]:
-    """Merging phase on word counts; returns the model (HF ``BpeTrainer.do_train``)."""
+    """Merging phase on word counts; returns the model (HF ``BpeTrainer.do_train``).
+
+    ``symbol_order``: ids for prefixed/suffixed symbols (``##a``, ``a</w>``), in this order,
+    before those met in the words (HF's order is its hash map's: pass it to replay a run).
+    """
     id_to_word: list[str] = []
     word_to_id: dict[str, int] = {}
     for tok in (*config.special_tokens, *_alphabet(counts, config)):
         if tok not in word_to_id:
             word_to_id[tok] = len(id_to_word)
             id_to_word.append(tok)
+    n_alphabet = len(id_to_word) - len(config.special_tokens)
 
     words: list[list[int]] = []
     wcounts: list[int] = []
     get = word_to_id.get
-    for word, c in counts.items():
-        ids = [i for i in map(get, word) if i is not None]
-        words.append(ids)
-        wcounts.append(c)
-    yield WordsCounted(len(words), sum(wcounts), len(id_to_word) - len(config.special_tokens))
+    prefix, suffix = config.continuing_subword_prefix, config.end_of_word_suffix
+    if prefix is None and suffix is None:
+        for word, c in counts.items():
+            words.append([i for i in map(get, word) if i is not None])
+            wcounts.append(c)
+    else:
+        for tok in (*symbol_order, *_marked_symbols(counts, word_to_id, prefix, suffix)):
+            if tok not in word_to_id:
+                word_to_id[tok] = len(id_to_word)
+                id_to_word.append(tok)
+        for word, c in counts.items():
+            words.append([word_to_id[s] for s in _marked(word, word_to_id, prefix, suffix)])
+            wcounts.append(c)
+    yield WordsCounted(len(words), sum(wcounts), n_alphabet)
+    cap = config.max_token_length
+    # Symbol lengths in characters, per word (only needed to apply a length cap).
+    lens = [[1] * len(w) for w in words] if cap is not None else None
 
     # The merge loop allocates millions of small objects but never a cycle: the cyclic GC's
     # full scans would only cost time (10-20%), so it is paused until merging ends.
@@ -178,14 +213,21 @@ def train_bpe_from_counts(
             pos = positions[seq]
             positions[seq] = None
             a, b = key >> _SHIFT, key & _MASK
-            token = id_to_word[a] + id_to_word[b]
+            right = id_to_word[b]
+            if prefix is not None and right.startswith(prefix):
+                right = right[len(prefix):]  # HF: the merged token drops b's prefix
+            token = id_to_word[a] + right
             new = word_to_id.get(token)
             if new is None:
                 new = word_to_id[token] = len(id_to_word)
                 id_to_word.append(token)
             merges.append((a, b))
             last_count = count
-            touched = _merge_words(words, wcounts, pos, a, b, new, pair_counts)
+            if lens is None:
+                touched = _merge_words(words, wcounts, pos, a, b, new, pair_counts)
+            else:
+                touched = _merge_words_capped(words, lens, wcounts, pos, a, b, new,
+                                              pair_counts, cap or 0)
             for k, p in touched.items():
                 c = pair_counts[k]
                 if c > 0:
@@ -211,7 +253,34 @@ def train_bpe_from_counts(
         mode=config.mode,
         pattern=config.pattern,
         add_prefix_space=config.add_prefix_space,
+        continuing_subword_prefix=prefix,
+        end_of_word_suffix=suffix,
     )
+
+
+def _marked(word: str, known: dict[str, int], prefix: str | None, suffix: str | None
+            ) -> Iterator[str]:
+    """HF ``tokenize_words``: a word's symbols with prefix/suffix marks.
+
+    Characters outside ``known`` are skipped, but still count as the word's first or last
+    (HF tests the position in the word, not among the kept characters).
+    """
+    last = len(word) - 1
+    for k, ch in enumerate(word):
+        if ch not in known:
+            continue
+        if k and prefix is not None:
+            ch = prefix + ch
+        if k == last and suffix is not None:
+            ch += suffix
+        yield ch
+
+
+def _marked_symbols(counts: WordCounts, known: dict[str, int], prefix: str | None,
+                    suffix: str | None) -> Iterator[str]:
+    """Every marked symbol of the words, in first-occurrence order (may repeat)."""
+    for word in counts:
+        yield from _marked(word, known, prefix, suffix)
 
 
 @contextmanager
@@ -311,6 +380,52 @@ def _merge_words(
                     k = new_hi | nxt
                     pair_counts[k] += c
                     touched[k].add(i)
+    return touched
+
+
+def _merge_words_capped(
+    words: list[list[int]],
+    lens: list[list[int]],
+    wcounts: list[int],
+    pos: set[int],
+    a: int,
+    b: int,
+    new: int,
+    pair_counts: defaultdict[int, int],
+    cap: int,
+) -> defaultdict[int, set[int]]:
+    """:func:`_merge_words` with HF's length cap: new pairs count only if shorter than
+    ``cap`` characters (``lens`` holds each symbol's length, kept in step with ``words``)."""
+    touched: defaultdict[int, set[int]] = defaultdict(set)
+    sh = _SHIFT
+    for i in pos:
+        w = words[i]
+        if a not in w:
+            continue
+        ln = lens[i]
+        c = wcounts[i]
+        j = 0
+        while j < len(w) - 1:  # HF Word::merge: left to right, re-scanning after a merge
+            if w[j] == a and w[j + 1] == b:
+                merged = ln[j] + ln[j + 1]
+                if j:
+                    prev = w[j - 1]
+                    pair_counts[prev << sh | a] -= c
+                    if ln[j - 1] + merged < cap:
+                        k = prev << sh | new
+                        pair_counts[k] += c
+                        touched[k].add(i)
+                w[j] = new
+                ln[j] = merged
+                del w[j + 1], ln[j + 1]
+                if j < len(w) - 1:
+                    nxt = w[j + 1]
+                    pair_counts[b << sh | nxt] -= c
+                    if ln[j + 1] + merged < cap:
+                        k = new << sh | nxt
+                        pair_counts[k] += c
+                        touched[k].add(i)
+            j += 1
     return touched
 
 

@@ -17,6 +17,12 @@ What each format can hold:
   keep every space like HF ``Metaspace``.
 - ``.tiktoken``: byte-level BPE. A ranks file has no special tokens, so rank = id minus the
   number of special tokens; the pattern is not stored (GPT-2's is the ``r50k`` preset).
+
+BPE trained with a ``continuing_subword_prefix`` or ``end_of_word_suffix`` goes to
+tokenizer.json only (the BPE model carries both fields); its decoder removes the prefix at
+the start of a token and the suffix at its end (``Replace`` steps before the byte-level or
+Metaspace decoder). A token spelled with the prefix is ambiguous when the text itself starts
+a word with those characters (HF's vocabulary has the same ambiguity).
 """
 
 from __future__ import annotations
@@ -24,6 +30,7 @@ from __future__ import annotations
 import base64
 import json
 import os
+import re
 import tempfile
 from pathlib import Path
 from typing import Any
@@ -98,6 +105,23 @@ _METASPACE = {"type": "Metaspace", "replacement": "▁", "prepend_scheme": "alwa
               "split": True}
 
 
+def _mark_removers(model: TrainedBpe) -> list[dict[str, Any]]:
+    """Decoder steps deleting the continuing-subword prefix and the end-of-word suffix."""
+    steps = []
+    if model.continuing_subword_prefix is not None:
+        steps.append({"type": "Replace", "content": "",
+                      "pattern": {"Regex": "^" + re.escape(model.continuing_subword_prefix)}})
+    if model.end_of_word_suffix is not None:
+        steps.append({"type": "Replace", "content": "",
+                      "pattern": {"Regex": re.escape(model.end_of_word_suffix) + "$"}})
+    return steps
+
+
+def _with_mark_removers(model: TrainedBpe, decoder: dict[str, Any]) -> dict[str, Any]:
+    steps = _mark_removers(model)
+    return {"type": "Sequence", "decoders": [*steps, decoder]} if steps else decoder
+
+
 def to_hf_json(model: TrainedModel) -> str:
     """HF ``tokenizers`` JSON for any trained model."""
     doc: dict[str, Any] = {"version": "1.0", "truncation": None, "padding": None}
@@ -116,16 +140,18 @@ def to_hf_json(model: TrainedModel) -> str:
                 doc["pre_tokenizer"] = {"type": "Sequence", "pretokenizers": [
                     split, level | {"use_regex": False}]}
             doc["post_processor"] = None
-            doc["decoder"] = {"type": "ByteLevel", "add_prefix_space": True,
-                              "trim_offsets": True, "use_regex": True}
+            doc["decoder"] = _with_mark_removers(model, {
+                "type": "ByteLevel", "add_prefix_space": True, "trim_offsets": True,
+                "use_regex": True})
         else:
             doc["pre_tokenizer"] = dict(_METASPACE)
             doc["post_processor"] = None
-            doc["decoder"] = dict(_METASPACE)
+            doc["decoder"] = _with_mark_removers(model, dict(_METASPACE))
         doc["model"] = {
             "type": "BPE", "dropout": None,
             "unk_token": "<unk>" if "<unk>" in specials else None,
-            "continuing_subword_prefix": None, "end_of_word_suffix": None, "fuse_unk": False,
+            "continuing_subword_prefix": model.continuing_subword_prefix,
+            "end_of_word_suffix": model.end_of_word_suffix, "fuse_unk": False,
             "byte_fallback": False, "ignore_merges": False,
             "vocab": {t: i for i, t in enumerate(model.vocab)},
             "merges": [list(m) for m in model.merges],
@@ -163,6 +189,9 @@ def to_sentencepiece(model: TrainedModel) -> bytes:
         if model.mode != "metaspace":
             raise ExportError("SentencePiece .model holds character-level (Metaspace) BPE; "
                               "export byte-level BPE as .json or .tiktoken")
+        if model.marked:
+            raise ExportError("SentencePiece .model cannot hold a continuing-subword prefix "
+                              "or end-of-word suffix; export as .json")
         if "<unk>" not in model.special_tokens:
             raise ExportError("SentencePiece .model needs an <unk> special token; "
                               "train with --special-token '<unk>'")
@@ -206,6 +235,9 @@ def tiktoken_ranks(model: TrainedModel) -> dict[bytes, int]:
     if not isinstance(model, TrainedBpe) or model.mode != "byte_level":
         raise ExportError(".tiktoken holds byte-level BPE only; export this model as .json"
                           " or .model")
+    if model.marked:
+        raise ExportError(".tiktoken cannot hold a continuing-subword prefix or end-of-word "
+                          "suffix; export as .json")
     to_byte = unicode_to_bytes()
     specials = set(model.special_tokens)
     ranks: dict[bytes, int] = {}

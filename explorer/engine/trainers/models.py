@@ -26,11 +26,20 @@ class TrainedBpe:
     pattern: str
     """Split regex of the byte-level pre-tokenizer (unused for ``metaspace``)."""
     add_prefix_space: bool = False
+    continuing_subword_prefix: str | None = None
+    """HF BPE model field: non-initial symbols of a word are spelled with this prefix."""
+    end_of_word_suffix: str | None = None
+    """HF BPE model field: a word's last symbol is spelled with this suffix."""
 
     @property
     def vocab_size(self) -> int:
         """Number of ids, special tokens included."""
         return len(self.vocab)
+
+    @property
+    def marked(self) -> bool:
+        """True when symbols carry a prefix or suffix (only tokenizer.json can hold it)."""
+        return self.continuing_subword_prefix is not None or self.end_of_word_suffix is not None
 
 
 @dataclass(frozen=True, slots=True)
