@@ -14,6 +14,8 @@ from pathlib import Path
 
 import pytest
 from hf_support import parity_texts, trained_files
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from references import require
 from tokenizers import AddedToken, processors
 from tokenizers import Tokenizer as HFTokenizer
@@ -260,3 +262,22 @@ def test_cli_add_special_tokens_rejects_formats_without_post_processors(
     out, err = capsys.readouterr()
     assert code == 2 and out == ""
     assert err.count("\n") == 1 and "no post-processor" in err and fmt in err
+
+
+@pytest.fixture(scope="module")
+def roberta_like(tmp_path_factory: pytest.TempPathFactory) -> tuple[object, HFTokenizer]:
+    post = processors.Sequence([
+        processors.RobertaProcessing(("</s>", 2), ("<s>", 1), trim_offsets=True,
+                                     add_prefix_space=True),
+        processors.ByteLevel(trim_offsets=True, add_prefix_space=False)])
+    path = with_post("bytelevel_bpe", post, tmp_path_factory.mktemp("roberta"),
+                     prefix_space=True, mask=True)
+    return load_tokenizer(path), hf(path)
+
+
+@settings(max_examples=80, deadline=None)
+@given(st.lists(st.sampled_from([" ", "  ", "\t", "\n", "a", "bc", "é", "日本", "😀", "\u3000",
+                                 "<mask>", "<s>", "Hello", "'s"]), max_size=12))
+def test_trimming_matches_hf_on_generated_text(roberta_like, parts: list[str]) -> None:
+    ours, ref = roberta_like
+    assert post_mismatches(ours, ref, ["".join(parts)]) == []
