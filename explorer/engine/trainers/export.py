@@ -10,7 +10,8 @@ What each format can hold:
   written as a ``Split`` regex: HF reads it with Oniguruma, which takes possessive
   quantifiers (cl100k's ``\p{N}{1,3}+``) as greedy repeats, so such a file splits some
   digit runs differently in HF than the trainer (and our engine) did.
-- SentencePiece ``.model``: Unigram, and Metaspace BPE trained with an ``<unk>`` special
+- SentencePiece ``.model``: Unigram (user-defined symbols typed ``USER_DEFINED``), and
+  Metaspace BPE trained with an ``<unk>`` special
   token (ids equal the trainer's; merge order becomes piece scores ``-rank``). The normalizer
   is ``identity``; Unigram models squeeze spaces (sentencepiece's ``remove_extra_whitespaces``,
   which their training assumed; in tokenizer.json two ``Replace`` normalizers), BPE models
@@ -159,6 +160,9 @@ def to_hf_json(model: TrainedModel) -> str:
     else:
         meta = [p for p, _ in model.pieces[:3]]
         doc["added_tokens"] = [_added(p, i) for i, p in enumerate(meta)]
+        # User symbols are never split: added (non-special) tokens in HF.
+        doc["added_tokens"] += [_added(p, 3 + i) | {"special": False}
+                                for i, p in enumerate(model.user_symbols)]
         doc["normalizer"] = _COLLAPSE_SPACES
         doc["pre_tokenizer"] = dict(_METASPACE)
         doc["post_processor"] = None
@@ -181,6 +185,7 @@ def to_sentencepiece(model: TrainedModel) -> bytes:
         spec.model_type = MODEL_TYPES["UNIGRAM"]
         for i, (piece, score) in enumerate(model.pieces):
             kind = ("UNKNOWN" if i == model.unk_id else "CONTROL" if i < 3
+                    else "USER_DEFINED" if i < 3 + len(model.user_symbols)
                     else "BYTE" if i < model.num_meta else "NORMAL")
             proto.pieces.add(piece=piece, score=score, type=PIECE_TYPES[kind])
         spec.byte_fallback = model.byte_fallback

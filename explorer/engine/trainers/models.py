@@ -47,12 +47,14 @@ class TrainedUnigram:
     """A trained Unigram (sentencepiece) vocabulary: pieces with log-probability scores."""
 
     pieces: tuple[tuple[str, float], ...]
-    """``(piece, score)`` by id: ``<unk>``, ``<s>``, ``</s>``, byte pieces when
-    ``byte_fallback``, then the learned pieces by decreasing score."""
+    """``(piece, score)`` by id: ``<unk>``, ``<s>``, ``</s>``, the user-defined symbols,
+    byte pieces when ``byte_fallback``, then the learned pieces by decreasing score."""
     unk_id: int = 0
     bos_id: int = 1
     eos_id: int = 2
     byte_fallback: bool = False
+    user_symbols: tuple[str, ...] = ()
+    """sentencepiece ``user_defined_symbols``: ids 3.., score 0, type USER_DEFINED."""
 
     @property
     def vocab_size(self) -> int:
@@ -61,8 +63,8 @@ class TrainedUnigram:
 
     @property
     def num_meta(self) -> int:
-        """Pieces before the learned ones (unk, bos, eos and the 256 byte pieces)."""
-        return 3 + (256 if self.byte_fallback else 0)
+        """Pieces before the learned ones (unk, bos, eos, user symbols, 256 byte pieces)."""
+        return 3 + len(self.user_symbols) + (256 if self.byte_fallback else 0)
 
 
 TrainedModel = TrainedBpe | TrainedUnigram

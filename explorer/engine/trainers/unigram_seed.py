@@ -7,6 +7,7 @@ Follows sentencepiece's ``trainer_interface.cc`` / ``unigram_model_trainer.cc``:
 - a piece is valid when it has at most ``max_piece_length`` characters, ``▁`` only at its
   start, no rare character and, with ``split_by_unicode_script``, one Unicode script
   (Hiragana and Katakana count as Han; combining marks take the script before them);
+- with ``split_digits``, an ASCII digit is only ever a piece on its own;
 - seeds are every required character (score = frequency) plus the most valuable substrings
   (score = frequency x length, frequency >= 2), at most ``seed_size`` of them.
 
@@ -99,9 +100,16 @@ def _classes(word: str, by_script: bool) -> list[str | None]:
     return out
 
 
-def valid_spans(word: str, max_len: int, by_script: bool) -> Iterator[tuple[int, int]]:
+DIGITS = frozenset("0123456789")
+"""What sentencepiece's ``split_digits`` keeps apart (ASCII digits only)."""
+
+
+def valid_spans(word: str, max_len: int, by_script: bool, split_digits: bool = False
+                ) -> Iterator[tuple[int, int]]:
     """``(i, j)`` of every substring of ``word`` (length >= 2) that may be a piece."""
     classes = _classes(word, by_script)
+    if split_digits:  # a digit neither starts nor continues a longer piece
+        classes = [None if ch in DIGITS else c for ch, c in zip(word, classes, strict=True)]
     n = len(word)
     for i in range(n):
         first = classes[i]

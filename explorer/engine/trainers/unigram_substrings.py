@@ -29,7 +29,8 @@ class WordArray:
     """All distinct words concatenated, with per-position word, bounds, counts and classes."""
 
     def __init__(self, words: dict[str, int], by_script: bool,
-                 line_final: dict[str, int] | None = None) -> None:
+                 line_final: dict[str, int] | None = None, split_digits: bool = False
+                 ) -> None:
         self.words = list(words)
         text = "".join(self.words)
         self.text = text
@@ -56,6 +57,8 @@ class WordArray:
         self.end_hi = np.where(nonfinal, space_code, 0)[self.word_of]
         space = self.codes == ord(SPACE) + 1
         rare = self.codes == ord(RARE) + 1
+        if split_digits:  # digits behave like rare characters: single-character pieces only
+            rare = rare | ((self.codes >= ord("0") + 1) & (self.codes <= ord("9") + 1))
         self.cannot_extend = space | rare
         """Characters no span may continue with (``▁`` only starts a piece)."""
         self.rare = rare
@@ -105,10 +108,12 @@ def seeds_and_lattice(
     max_len: int,
     by_script: bool,
     seed_size: int,
+    split_digits: bool = False,
 ) -> Generator[Progress, None, tuple[list[tuple[str, float]], EdgeLattice]]:
     """Seed pieces (characters by frequency, then substrings by frequency x length) and the
-    lattice of their occurrences in every word."""
-    wa = WordArray(words, by_script, line_final)
+    lattice of their occurrences in every word (``split_digits``: no digit in a longer
+    piece)."""
+    wa = WordArray(words, by_script, line_final, split_digits)
     chars = [(ch, float(c)) for ch, c in sorted(required.items(), key=lambda kv: (-kv[1], kv[0]))
              if ch != RARE]
     cand_score: list[NDArray[np.float64]] = []

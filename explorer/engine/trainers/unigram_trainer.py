@@ -8,8 +8,12 @@ finalisation that keeps every required character. Words are ``▁`` + each space
 of each line (sentencepiece's ``split_by_whitespace`` and ``remove_extra_whitespaces``) and are
 counted, never stored as sentences. No normalization is applied (``identity``).
 
-Not handled: user-defined symbols, ``split_digits``, whitespace-only pieces, treating
-whitespace as a suffix, and sentencepiece's sentence sampling (all text is used).
+``user_defined_symbols`` take the ids after ``<unk> <s> </s>`` (before byte pieces) and are cut
+out of the text before counting, so no learned piece overlaps one; ``split_digits`` keeps ASCII
+digits out of every piece longer than one character.
+
+Not handled: whitespace-only pieces, treating whitespace as a suffix, and sentencepiece's
+sentence sampling (all text is used).
 """
 
 from __future__ import annotations
@@ -62,15 +66,30 @@ class UnigramConfig:
     num_sub_iterations: int = 2
     byte_fallback: bool = False
     split_by_unicode_script: bool = True
+    user_defined_symbols: tuple[str, ...] = ()
+    """Pieces always kept whole and never split (sentencepiece type USER_DEFINED)."""
+    split_digits: bool = False
+    """Every ASCII digit is a piece of its own (never merged with other characters)."""
 
     def __post_init__(self) -> None:
-        meta = len(META) + (256 if self.byte_fallback else 0)
+        symbols = self.user_defined_symbols
+        if any(not s or any(ch.isspace() for ch in s) for s in symbols):
+            raise ValueError("user-defined symbols must be non-empty and hold no whitespace")
+        if len(set(symbols)) != len(symbols) or set(symbols) & set(META):
+            raise ValueError("user-defined symbols must be distinct and differ from "
+                             + " ".join(META))
+        meta = self.num_meta
         if self.vocab_size <= meta:
             raise ValueError(f"vocab size must exceed the {meta} meta pieces")
         if not 0.0 < self.character_coverage <= 1.0:
             raise ValueError("character_coverage must be in (0, 1]")
         if not 0.0 < self.shrinking_factor < 1.0:
             raise ValueError("shrinking_factor must be in (0, 1)")
+
+    @property
+    def num_meta(self) -> int:
+        """Pieces that are not learned: unk, bos, eos, user symbols and byte pieces."""
+        return len(META) + len(self.user_defined_symbols) + (256 if self.byte_fallback else 0)
 
 
 def train_unigram(corpus: Corpus | Iterable[str], config: UnigramConfig
@@ -80,7 +99,8 @@ def train_unigram(corpus: Corpus | Iterable[str], config: UnigramConfig
         corpus = Corpus.from_texts(corpus)
     start = time.perf_counter()
     yield PhaseStarted("reading", corpus.total_bytes)
-    words, line_final = yield from count_sentencepiece_words(corpus)
+    words, line_final = yield from count_sentencepiece_words(corpus,
+                                                             config.user_defined_symbols)
     model = yield from train_unigram_from_counts(words, config, line_final)
     yield TrainingDone(model, time.perf_counter() - start, {"unique_words": float(len(words))})
 
@@ -96,7 +116,7 @@ def train_unigram_from_counts(
         raise TrainingError("the corpus has no words to train on")
     required = required_chars(words, config.character_coverage)
     # Fail before the (long) EM rounds when the vocabulary cannot even hold the characters.
-    room = config.vocab_size - len(META) - (256 if config.byte_fallback else 0)
+    room = config.vocab_size - config.num_meta
     if len(required) > room:
         raise TrainingError(f"vocab size {config.vocab_size} is too small for the "
                             f"{len(required)} characters that must be in it")
@@ -108,7 +128,8 @@ def train_unigram_from_counts(
     yield PhaseStarted("seeding")
     seeds, lattice = yield from seeds_and_lattice(
         words, required, line_final=line_final, max_len=config.max_piece_length,
-        by_script=config.split_by_unicode_script, seed_size=config.seed_size)
+        by_script=config.split_by_unicode_script, seed_size=config.seed_size,
+        split_digits=config.split_digits)
     pieces = [s for s, _ in seeds]
     raw = np.array([f for _, f in seeds])
     logp = np.log(raw) - math.log(raw.sum())
@@ -232,16 +253,21 @@ def finalize(pieces: list[str], logp: FloatArray, alive: np.ndarray,
         else:
             final[ch] = min_score + penalty
             penalty += 0.0001
-    room = config.vocab_size - len(META) - (256 if config.byte_fallback else 0)
+    room = config.vocab_size - config.num_meta
     if len(final) > room:
         raise TrainingError(f"vocab size {config.vocab_size} is too small for the "
                             f"{len(final)} characters that must be in it")
+    for symbol in config.user_defined_symbols:  # never learned twice (cut out of the text)
+        final.pop(symbol, None)
+        live.pop(symbol, None)
     for piece, sc in sorted(live.items(), key=lambda kv: (-kv[1], kv[0])):
         if len(final) >= room:
             break
         final.setdefault(piece, sc)
     ordered = sorted(final.items(), key=lambda kv: (-kv[1], kv[0]))
     meta: list[tuple[str, float]] = [(m, 0.0) for m in META]
+    meta += [(s, 0.0) for s in config.user_defined_symbols]
     if config.byte_fallback:
         meta += [(f"<0x{b:02X}>", 0.0) for b in range(256)]
-    return TrainedUnigram(pieces=tuple(meta + ordered), byte_fallback=config.byte_fallback)
+    return TrainedUnigram(pieces=tuple(meta + ordered), byte_fallback=config.byte_fallback,
+                          user_symbols=config.user_defined_symbols)

@@ -7,7 +7,9 @@ Three pre-tokenizations, each matching a reference trainer's view of the text:
 - :func:`count_metaspace`: HF ``Metaspace`` (``▁`` for spaces, prepended to every line,
   split before each ``▁``); line endings are dropped.
 - :func:`count_sentencepiece_words`: sentencepiece's view with ``split_by_whitespace`` and
-  ``remove_extra_whitespaces``: ``▁`` + each space-separated word of each line.
+  ``remove_extra_whitespaces``: ``▁`` + each space-separated word of each line; user-defined
+  symbols are cut out (sentencepiece replaces them by a boundary no piece crosses), so a
+  word ``▁a<sym>b`` counts as ``▁a`` and ``b``.
 
 Each is a generator yielding :class:`BytesRead` events and returning a ``dict[str, int]``.
 Normalization (NFKC...) is not applied: words are counted as written.
@@ -17,7 +19,7 @@ from __future__ import annotations
 
 import re
 from collections import Counter
-from collections.abc import Generator, Iterator
+from collections.abc import Callable, Generator, Iterator
 
 import regex
 
@@ -122,22 +124,45 @@ def count_metaspace(corpus: Corpus) -> Generator[BytesRead, None, WordCounts]:
 
 
 def count_sentencepiece_words(
-    corpus: Corpus,
+    corpus: Corpus, user_symbols: tuple[str, ...] = ()
 ) -> Generator[BytesRead, None, tuple[WordCounts, WordCounts]]:
     """Count ``▁word`` for each space-separated word of each line (sentencepiece's split).
 
     Returns the counts and, separately, how often each word ended its line (sentencepiece
     seeds from whole lines, where a word is followed by ``▁`` or by the end of the line).
+    ``user_symbols`` are removed, the longest first at each position (sentencepiece's
+    prefix matcher), and split their word: ``a<sym>b`` gives ``▁a`` and ``b``.
     """
     counter: Counter[str] = Counter()
     final: Counter[str] = Counter()
     total = corpus.total_bytes
+    cut = _symbol_cutter(user_symbols)
     for block, done in corpus.blocks():
         for line in split_lines(block):
             parts = [w for w in line.removesuffix("\n").removesuffix("\r").split(" ") if w]
-            if parts:
-                counter.update(parts)
-                final[parts[-1]] += 1
+            if not parts:
+                continue
+            words = [SPACE_SYMBOL + w for w in parts]
+            if cut is not None:
+                words = [piece for w in words for piece in cut(w)]
+                if not words:
+                    continue
+            counter.update(words)
+            final[words[-1]] += 1
         yield BytesRead(done, total)
-    return ({SPACE_SYMBOL + w: c for w, c in counter.items()},
-            {SPACE_SYMBOL + w: c for w, c in final.items()})
+    return dict(counter), dict(final)
+
+
+def _symbol_cutter(symbols: tuple[str, ...]) -> Callable[[str], list[str]] | None:
+    """``▁word`` -> its parts around user symbols (``▁`` kept when a symbol starts it)."""
+    if not symbols:
+        return None
+    split = regex.compile("|".join(map(regex.escape, sorted(symbols, key=len, reverse=True))))
+
+    def cut(word: str) -> list[str]:
+        parts = split.split(word)
+        if len(parts) == 1:
+            return parts
+        return [p for p in parts if p]
+
+    return cut
