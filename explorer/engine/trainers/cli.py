@@ -58,10 +58,22 @@ def add_train_parser(subparsers: Any) -> None:
                    metavar="TOKEN",
                    help="BPE special token, repeatable; they take the first ids "
                         "(metaspace default: <unk> <s> </s>)")
+    p.add_argument("--continuing-subword-prefix", default=None, metavar="STR",
+                   help="BPE: mark non-initial symbols of a word (HF, e.g. ##); .json only")
+    p.add_argument("--end-of-word-suffix", default=None, metavar="STR",
+                   help="BPE: mark a word's last symbol (HF, e.g. </w>); .json only")
+    p.add_argument("--max-token-length", type=int, default=None, metavar="N",
+                   help="BPE: no merge makes a token of N characters or more (HF)")
     p.add_argument("--character-coverage", type=float, default=0.9995, metavar="F",
                    help="Unigram: share of characters that must be pieces")
     p.add_argument("--byte-fallback", action="store_true",
                    help="Unigram: add the 256 <0xNN> byte pieces for unknown characters")
+    p.add_argument("--user-defined-symbol", action="append", dest="user_symbols",
+                   default=None, metavar="SYMBOL",
+                   help="Unigram: a piece always kept whole (sentencepiece "
+                        "user_defined_symbols), repeatable")
+    p.add_argument("--split-digits", action="store_true",
+                   help="Unigram: every digit is a piece of its own")
     p.add_argument("--quiet", action="store_true", help="no progress bar")
     p.add_argument("corpus", nargs="+", metavar="CORPUS", help="UTF-8 text files")
     p.set_defaults(func=cmd_train)
@@ -79,7 +91,9 @@ def _config(args: argparse.Namespace) -> Any:
                 raise _UsageError(".tiktoken holds byte-level BPE; use .json or .model")
             return UnigramConfig(vocab_size=args.vocab_size,
                                  character_coverage=args.character_coverage,
-                                 byte_fallback=args.byte_fallback)
+                                 byte_fallback=args.byte_fallback,
+                                 user_defined_symbols=tuple(args.user_symbols or ()),
+                                 split_digits=args.split_digits)
         mode = args.mode.replace("-", "_")
         specials = args.special_tokens
         if specials is None:
@@ -89,9 +103,16 @@ def _config(args: argparse.Namespace) -> Any:
         if fmt == "sentencepiece" and (mode != "metaspace" or "<unk>" not in specials):
             raise _UsageError("a SentencePiece .model needs --mode metaspace and an <unk> "
                               "special token (--special-token '<unk>')")
+        marked = args.continuing_subword_prefix or args.end_of_word_suffix
+        if marked and fmt != "tokenizer.json":
+            raise _UsageError("--continuing-subword-prefix and --end-of-word-suffix need a "
+                              ".json output")
         return BpeConfig(vocab_size=args.vocab_size, mode=mode, pattern=PATTERNS[args.pattern],
                          min_frequency=args.min_frequency, limit_alphabet=args.limit_alphabet,
-                         special_tokens=tuple(specials), merge_events=False)
+                         special_tokens=tuple(specials), merge_events=False,
+                         continuing_subword_prefix=args.continuing_subword_prefix or None,
+                         end_of_word_suffix=args.end_of_word_suffix or None,
+                         max_token_length=args.max_token_length)
     except ValueError as e:
         raise _UsageError(str(e)) from None
 
@@ -187,8 +208,13 @@ def cmd_train(args: argparse.Namespace) -> int:
     if isinstance(model, TrainedBpe):
         rows += [("mode", model.mode), ("merges", str(len(model.merges))),
                  ("special tokens", " ".join(model.special_tokens) or "none")]
+        if model.marked:
+            rows += [("marks", f"prefix {model.continuing_subword_prefix!r}, "
+                               f"suffix {model.end_of_word_suffix!r}")]
     else:
         rows += [("byte fallback", str(model.byte_fallback))]
+        if model.user_symbols:
+            rows += [("user symbols", " ".join(model.user_symbols))]
     rows += [("unique words", str(int(done.stats.get("unique_words", 0)))),
              ("time", f"{done.elapsed:.2f} s"), ("output", str(args.output))]
     width = max(len(k) for k, _ in rows)
