@@ -15,8 +15,6 @@ otherwise, or when the length check fails, it re-reads the whole text.
 
 from __future__ import annotations
 
-import re
-
 from PySide6.QtCore import QObject, Signal
 from PySide6.QtGui import QTextCursor, QTextDocument
 
@@ -29,7 +27,6 @@ EDIT_THROTTLE_MS = 15
 FULL_DEBOUNCE_MS = 150
 PATCH_MAX_CHARS = 100_000
 """Bigger insertions re-read the whole text (one copy either way)."""
-_ASTRAL = re.compile("[\U00010000-\U0010FFFF]")
 # What QTextDocument.toPlainText replaces (so the patched copy equals it exactly).
 _PLAIN = str.maketrans({"\u00a0": " ", "\u2029": "\n", "\u2028": "\n"})
 
@@ -51,7 +48,7 @@ class EncodingController(QObject):
         self._tokenizer: Tokenizer | None = None
         self.doc: DocTokens | None = None
         self._text = document.toPlainText()
-        self._bmp_only = not _ASTRAL.search(self._text)
+        self._bmp_only = self._is_bmp_only(self._text)
         self.revision = 0
         self.applied_revision = -1
         """Revision of the text the current result was computed for."""
@@ -114,13 +111,19 @@ class EncodingController(QObject):
             cur.setPosition(pos)
             cur.setPosition(pos + added, QTextCursor.MoveMode.KeepAnchor)
             inserted = cur.selectedText().translate(_PLAIN)
-            if not _ASTRAL.search(inserted):
+            if len(inserted) == added:  # fewer code points than UTF-16 units: astral
                 text = self._text[:pos] + inserted + self._text[pos + removed:]
                 if len(text) == expected:
                     self._text = text
                     return
         self._text = doc.toPlainText()
-        self._bmp_only = not _ASTRAL.search(self._text)
+        self._bmp_only = self._is_bmp_only(self._text)
+
+    def _is_bmp_only(self, text: str) -> bool:
+        """True when ``text`` (the whole document) has no astral characters: then its length
+        in code points equals Qt's in UTF-16 units (O(1), where a regex scan of 10 MB takes
+        20-40 ms of the GUI thread)."""
+        return len(text) == self._document.characterCount() - 1
 
     def _start(self) -> None:
         if self._tokenizer is None:

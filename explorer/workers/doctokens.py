@@ -13,13 +13,22 @@ a BPE pre-token spanning line ends, a SentencePiece dummy prefix or a normalizer
 neighbours only makes the window larger. :func:`encode_document` builds the first state in
 chunks with the same agreement rule, yielding progress so a 10 MB text stays cancellable.
 
+A first encode of a big text pauses Python's cyclic garbage collector and, when it finishes,
+moves everything alive into the collector's permanent generation (``gc.freeze``): millions of
+token objects would otherwise be walked by each full collection, which holds the GIL (and so
+freezes the GUI thread) for up to half a second on a 10 MB text, longer as the text grows.
+Tokens and segments hold no reference cycles, so nothing is lost by not scanning them; the
+price is that cyclic garbage already lying around at that moment stays until exit.
+
 Pure Python (no Qt): the worker jobs run these on pool threads.
 """
 
 from __future__ import annotations
 
+import gc
 from bisect import bisect_left, bisect_right
-from collections.abc import Generator, Sequence
+from collections.abc import Generator, Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
 from itertools import accumulate
 
@@ -28,6 +37,8 @@ from explorer.engine.tokenizer import Tokenizer
 
 CHUNK_CHARS = 32_768
 """First-encode chunk size; each chunk is one progress step and cancellation point."""
+GC_QUIET_CHARS = 256 * 1024
+"""First encodes of texts this long run with the cyclic GC paused (see the module notes)."""
 
 
 class Segment:
@@ -255,6 +266,41 @@ def encode_document(tokenizer: Tokenizer, text: str,
     is redone from the start in 4x larger windows (a tokenizer that never agrees ends up
     encoding the text in one go).
     """
+    with gc_quiet(len(text) >= GC_QUIET_CHARS) as quiet:
+        doc = yield from _encode_chunks(tokenizer, text, chunk)
+        quiet.succeeded = True
+    return doc
+
+
+class _Outcome:
+    """Set ``succeeded`` to True inside a :func:`gc_quiet` block to freeze on exit."""
+
+    succeeded = False
+
+
+@contextmanager
+def gc_quiet(active: bool) -> Iterator[_Outcome]:
+    """Pause the cyclic GC while a big result is built; on success freeze what is alive.
+
+    No-op when not ``active`` or when the GC is already off (someone else pauses it). A
+    cancelled run only re-enables the GC: its objects are freed by reference counting.
+    """
+    outcome = _Outcome()
+    if not active or not gc.isenabled():
+        yield outcome
+        return
+    gc.disable()
+    try:
+        yield outcome
+    finally:
+        if outcome.succeeded:
+            gc.freeze()  # the new tokens are never walked by a collection (no cycles in them)
+        gc.enable()
+
+
+def _encode_chunks(tokenizer: Tokenizer, text: str,
+                   chunk: int) -> Generator[Progress, None, DocTokens]:
+    """The body of :func:`encode_document`."""
     segments: list[Segment] = []
     pos, size = 0, chunk
     check: Segment | None = None  # what the next window must reproduce at its start

@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import gc
+
 import pytest
 from doubles import DummyPrefixDouble, TiktokenDouble
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from explorer.workers import doctokens
 from explorer.workers.doctokens import encode_document, update_document
 
 
@@ -132,3 +135,54 @@ def test_our_engines_edit_sequences_equal_full_encode(pkg, name, data):
         text = text[:a] + "".join(data.draw(st.lists(ALPHABET, max_size=3))) + text[b:]
         doc, _ = update_document(doc, text)  # type: ignore[misc]
         assert _flat(doc) == _expected(tok, text)
+
+
+# ----- the cyclic GC during a big first encode ---------------------------------------------
+@pytest.fixture
+def small_quiet_limit(monkeypatch):
+    """Treat BASE as a big text; leave the GC on and unfrozen afterwards."""
+    monkeypatch.setattr(doctokens, "GC_QUIET_CHARS", 10)
+    was_enabled = gc.isenabled()
+    yield
+    gc.unfreeze()
+    if was_enabled:
+        gc.enable()
+
+
+def test_big_first_encode_pauses_gc_then_freezes_its_result(small_quiet_limit):
+    gc.unfreeze()
+    gen = encode_document(TIK, BASE, chunk=8)
+    next(gen)
+    assert not gc.isenabled()  # paused between chunks, while the GUI thread runs
+    doc = _full(gen)
+    assert gc.isenabled()
+    assert gc.get_freeze_count() > 0
+    assert any(gc.is_tracked(t) for t, _s, _e in doc.tokens())
+    assert _flat(doc) == _expected(TIK, BASE)
+
+
+def test_cancelled_first_encode_turns_gc_back_on_without_freezing(small_quiet_limit):
+    gc.unfreeze()
+    gen = encode_document(TIK, BASE, chunk=8)
+    next(gen)
+    gen.close()  # what the worker does on cancel
+    assert gc.isenabled()
+    assert gc.get_freeze_count() == 0
+
+
+def test_gc_left_alone_when_someone_else_paused_it(small_quiet_limit):
+    gc.unfreeze()
+    gc.disable()
+    doc = _full(encode_document(TIK, BASE, chunk=8))
+    assert not gc.isenabled()
+    assert gc.get_freeze_count() == 0
+    assert _flat(doc) == _expected(TIK, BASE)
+
+
+def test_small_first_encode_leaves_gc_alone():
+    gc.unfreeze()
+    gen = encode_document(TIK, BASE, chunk=8)
+    next(gen)
+    assert gc.isenabled()
+    _full(gen)
+    assert gc.get_freeze_count() == 0
