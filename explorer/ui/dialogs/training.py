@@ -1,9 +1,10 @@
 """Training dialog: train a BPE or Unigram tokenizer on a corpus while watching it learn.
 
-Choose the algorithm, vocabulary size and corpus (the bundled ``resources/corpus`` texts or
-your own files), press Start: the engine's trainer (:func:`explorer.engine.trainers.train`, a
-generator of events) runs on a worker, and its events feed live plots and a log
-(:class:`~explorer.ui.dialogs.training_plots.TrainingPlots`). Cancel stops the trainer at its
+Choose the algorithm, vocabulary size, advanced options (:mod:`.training_options`) and corpus
+(the bundled ``resources/corpus`` texts or your own files), press Start: the engine's trainer
+(:func:`explorer.engine.trainers.train`, a generator of events) runs on a worker, and its
+events feed live plots and a log (:class:`~explorer.ui.dialogs.training_plots.TrainingPlots`).
+Cancel stops the trainer at its
 next event; training writes no files, so nothing is left half-written, and the dialog is ready
 for another run. When training finishes, "Use this tokenizer" emits :attr:`tokenizer_ready`
 with the trained :class:`~explorer.engine.tokenizer.Tokenizer` and "Save as…" exports it
@@ -60,6 +61,7 @@ from explorer.ui.dialogs.training_job import (
     bundled_corpora,
     training_job,
 )
+from explorer.ui.dialogs.training_options import TrainingOptions
 from explorer.ui.dialogs.training_plots import TrainingPlots
 from explorer.workers.latest import LatestRunner
 
@@ -99,9 +101,18 @@ class TrainingDialog(QDialog):
         self.add_files = QPushButton("Add files…", self)
         self.add_files.clicked.connect(self._choose_files)
 
+        self.options = TrainingOptions(self)
+        self.algorithm.currentTextChanged.connect(
+            lambda text: self.options.show_for(ALGORITHMS[text][0]))
+
         form = QFormLayout()
         form.addRow("Algorithm", self.algorithm)
-        form.addRow("Vocabulary size", self.vocab_size)
+        # The advanced options share the vocabulary row: the dock has little height to spare.
+        size_row = QHBoxLayout()
+        size_row.addWidget(self.vocab_size)
+        size_row.addSpacing(16)
+        size_row.addWidget(self.options, 1)
+        form.addRow("Vocabulary size", size_row)
         corpus_row = QHBoxLayout()
         corpus_row.addWidget(self.corpus, 1)
         corpus_row.addWidget(self.add_files, 0, Qt.AlignmentFlag.AlignTop)
@@ -179,8 +190,10 @@ class TrainingDialog(QDialog):
         """The training settings chosen."""
         kind, mode = ALGORITHMS[self.algorithm.currentText()]
         if kind == "unigram":
-            return UnigramConfig(vocab_size=self.vocab_size.value())
-        return BpeConfig(vocab_size=self.vocab_size.value(), mode=mode)  # type: ignore[arg-type]
+            return UnigramConfig(vocab_size=self.vocab_size.value(),
+                                 **self.options.unigram_options())
+        return BpeConfig(vocab_size=self.vocab_size.value(), mode=mode,  # type: ignore[arg-type]
+                         **self.options.bpe_options())
 
     # --- running --------------------------------------------------------------------------
     def start(self) -> None:
@@ -262,7 +275,7 @@ class TrainingDialog(QDialog):
         self.finished_training.emit(outcome)
 
     def _set_running(self, running: bool) -> None:
-        for w in (self.algorithm, self.vocab_size, self.corpus, self.add_files,
+        for w in (self.algorithm, self.vocab_size, self.options, self.corpus, self.add_files,
                   self.start_button):
             w.setEnabled(not running)
         self.cancel_button.setEnabled(running)
