@@ -44,8 +44,11 @@ CASES: list[tuple[str, int, dict[str, Any]]] = [
     ("metaspace", 900, {"continuing_subword_prefix": "##", "end_of_word_suffix": "</w>",
                         "max_token_length": 5}),
     ("metaspace", 700, {"end_of_word_suffix": "</w>", "special_tokens": ["<unk>"]}),
+    # Dropped characters still count as a word's first/last (no tie at this cut in HF).
+    ("metaspace", 600, {"continuing_subword_prefix": "##", "end_of_word_suffix": "</w>",
+                        "limit_alphabet": 50, "special_tokens": ["<unk>"]}),
 ]
-IDS = ["prefix", "suffix", "max_len", "meta_all_three", "meta_suffix_unk"]
+IDS = ["prefix", "suffix", "max_len", "meta_all_three", "meta_suffix_unk", "limit_alphabet"]
 
 
 def _drive(gen: Any) -> Any:
