@@ -2,6 +2,7 @@
 
     python benchmarks/bench_train.py            # 1 MB and 10 MB (a few minutes)
     python benchmarks/bench_train.py --sizes 1  # 1 MB only
+    python benchmarks/bench_train.py --options  # BPE 16k with HF's prefix/suffix/length cap
 
 Corpora: botchan + CPython standard-library sources, deterministic (``train_corpus.py``).
 BPE (byte-level, GPT-2 split, 4k and 16k) vs HF ``BpeTrainer``: merges must be identical.
@@ -72,18 +73,42 @@ def _paired(ref: Callable[[], Any], ours: Callable[[], Any], runs: int
     return statistics.median(t_ref), statistics.median(t_us), ratio, r_ref, r_us
 
 
-def _hf_bpe(path: Path, vocab_size: int) -> list[tuple[str, str]]:
+def _hf_bpe(path: Path, vocab_size: int, **options: Any) -> list[tuple[str, str]]:
     tok = Tokenizer(models.BPE())
     tok.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
     trainer = trainers.BpeTrainer(vocab_size=vocab_size, show_progress=False,
-                                  initial_alphabet=pre_tokenizers.ByteLevel.alphabet())
+                                  initial_alphabet=pre_tokenizers.ByteLevel.alphabet(),
+                                  **options)
     tok.train([str(path)], trainer)
     return [tuple(m) for m in json.loads(tok.to_str())["model"]["merges"]]
 
 
-def _our_bpe(path: Path, vocab_size: int) -> list[tuple[str, str]]:
-    cfg = BpeConfig(vocab_size=vocab_size, merge_events=False)
+def _our_bpe(path: Path, vocab_size: int, **options: Any) -> list[tuple[str, str]]:
+    cfg = BpeConfig(vocab_size=vocab_size, merge_events=False, **options)
     return list(run(train(Corpus.from_files([path]), cfg)).model.merges)
+
+
+BPE_OPTIONS: tuple[dict[str, Any], ...] = (
+    {"continuing_subword_prefix": "##"}, {"end_of_word_suffix": "</w>"},
+    {"max_token_length": 8})
+
+
+def _option_rows(path: Path, size: str, runs: int) -> list[str]:
+    """BPE 16k with each HF option. Prefix/suffix symbols get ids in HF's hash-map order,
+    which varies per run, so only the merge count is compared for them."""
+    rows = []
+    for options in BPE_OPTIONS:
+        t_hf, t_us, ratio, hf, us = _paired(
+            lambda o=options: _hf_bpe(path, 16000, **o),
+            lambda o=options: _our_bpe(path, 16000, **o), runs)
+        marked = "max_token_length" not in options
+        check = (f"{len(us)} merges, HF {len(hf)}" if marked
+                 else f"merges {'identical' if us == hf else 'DIFFERENT'} ({len(us)})")
+        name = ", ".join(f"{k}={v}" for k, v in options.items())
+        rows.append(f"| BPE 16k {name} | {size} | HF BpeTrainer {t_hf:.2f} s | {t_us:.2f} s "
+                    f"| **{ratio:.2f}x** | {check} |")
+        print(rows[-1], flush=True)
+    return rows
 
 
 def _hf_unigram(path: Path, vocab_size: int) -> Tokenizer:
@@ -123,6 +148,9 @@ def main() -> int:
     ap.add_argument("--runs", type=int, default=5,
                     help="paired runs per BPE measurement at 1 MB (half at 10 MB; Unigram: "
                          "2 at 1 MB, 1 at 10 MB)")
+    ap.add_argument("--options", action="store_true",
+                    help="only BPE 16k with continuing_subword_prefix / end_of_word_suffix / "
+                         "max_token_length")
     args = ap.parse_args()
     WORK.mkdir(parents=True, exist_ok=True)
     held = _held_out()
@@ -132,6 +160,9 @@ def main() -> int:
         path = train_corpus.build(mb * 1_000_000, WORK)
         runs = args.runs if mb <= 1 else max(1, args.runs // 2)
         size = f"{path.stat().st_size / 1e6:.1f} MB"
+        if args.options:
+            rows += _option_rows(path, size, runs)
+            continue
         for vocab in (4000, 16000):
             t_hf, t_us, ratio, hf, us = _paired(lambda v=vocab, p=path: _hf_bpe(p, v),
                                                 lambda v=vocab, p=path: _our_bpe(p, v), runs)
