@@ -11,6 +11,7 @@ from sp_support import REFERENCE_MODELS, TRAINED, multilingual_lines, reference_
 from sp_support import udhr_paragraphs as udhr
 
 from explorer.engine.formats import load_tokenizer
+from explorer.engine.formats.sentencepiece_model import save_sentencepiece_model
 from explorer.engine.sentencepiece import SentencePieceTokenizer
 from explorer.engine.sentencepiece.pieces import PieceType
 from explorer.engine.unigram.batch import MAX_WORD, BatchViterbi
@@ -100,6 +101,11 @@ def test_ties_keep_the_earliest_start_as_sentencepiece() -> None:
     model = _toy({"\u2581": -3.0, "a": -0.5, "b": -1.0, "ab": -1.5, "ba": -1.5, "bab": -3.0})
     texts = ["\u2581" + "ab" * k + "a" * (k % 3) for k in range(1, 400)]
     _batch_equals_per_word(model, texts)
+    # many tied words in one text: each one after the first is re-run from its exact prefix
+    texts = ["\u2581ab\u2581b\u2581ba" * k for k in range(1, 200)]
+    _batch_equals_per_word(model, texts)
+    many = model.encode_many(texts)
+    assert len(many._exact) > 150
     result = model._batch_viterbi().run(["ab"])
     assert result.piece_len.tolist() == [2] and result.margin[0] == 0.0
 
@@ -179,3 +185,22 @@ def test_trie_table_finds_every_piece() -> None:
         assert m.unk_id not in result.piece_id[a:b].tolist() or any(
             m.trie.entries.get(c) is None for c in piece
         )
+
+
+def test_prefix_scores_that_flip_float32_ties_match_sentencepiece(tmp_path) -> None:
+    """"ab" ties "a" + "b" exactly from score 0, but at some prefix scores float32 rounding
+    makes the two-piece path strictly better (found by search): sentencepiece then splits.
+    The batch path must re-run those words from the exact prefix, as sentencepiece decides."""
+    a, b, ab = -0.7733107805252075, -1.5899378061294556, -2.363248586654663
+    model = _toy({"\u2581": -3.0999999046325684, "a": a, "b": b, "ab": ab,
+                  "x": -2.369999885559082, "y": -1.1299999952316284})
+    path = save_sentencepiece_model(model, tmp_path / "ties.model")
+    sp = spm.SentencePieceProcessor(model_file=str(path))
+    texts = [" ".join(["x"] * (k % 700) + ["y"] * (k // 7) + ["ab"] * 5) for k in range(1, 900)]
+    expected = sp.encode(texts)
+    tok = load_tokenizer(path)
+    tok.model._cache.clear()
+    assert tok.encode_ids_batch(texts) == expected
+    split_ab = [model.pieces.index(p) for p in ("a", "b")]
+    assert sum(ids[-2:] == split_ab for ids in expected) > 50  # the flip really happens
+    assert [tok.encode_ids(t) for t in texts] == expected

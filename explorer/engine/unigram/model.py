@@ -24,7 +24,7 @@ import operator
 import re
 from array import array
 from collections.abc import Iterable, Sequence
-from itertools import chain, compress
+from itertools import chain, compress, groupby
 from operator import itemgetter
 
 import numpy as np
@@ -68,13 +68,18 @@ class ManyEncoded:
     """The ids of many texts (:meth:`UnigramModel.encode_many`), their pieces' lengths on
     demand: ``segments(k)`` are text ``k``'s ``(length, id)`` pairs."""
 
-    def __init__(
-        self, ids: list[list[int]], lengths: np.ndarray | list[int], bounds: list[int]
-    ) -> None:
+    def __init__(self, ids: list[list[int]], lengths: np.ndarray, bounds: list[int]) -> None:
         self.ids = ids
         self._lengths = lengths  # every text's piece lengths, text after text
         self._bounds = bounds  # text k's pieces are [bounds[k], bounds[k + 1])
         self._exact: dict[int, list[Segment]] = {}
+
+    def lengths_of(self, k: int) -> list[int]:
+        """Text ``k``'s piece lengths."""
+        exact = self._exact.get(k)
+        if exact is not None:
+            return [s[0] for s in exact]
+        return self._lengths[self._bounds[k] : self._bounds[k + 1]].tolist()
 
     def set_exact(self, k: int, segments: list[Segment]) -> None:
         """Text ``k`` re-encoded on the exact path."""
@@ -86,8 +91,8 @@ class ManyEncoded:
         exact = self._exact.get(k)
         if exact is not None:
             return exact
-        lengths = self._lengths[self._bounds[k] : self._bounds[k + 1]]
-        return list(zip(list(lengths), self.ids[k], strict=True))
+        lengths = self._lengths[self._bounds[k] : self._bounds[k + 1]].tolist()
+        return list(zip(lengths, self.ids[k], strict=True))
 
 
 class _WordTable:
@@ -102,17 +107,6 @@ class _WordTable:
         self.word_max = np.zeros(size)
         self.piece_len = np.zeros(0, np.int64)
         self.piece_id = np.zeros(0, np.int64)
-
-    def entries(self, words: list[int]) -> list[CacheEntry]:
-        """The cache entries of words ``words`` (indices)."""
-        out: list[CacheEntry] = []
-        lengths, ids = self.piece_len.tolist(), self.piece_id.tolist()
-        for k in words:
-            a = int(self.first[k])
-            b = a + int(self.count[k])
-            limit, word_max = float(self.limit[k]), float(self.word_max[k])
-            out.append((tuple(lengths[a:b]), tuple(ids[a:b]), limit, word_max))
-        return out
 
 
 class UnigramModel:
@@ -278,7 +272,7 @@ class UnigramModel:
             words_per = list(map(split.findall, texts))
         flat = list(chain.from_iterable(words_per))
         if not flat:
-            return ManyEncoded([[] for _ in texts], [], [0] * (len(texts) + 1))
+            return ManyEncoded([[] for _ in texts], np.zeros(0, np.int64), [0] * (len(texts) + 1))
         index: dict[str, int] = {}
         number = index.setdefault  # a new word gets the next number: len(index) before it
         occurrence = np.array([number(w, len(index)) for w in flat], np.int64)
@@ -293,7 +287,7 @@ class UnigramModel:
         line_of = np.repeat(np.arange(len(texts)), counts)
         before -= before[starts[line_of]]
         # half a unit of slack absorbs the rounding of the running sums (each word adds 1)
-        unsafe = np.unique(line_of[before >= table.limit[occurrence] - 0.5]).tolist()
+        unsafe = np.flatnonzero(before >= table.limit[occurrence] - 0.5)
         # every occurrence's pieces, gathered from its word's (a ragged take)
         sizes = table.count[occurrence]
         out_first = np.zeros(len(flat) + 1, np.int64)
@@ -304,13 +298,50 @@ class UnigramModel:
         cuts = list(map(slice, bounds[:-1], bounds[1:]))
         ids = table.piece_id[take].tolist()
         result = ManyEncoded(list(map(ids.__getitem__, cuts)), table.piece_len[take], bounds)
-        if unsafe:
-            # the per-text exact path, with these texts' words cached first
-            mine = np.unique(occurrence[np.isin(line_of, unsafe)]).tolist()
-            self._cache.update(zip([distinct[k] for k in mine], table.entries(mine), strict=True))
-            for k in unsafe:
-                result.set_exact(k, self.segments(texts[k]))
+        if unsafe.size:
+            # Words whose cached segmentation float32 rounding could change at their prefix
+            # score: re-run each from the exact prefix score, as the per-text path does.
+            lines = line_of[unsafe].tolist()
+            first_piece = (out_first[unsafe] - out_first[starts[line_of[unsafe]]]).tolist()
+            risky = zip(
+                lines, unsafe.tolist(), first_piece, (before[unsafe] + word_max[unsafe]).tolist(),
+                strict=True,
+            )
+            for k, group in groupby(risky, key=itemgetter(0)):
+                self._repair(result, k, texts[k], [(flat[o], at, end) for _, o, at, end in group])
         return result
+
+    def _repair(
+        self,
+        result: ManyEncoded,
+        k: int,
+        text: str,
+        risky: list[tuple[str, int, float]],
+    ) -> None:
+        """Re-run text ``k``'s ``risky`` words ``(word, first piece, bound at its end)`` from
+        the exact float32 prefix score (the per-text path's rule); past sentencepiece's
+        re-basing threshold the whole text takes the per-text path."""
+        ids = result.ids[k]
+        lengths = result.lengths_of(k)
+        base, done, shift = 0.0, 0, 0  # exact score over ids[:done]; pieces added so far
+        for word, first, bound in risky:
+            if bound >= _RESET_GUARD:
+                result.set_exact(k, self.segments(text))
+                return
+            at = first + shift
+            base = self._accumulate(ids[done:at], base)
+            done = at
+            new_lengths, new_ids = self._viterbi(word, base)[:2]
+            end = at
+            covered = 0
+            while covered < len(word):  # the cached pieces of this word
+                covered += lengths[end]
+                end += 1
+            if tuple(ids[at:end]) != new_ids or tuple(lengths[at:end]) != new_lengths:
+                ids[at:end] = new_ids
+                lengths[at:end] = new_lengths
+                shift += len(new_ids) - (end - at)
+        result.set_exact(k, list(zip(lengths, ids, strict=True)))
 
     def _word_table(self, words: list[str]) -> _WordTable:
         """Pieces, prefix-score bounds and limits of ``words`` (distinct), from the cache or
