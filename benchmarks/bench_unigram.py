@@ -13,12 +13,14 @@ on the Japanese UDHR; an 8k Unigram model trained here with sentencepiece (``nmt
 byte fallback) on English + UDHR, run on both corpora; and Mistral's SentencePiece BPE model
 (``tokenizer.model.v1``, mistral-common) on both corpora.
 
-Engines: ours ``encode_ids`` with a cold word cache (fresh model cache each round), warm
-(cache kept from the previous round) and the full ``encode`` (Token objects with offsets);
-sentencepiece ``encode(line)`` in a Python loop (the same calling pattern) and
-``encode(lines, num_threads=1)`` (one batched call). Best of ``--repeat`` interleaved rounds,
-timed in process CPU time (every engine runs on one thread; the shared machine's load
-inflates wall-clock times unevenly).
+Engines: ours ``encode_ids`` per line with a cold word cache (fresh model cache each round),
+warm (cache kept from the previous round), the full ``encode`` (Token objects with offsets),
+and ``encode_ids_batch(lines)`` (one call: the batch's new words solved together by the numpy
+lock-step Viterbi), cold and warm; sentencepiece ``encode(line)`` in a Python loop (the same
+calling pattern as ours per line) and ``encode(lines, num_threads=1)`` (one batched call, the
+same calling pattern as our batch). Each row is reported against both. Best of ``--repeat``
+interleaved rounds, timed in process CPU time (every engine runs on one thread; the shared
+machine's load inflates wall-clock times unevenly).
 """
 
 from __future__ import annotations
@@ -123,12 +125,18 @@ def bench(label: str, model: Path, lines: list[str], repeat: int) -> None:
         tok.model._cache.clear()
         return [tok.encode(x, allowed_special=()).ids for x in lines]
 
+    def ours_batch_cold() -> list[list[int]]:
+        tok.model._cache.clear()
+        return tok.encode_ids_batch(lines)
+
     rows = {
         "sentencepiece loop": lambda: [sp.encode(x) for x in lines],
         "sentencepiece batch": lambda: sp.encode(lines, num_threads=1),
         "ours encode_ids cold": ours_cold,
         "ours encode_ids warm": ours_warm,
         "ours encode (Tokens) cold": ours_full,
+        "ours encode_ids_batch cold": ours_batch_cold,
+        "ours encode_ids_batch warm": lambda: tok.encode_ids_batch(lines),
     }
     times: dict[str, float] = {}
     results: dict[str, object] = {}
@@ -142,10 +150,11 @@ def bench(label: str, model: Path, lines: list[str], repeat: int) -> None:
         if r != expected:
             raise SystemExit(f"{label}: ids differ between sentencepiece and {name}")
     ref = times["sentencepiece loop"]
+    ref_batch = times["sentencepiece batch"]
     print(f"\n{label}: {len(lines)} lines, {megabytes:.2f} MB, ids identical")
-    print("| engine | MB/s | vs sentencepiece loop |\n|---|---|---|")
+    print("| engine | MB/s | vs sentencepiece loop | vs sentencepiece batch |\n|---|---|---|---|")
     for name, t in times.items():
-        print(f"| {name} | {megabytes / t:.2f} | {ref / t:.2f}x |")
+        print(f"| {name} | {megabytes / t:.2f} | {ref / t:.2f}x | {ref_batch / t:.2f}x |")
 
 
 def main() -> None:
