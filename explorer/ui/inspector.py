@@ -1,18 +1,21 @@
 """What a token is, as text: the hover tooltip and the inspector panel share it.
 
 Partial-UTF-8 tokens (bytes of one character split over several tokens) show their bytes in
-hex and the character(s) they are part of, never U+FFFD.
+hex and the character(s) they are part of, never U+FFFD. The inspector also says when the
+token holds only part of a character (a grapheme cluster shared with other tokens, see
+:mod:`explorer.ui.split_chars`): which tokens share it and the bytes of each part.
 """
 
 from __future__ import annotations
 
 import html
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QLabel, QVBoxLayout, QWidget
 
 from explorer.engine.encoding import Token
+from explorer.ui.split_chars import SplitChar, split_characters
 from explorer.workers.doctokens import DocTokens
 
 CONTROL_NAMES = {"\n": "↵", "\r": "␍", "\t": "⇥", " ": "·"}
@@ -46,6 +49,12 @@ class TokenView:
     end: int
     covered: str
     """The document characters the token's span covers."""
+    doc: DocTokens | None = field(default=None, compare=False, repr=False)
+    """The result the token is from (for :meth:`split_characters`)."""
+
+    def split_characters(self) -> list[SplitChar]:
+        """Characters this token holds only part of (empty without ``doc``)."""
+        return [] if self.doc is None else split_characters(self.doc, self.index)
 
     @property
     def shown_text(self) -> str:
@@ -83,7 +92,33 @@ def token_view(doc: DocTokens, index: int) -> TokenView:
     """The :class:`TokenView` of token ``index`` of ``doc``."""
     tok, shift = doc.token(index)
     start, end = tok.start + shift, tok.end + shift
-    return TokenView(index, tok, start, end, doc.text[start:end])
+    return TokenView(index, tok, start, end, doc.text[start:end], doc)
+
+
+def code_points(text: str, limit: int = 8) -> str:
+    """``U+0938 U+094D`` style code points (the first ``limit``, then an ellipsis)."""
+    out = " ".join(f"U+{ord(ch):04X}" for ch in text[:limit])
+    return out + (" …" if len(text) > limit else "")
+
+
+def split_note_html(chars: list[SplitChar], index: int) -> str:
+    """The inspector's note on characters token ``index`` shares with other tokens."""
+    notes = []
+    for ch in chars:
+        others = len(ch.parts) - 1
+        head = (f"<p><b>Split character:</b> this token holds only part of "
+                f"<b>{html.escape(visible(ch.text))}</b> ({html.escape(code_points(ch.text))}, "
+                f"{len(ch.text.encode('utf-8', 'surrogatepass'))} UTF-8 bytes); "
+                f"{others} other token{'s' if others != 1 else ''} hold"
+                f"{'s' if others == 1 else ''} the rest.</p>")
+        label = "its bytes" if ch.exact else "token bytes (text normalized)"
+        rows = "".join(
+            f"<tr><td>{'<b>' if p.index == index else ''}#{p.index}"
+            f"{' (this)</b>' if p.index == index else ''}</td><td>id {p.token_id}</td>"
+            f"<td>{hex_bytes(p.data)}</td></tr>" for p in ch.parts)
+        notes.append(f"{head}<table cellspacing='2'><tr><th align='left'>token</th>"
+                     f"<th align='left'>id</th><th align='left'>{label}</th></tr>{rows}</table>")
+    return "".join(notes)
 
 
 class InspectorPanel(QWidget):
@@ -105,4 +140,7 @@ class InspectorPanel(QWidget):
 
     def show_token(self, view: TokenView | None) -> None:
         """Show ``view`` (or a hint when None)."""
-        self._label.setText(view.html() if view else "Click a token to inspect it.")
+        if view is None:
+            self._label.setText("Click a token to inspect it.")
+            return
+        self._label.setText(view.html() + split_note_html(view.split_characters(), view.index))
