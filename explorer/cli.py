@@ -82,11 +82,15 @@ def cmd_encode(args: argparse.Namespace) -> int:
             _print_encoding(tok.encode(chunk), args.output, out)
 
     if args.lines:
-        lines = text.split("\n")
+        lines = [line.removesuffix("\r") for line in text.split("\n")]
         if lines and lines[-1] == "":
             lines.pop()
+        encode_batch = getattr(tok, "encode_ids_batch", None) if encode_ids is not None else None
+        if encode_batch is not None:  # Unigram models solve all lines' new words at once
+            out.writelines(" ".join(map(str, ids)) + "\n" for ids in encode_batch(lines))
+            return 0
         for line in lines:
-            emit(line.removesuffix("\r"))
+            emit(line)
     else:
         emit(text)
     return 0

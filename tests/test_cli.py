@@ -150,3 +150,18 @@ def test_subprocess_entry_point(cl100k, tmp_path):
     missing = subprocess.run([sys.executable, "-m", "explorer", "info", "--vocab",
                               str(tmp_path / "nope.tiktoken")], capture_output=True, timeout=120)
     assert missing.returncode == 2 and b"Traceback" not in missing.stderr
+
+
+def test_encode_lines_ids_on_a_unigram_model_match_sentencepiece(monkeypatch, capsys):
+    """``--lines`` with ids on a SentencePiece Unigram model goes through the batch path."""
+    import sentencepiece as spm
+
+    model = require("sentencepiece", "botchan_en_unigram_1000.model")
+    lines = require("sentencepiece", "botchan.txt").read_text(encoding="utf-8").splitlines()
+    lines = [*lines[:400], "", "  spaced  ", "日本語 テキスト", "x\r"]
+    code, out, err = run(["encode", "--vocab", str(model), "--lines"],
+                         ("\n".join(lines) + "\n").encode(), monkeypatch, capsys)
+    assert code == 0 and err == ""
+    sp = spm.SentencePieceProcessor(model_file=str(model))
+    expected = sp.encode([line.removesuffix("\r") for line in lines])
+    assert out.split("\n")[:-1] == [" ".join(map(str, ids)) for ids in expected]
