@@ -111,10 +111,10 @@ def split_note_html(chars: list[SplitChar], index: int) -> str:
                 f"{len(ch.text.encode('utf-8', 'surrogatepass'))} UTF-8 bytes); "
                 f"{others} other token{'s' if others != 1 else ''} hold"
                 f"{'s' if others == 1 else ''} the rest.</p>")
-        label = "its bytes" if ch.exact else "token bytes (text normalized)"
+        label = "bytes of its part" if ch.exact else "token bytes (text normalized)"
         rows = "".join(
             f"<tr><td>{'<b>' if p.index == index else ''}#{p.index}"
-            f"{' (this)</b>' if p.index == index else ''}</td><td>id {p.token_id}</td>"
+            f"{' (this)</b>' if p.index == index else ''}</td><td>{p.token_id}</td>"
             f"<td>{hex_bytes(p.data)}</td></tr>" for p in ch.parts)
         notes.append(f"{head}<table cellspacing='2'><tr><th align='left'>token</th>"
                      f"<th align='left'>id</th><th align='left'>{label}</th></tr>{rows}</table>")
