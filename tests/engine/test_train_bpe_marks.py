@@ -14,6 +14,8 @@ from typing import Any
 
 import pytest
 from explorer.resources import resource_path
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from explorer.engine.formats import load_tokenizer
 from explorer.engine.trainers import (
@@ -25,11 +27,8 @@ from explorer.engine.trainers import (
     to_tokenizer,
     train,
 )
-from explorer.engine.trainers.bpe_trainer import (
-    _marked_symbols,
-    count_words,
-    train_bpe_from_counts,
-)
+from explorer.engine.trainers.bpe_marks import marked_symbols
+from explorer.engine.trainers.bpe_trainer import count_words, train_bpe_from_counts
 from explorer.engine.trainers.corpus import split_lines
 
 tokenizers = pytest.importorskip("tokenizers")
@@ -95,7 +94,7 @@ def trained(request):
     by_id = sorted(hf_model["vocab"], key=hf_model["vocab"].__getitem__)
     # HF adds the marked symbols right after specials and alphabet: replay their order.
     alphabet = {t: 0 for t in by_id if len(t) == 1 or t in cfg.special_tokens}
-    marked = set(_marked_symbols(counts, alphabet, cfg.continuing_subword_prefix,
+    marked = set(marked_symbols(counts, alphabet, cfg.continuing_subword_prefix,
                                  cfg.end_of_word_suffix)) - set(alphabet)
     start = next((i for i, t in enumerate(by_id) if t in marked), len(by_id))
     order = by_id[start:start + len(marked)] if marked else []
@@ -174,3 +173,38 @@ def test_default_symbol_order_is_deterministic():
                     end_of_word_suffix="</w>", merge_events=False)
     runs = [run(train(Corpus.from_files([BOTCHAN]), cfg)).model for _ in range(2)]
     assert runs[0] == runs[1]
+
+
+@settings(max_examples=40, deadline=None)
+@given(words=st.lists(st.text(alphabet="abc#", min_size=1, max_size=9), min_size=1,
+                      max_size=40),
+       cap=st.integers(min_value=1, max_value=6),
+       prefix=st.sampled_from([None, "##", "#"]),
+       suffix=st.sampled_from([None, "</w>", "#"]))
+def test_random_words_with_cap_and_marks_equal_hf(words, cap, prefix, suffix):
+    """Small alphabets force ties and mark collisions (``#`` + ``##a``); the cap then
+    depends on per-occurrence lengths, as in HF's ``Word::merge``."""
+    from tokenizers import Tokenizer, models, pre_tokenizers, trainers
+
+    tok = Tokenizer(models.BPE())
+    tok.pre_tokenizer = pre_tokenizers.WhitespaceSplit()
+    kw: dict[str, Any] = {"max_token_length": cap}
+    if prefix is not None:
+        kw["continuing_subword_prefix"] = prefix
+    if suffix is not None:
+        kw["end_of_word_suffix"] = suffix
+    tok.train_from_iterator([" ".join(words)], trainers.BpeTrainer(
+        vocab_size=60, show_progress=False, **kw))
+    hf_model = json.loads(tok.to_str())["model"]
+    counts: dict[str, int] = {}
+    for w in words:
+        counts[w] = counts.get(w, 0) + 1
+    cfg = BpeConfig(vocab_size=60, mode="metaspace", merge_events=False, **kw)
+    alphabet = sorted({ch for w in words for ch in w})
+    marked = [t for t in set(marked_symbols(counts, dict.fromkeys(alphabet), prefix, suffix))
+              if t not in alphabet]
+    by_id = sorted(hf_model["vocab"], key=hf_model["vocab"].__getitem__)
+    order = by_id[len(alphabet):len(alphabet) + len(marked)]
+    model = _drive(train_bpe_from_counts(counts, cfg, symbol_order=order))
+    assert [list(m) for m in model.merges] == [list(m) for m in hf_model["merges"]]
+    assert {t: i for i, t in enumerate(model.vocab)} == hf_model["vocab"]

@@ -11,10 +11,12 @@ HF's ``continuing_subword_prefix`` (``##``), ``end_of_word_suffix`` (``</w>``) a
 prefix, its last gets the suffix (first/last count skipped characters, as in HF), a merge
 drops the prefix of its right part, and with a length cap a pair is only counted when the
 merged token would be *shorter* than the cap in characters (HF's ``<``; the first pairs of
-two characters are always counted). HF numbers the prefixed/suffixed symbols in the order of
-its word hash map, which changes from run to run (and with it tie-breaks between merges);
-ours follow the first occurrence in the corpus, or an order given to
-:func:`train_bpe_from_counts` (``symbol_order``), with which merges equal HF's run for run.
+two characters are always counted). HF's quirk under a cap is kept too: a pair occurrence
+made by a merge but not counted is still subtracted when it goes, and the negative count,
+read as an unsigned number, makes that pair the next merge. HF numbers the prefixed/suffixed
+symbols in the order of its word hash map, which changes from run to run (and with it
+tie-breaks between merges); ours follow the first occurrence in the corpus, or an order given
+to :func:`train_bpe_from_counts` (``symbol_order``), with which merges equal HF's run for run.
 """
 
 from __future__ import annotations
@@ -32,6 +34,7 @@ import numpy as np
 
 from explorer.engine.pretokenizers.byte_level import bytes_to_unicode
 from explorer.engine.pretokenizers.patterns import GPT2
+from explorer.engine.trainers.bpe_marks import marked_symbols, merge_words_capped, word_symbols
 from explorer.engine.trainers.corpus import Corpus
 from explorer.engine.trainers.events import (
     Merge,
@@ -51,6 +54,7 @@ _SEQ_BITS = 40  # heap entry = -count << _COUNT_SHIFT | pair << _SEQ_BITS | seq
 _SEQ_MASK = (1 << _SEQ_BITS) - 1
 _COUNT_SHIFT = _SEQ_BITS + 2 * _SHIFT
 _LOW_MASK = (1 << _COUNT_SHIFT) - 1
+_U64 = 1 << 64
 
 
 @dataclass(frozen=True, slots=True)
@@ -160,12 +164,12 @@ def train_bpe_from_counts(
             words.append([i for i in map(get, word) if i is not None])
             wcounts.append(c)
     else:
-        for tok in (*symbol_order, *_marked_symbols(counts, word_to_id, prefix, suffix)):
+        for tok in (*symbol_order, *marked_symbols(counts, word_to_id, prefix, suffix)):
             if tok not in word_to_id:
                 word_to_id[tok] = len(id_to_word)
                 id_to_word.append(tok)
         for word, c in counts.items():
-            words.append([word_to_id[s] for s in _marked(word, word_to_id, prefix, suffix)])
+            words.append([word_to_id[s] for s in word_symbols(word, word_to_id, prefix, suffix)])
             wcounts.append(c)
     yield WordsCounted(len(words), sum(wcounts), n_alphabet)
     cap = config.max_token_length
@@ -203,12 +207,19 @@ def train_bpe_from_counts(
             top = heap[0]
             key = top >> _SEQ_BITS & _PAIR_MASK
             count = pair_counts[key]
+            if count < 0:
+                # Only with a length cap: a pair formed too long was never counted but is
+                # still uncounted when destroyed. HF reads its i32 count as u64: it wraps to
+                # a huge count, so the pair is merged next. Do the same.
+                count += _U64
             if top >> _COUNT_SHIFT != -count:  # stale: re-queue with the current count
                 heapreplace(heap, -count << _COUNT_SHIFT | top & _LOW_MASK)
                 continue
             if count < 1 or min_freq > count:
                 break
             heappop(heap)
+            if count >= _U64 >> 1:
+                count -= _U64  # events show the real (negative) count
             seq = top & _SEQ_MASK
             pos = positions[seq]
             positions[seq] = None
@@ -226,8 +237,8 @@ def train_bpe_from_counts(
             if lens is None:
                 touched = _merge_words(words, wcounts, pos, a, b, new, pair_counts)
             else:
-                touched = _merge_words_capped(words, lens, wcounts, pos, a, b, new,
-                                              pair_counts, cap or 0)
+                touched = merge_words_capped(words, lens, wcounts, pos, a, b, new,
+                                             pair_counts, cap or 0, _SHIFT)
             for k, p in touched.items():
                 c = pair_counts[k]
                 if c > 0:
@@ -256,31 +267,6 @@ def train_bpe_from_counts(
         continuing_subword_prefix=prefix,
         end_of_word_suffix=suffix,
     )
-
-
-def _marked(word: str, known: dict[str, int], prefix: str | None, suffix: str | None
-            ) -> Iterator[str]:
-    """HF ``tokenize_words``: a word's symbols with prefix/suffix marks.
-
-    Characters outside ``known`` are skipped, but still count as the word's first or last
-    (HF tests the position in the word, not among the kept characters).
-    """
-    last = len(word) - 1
-    for k, ch in enumerate(word):
-        if ch not in known:
-            continue
-        if k and prefix is not None:
-            ch = prefix + ch
-        if k == last and suffix is not None:
-            ch += suffix
-        yield ch
-
-
-def _marked_symbols(counts: WordCounts, known: dict[str, int], prefix: str | None,
-                    suffix: str | None) -> Iterator[str]:
-    """Every marked symbol of the words, in first-occurrence order (may repeat)."""
-    for word in counts:
-        yield from _marked(word, known, prefix, suffix)
 
 
 @contextmanager
@@ -380,52 +366,6 @@ def _merge_words(
                     k = new_hi | nxt
                     pair_counts[k] += c
                     touched[k].add(i)
-    return touched
-
-
-def _merge_words_capped(
-    words: list[list[int]],
-    lens: list[list[int]],
-    wcounts: list[int],
-    pos: set[int],
-    a: int,
-    b: int,
-    new: int,
-    pair_counts: defaultdict[int, int],
-    cap: int,
-) -> defaultdict[int, set[int]]:
-    """:func:`_merge_words` with HF's length cap: new pairs count only if shorter than
-    ``cap`` characters (``lens`` holds each symbol's length, kept in step with ``words``)."""
-    touched: defaultdict[int, set[int]] = defaultdict(set)
-    sh = _SHIFT
-    for i in pos:
-        w = words[i]
-        if a not in w:
-            continue
-        ln = lens[i]
-        c = wcounts[i]
-        j = 0
-        while j < len(w) - 1:  # HF Word::merge: left to right, re-scanning after a merge
-            if w[j] == a and w[j + 1] == b:
-                merged = ln[j] + ln[j + 1]
-                if j:
-                    prev = w[j - 1]
-                    pair_counts[prev << sh | a] -= c
-                    if ln[j - 1] + merged < cap:
-                        k = prev << sh | new
-                        pair_counts[k] += c
-                        touched[k].add(i)
-                w[j] = new
-                ln[j] = merged
-                del w[j + 1], ln[j + 1]
-                if j < len(w) - 1:
-                    nxt = w[j + 1]
-                    pair_counts[b << sh | nxt] -= c
-                    if ln[j + 1] + merged < cap:
-                        k = new << sh | nxt
-                        pair_counts[k] += c
-                        touched[k].add(i)
-            j += 1
     return touched
 
 
