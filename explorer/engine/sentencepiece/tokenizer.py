@@ -172,8 +172,9 @@ class SentencePieceTokenizer(Tokenizer):
         out = many.ids
         unk_id = self.model.unk_id
         for k in [k for k, ids in enumerate(out) if unk_id in ids]:
-            # unknown merging / byte fallback (it needs the pieces' lengths)
-            out[k] = self._finish_ids(normalized[k], out[k], many.segments(k))
+            # unknown merging; byte fallback needs the pieces' lengths
+            segments = many.segments(k) if self.byte_fallback else None
+            out[k] = self._finish_ids(normalized[k], out[k], segments)
         return out
 
     def _normalized_text(self, text: str) -> str:
