@@ -7,7 +7,15 @@ import pytest
 import sentencepiece as spm
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from sp_support import REFERENCE_MODELS, TRAINED, multilingual_lines, reference_model, trained_model
+from sp_support import (
+    REFERENCE_MODELS,
+    TRAINED,
+    check_offsets,
+    multilingual_lines,
+    reference_model,
+    sp_offsets,
+    trained_model,
+)
 from sp_support import udhr_paragraphs as udhr
 
 from explorer.engine.formats import load_tokenizer
@@ -204,3 +212,21 @@ def test_prefix_scores_that_flip_float32_ties_match_sentencepiece(tmp_path) -> N
     split_ab = [model.pieces.index(p) for p in ("a", "b")]
     assert sum(ids[-2:] == split_ab for ids in expected) > 50  # the flip really happens
     assert [tok.encode_ids(t) for t in texts] == expected
+
+
+@pytest.mark.parametrize("model", ["sentencepiece/botchan_en_unigram_1000.model", "uni_nfkc"])
+def test_one_long_text_goes_through_the_batch_path(model: str) -> None:
+    """A text of 8192+ characters is solved by the batch path on its own (the UI's document
+    windows, big pastes); past sentencepiece's re-basing it continues word by word."""
+    path = _path(model)
+    tok = load_tokenizer(path)
+    sp = spm.SentencePieceProcessor(model_file=str(path))
+    long_text = " ".join(line for lang in ["eng", "deu", "hin", "vie"] for line in udhr(lang))
+    assert len(long_text) > 30_000
+    for text in [long_text[:9000], long_text]:
+        tok.model._cache.clear()
+        assert tok.encode_ids(text) == sp.encode(text)
+        tok.model._cache.clear()
+        enc = tok.encode(text, allowed_special=())
+        assert enc.ids == sp.encode(text)
+        check_offsets(enc, sp_offsets(sp, text), text)

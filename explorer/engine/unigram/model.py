@@ -23,7 +23,8 @@ import math
 import operator
 import re
 from array import array
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
+from functools import partial
 from itertools import chain, compress, groupby
 from operator import itemgetter
 
@@ -51,6 +52,7 @@ _MISSING = object()
 _POPULATE_MAX = 20_000  # batch-solved words cached for later calls, up to this many
 _LENGTHS, _IDS, _LIMIT, _WORD_MAX = (itemgetter(k) for k in range(4))
 _BATCH_MIN_CHARS = 1000  # fewer new characters: the per-word Viterbi is cheaper
+_BATCH_TEXT_CHARS = 8192  # one text this long goes through the batch path on its own
 _SHORT_WORD = 2  # measured: cutting even short words wins (misses share their parts)
 _NEG_INF = float("-inf")
 _RESET = 100000.0  # sentencepiece 0.2.3 re-bases path scores beyond this magnitude
@@ -187,6 +189,14 @@ class UnigramModel:
         return self._segments(normalized, False)  # type: ignore[return-value]
 
     def _segments(self, normalized: str, ids_only: bool) -> list[Segment] | list[int]:
+        """Segment ``normalized``: long texts through :meth:`encode_many` (their new words
+        solved at once), others word by word (:meth:`_segments_by_word`)."""
+        if len(normalized) >= _BATCH_TEXT_CHARS and self._split is not None:
+            many = self.encode_many([normalized])
+            return many.ids[0] if ids_only else many.segments(0)
+        return self._segments_by_word(normalized, ids_only)
+
+    def _segments_by_word(self, normalized: str, ids_only: bool) -> list[Segment] | list[int]:
         """Segment word by word, from the cache unless float32 rounding could decide.
 
         sentencepiece runs one Viterbi over the whole sentence, so every candidate score
@@ -308,8 +318,22 @@ class UnigramModel:
                 strict=True,
             )
             for k, group in groupby(risky, key=itemgetter(0)):
-                self._repair(result, k, texts[k], [(flat[o], at, end) for _, o, at, end in group])
+                mine = occurrence[starts[k] : starts[k] + counts[k]]
+                fill = partial(self._fill_cache, table, distinct, mine)
+                self._repair(result, k, texts[k], [(flat[o], at, end) for _, o, at, end in group],
+                             fill)
         return result
+
+    def _fill_cache(self, table: _WordTable, words: list[str], which: np.ndarray) -> None:
+        """Cache the table's entries of ``words[which]`` (for the per-text path)."""
+        rows = np.unique(which).tolist()
+        lengths, ids = table.piece_len.tolist(), table.piece_id.tolist()
+        first, count = table.first.tolist(), table.count.tolist()
+        limit, word_max = table.limit.tolist(), table.word_max.tolist()
+        cache = self._cache
+        for k in rows:
+            a, b = first[k], first[k] + count[k]
+            cache[words[k]] = (tuple(lengths[a:b]), tuple(ids[a:b]), limit[k], word_max[k])
 
     def _repair(
         self,
@@ -317,16 +341,19 @@ class UnigramModel:
         k: int,
         text: str,
         risky: list[tuple[str, int, float]],
+        fill_cache: Callable[[], None],
     ) -> None:
         """Re-run text ``k``'s ``risky`` words ``(word, first piece, bound at its end)`` from
         the exact float32 prefix score (the per-text path's rule); past sentencepiece's
-        re-basing threshold the whole text takes the per-text path."""
+        re-basing threshold the whole text takes the per-text path, its words cached first
+        by ``fill_cache``."""
         ids = result.ids[k]
         lengths = result.lengths_of(k)
         base, done, shift = 0.0, 0, 0  # exact score over ids[:done]; pieces added so far
         for word, first, bound in risky:
             if bound >= _RESET_GUARD:
-                result.set_exact(k, self.segments(text))
+                fill_cache()
+                result.set_exact(k, self._segments_by_word(text, False))  # type: ignore[arg-type]
                 return
             at = first + shift
             base = self._accumulate(ids[done:at], base)
