@@ -58,6 +58,24 @@ class BatchResult:
         return lengths, ids
 
 
+class _Buffers:
+    """Edge arrays reused from chunk to chunk: fresh ones would be paged in every time."""
+
+    def __init__(self, max_len: int) -> None:
+        self._rows = max_len + 1
+        self._scores = np.zeros((self._rows, 0), np.float32)
+        self._ids = np.zeros((self._rows, 0), np.int32)
+
+    def edges(self, cells: int) -> tuple[np.ndarray, np.ndarray]:
+        """``(scores, ids)`` for ``cells`` positions: scores all -inf, ids left over."""
+        if self._scores.shape[1] < cells:
+            self._scores = np.empty((self._rows, cells), np.float32)
+            self._ids = np.zeros((self._rows, cells), np.int32)
+        scores = self._scores[:, :cells]
+        scores.fill(-np.inf)
+        return scores, self._ids[:, :cells]
+
+
 MAX_WORD = 256
 """Longer words take the per-word path: the lock step costs one round per character."""
 
@@ -176,13 +194,15 @@ class BatchViterbi:
         ends = np.cumsum(lengths[order])
         span = max(self.max_len, 1)
         parts: list[tuple[np.ndarray, ...]] = []
+        buffers = _Buffers(self.max_len)
         start = 0
         while start < count:
             done = int(ends[start - 1]) if start else 0
             budget = max(_CHUNK_CELLS // span, int(lengths[order[start]]))
             end = int(np.searchsorted(ends, done + budget, side="right"))
-            chunk = list(map(words.__getitem__, order[start:end].tolist()))
-            parts.append(self._run_sorted(chunk))
+            rows = order[start:end]
+            chunk = list(map(words.__getitem__, rows.tolist()))
+            parts.append(self._run_sorted(chunk, lengths[rows], buffers))
             start = end
         # rows are in length order; word order[r] is row r
         counts = np.concatenate([p[0] for p in parts])
@@ -197,11 +217,12 @@ class BatchViterbi:
         piece_id = np.concatenate([p[2] for p in parts])
         return BatchResult(start, word_count, piece_len, piece_id, margin, top)
 
-    def _run_sorted(self, words: list[str]) -> tuple[np.ndarray, ...]:
+    def _run_sorted(
+        self, words: list[str], lengths: np.ndarray, buffers: _Buffers
+    ) -> tuple[np.ndarray, ...]:
         """:meth:`run` on words sorted by decreasing length: ``(piece counts, piece lengths,
         piece ids, margins, tops)``, pieces word after word."""
         count = len(words)
-        lengths = np.fromiter(map(len, words), np.int64, count)
         text = "".join(words)
         codes = np.frombuffer(text.encode("utf-32-le", "surrogatepass"), np.uint32)
         chars = self.char_index[codes]
@@ -216,7 +237,8 @@ class BatchViterbi:
         np.cumsum(active, out=row_start[1:])
         row_of = row_start[column] + word_of  # text position -> row position
         room = lengths[word_of] - column  # characters left in the word, this one included
-        scores, ids, has_edges = self._edges(chars, column, room, row_of, longest)
+        scores, ids = buffers.edges(len(codes))
+        has_edges = self._edges(chars, column, room, row_of, longest, scores, ids)
 
         cells = len(codes)
         best: list[np.ndarray] = [np.zeros(count, np.float32)]
@@ -232,16 +254,16 @@ class BatchViterbi:
                 if not has_edges[length][i]:
                     continue
                 at = row_start[i]
-                cand = best[i][:width] + scores[length][at : at + width]
+                cand = best[i][:width] + scores[length, at : at + width]
                 if first is None:
                     first = cand
                     runner_up = np.full(width, neg_inf, np.float32)
                     picked = np.full(width, length, np.int16)
                     continue
-                wins = cand > first
-                runner_up = np.where(wins, first, np.maximum(runner_up, cand))
-                first = np.where(wins, cand, first)
-                picked = np.where(wins, np.int16(length), picked)
+                # ties keep the earlier start: only a strictly greater score is picked
+                np.copyto(picked, np.int16(length), where=cand > first)
+                np.maximum(runner_up, np.minimum(first, cand), out=runner_up)
+                np.maximum(first, cand, out=first)
             assert first is not None and runner_up is not None and picked is not None
             gap = first.astype(np.float64) - runner_up
             np.minimum(margin[:width], gap, out=margin[:width])
@@ -259,23 +281,22 @@ class BatchViterbi:
         room: np.ndarray,
         row_of: np.ndarray,
         longest: int,
-    ) -> tuple[dict[int, np.ndarray], dict[int, np.ndarray], dict[int, np.ndarray]]:
-        """Scores and ids of every piece occurrence, by length, in row layout.
+        scores: np.ndarray,
+        ids: np.ndarray,
+    ) -> dict[int, np.ndarray]:
+        """Fill in the score and id of every piece occurrence, by length, in row layout.
 
-        ``scores[L][r]`` is the score of the piece of length ``L`` starting at row position
-        ``r`` (-inf: none); ``has_edges[L][i]`` says whether any word has one at column ``i``.
-        Length 1 always has an edge: the one-character piece, or ``<unk>``.
+        ``scores[L, r]`` becomes the score of the piece of length ``L`` starting at row
+        position ``r`` (-inf: none; the caller passes all -inf), ``ids[L, r]`` its id
+        (elsewhere left as it was). Returns ``has_edges``: ``has_edges[L][i]`` says whether
+        any word has a piece of length ``L`` at column ``i``. Length 1 always has an edge:
+        the one-character piece, or ``<unk>``.
         """
-        cells = len(chars)
         node = self.root_child[chars]
         piece = self.piece[node]
         single = piece >= 0
-        score1 = np.where(single, self.score[node], self.unk_score).astype(np.float32)
-        id1 = np.where(single, piece, self.unk_id).astype(np.int32)
-        scores = {1: np.empty(cells, np.float32)}
-        ids = {1: np.empty(cells, np.int32)}
-        scores[1][row_of] = score1
-        ids[1][row_of] = id1
+        scores[1, row_of] = np.where(single, self.score[node], self.unk_score)
+        ids[1, row_of] = np.where(single, piece, self.unk_id)
         has_edges = {1: np.ones(longest + 1, bool)}
         pos = np.flatnonzero(self.has_child[node])
         at = node[pos]
@@ -291,11 +312,8 @@ class BatchViterbi:
             full = piece >= 0
             if full.any():
                 target = row_of[pos[full]]
-                level = np.full(cells, -np.inf, np.float32)
-                level[target] = self.score[at[full]]
-                level_ids = np.zeros(cells, np.int32)
-                level_ids[target] = piece[full]
-                scores[length], ids[length] = level, level_ids
+                scores[length, target] = self.score[at[full]]
+                ids[length, target] = piece[full]
                 flags = np.zeros(longest + 1, bool)
                 flags[column[pos[full]]] = True
                 has_edges[length] = flags
@@ -304,14 +322,14 @@ class BatchViterbi:
         empty = np.zeros(longest + 1, bool)
         for length in range(2, self.max_len + 1):
             has_edges.setdefault(length, empty)
-        return scores, ids, has_edges
+        return has_edges
 
     def _backtrack(
         self,
         lengths: np.ndarray,
         row_start: np.ndarray,
         choice: np.ndarray,
-        ids: dict[int, np.ndarray],
+        ids: np.ndarray,
     ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """Follow the choices back from each word's end: ``(piece counts, piece lengths,
         piece ids)``, pieces in order, word after word."""
@@ -338,7 +356,5 @@ class BatchViterbi:
         out_len = np.empty(len(who), np.int64)
         out_len[dest] = length
         out_id = np.empty(len(who), np.int64)
-        for size in np.unique(length).tolist():
-            sel = length == size
-            out_id[dest[sel]] = ids[size][at[sel]]
+        out_id[dest] = ids[length, at]
         return pieces, out_len, out_id
