@@ -92,6 +92,7 @@ class SentencePieceNormalizer:
         self._multi_first = frozenset(multi_first - singles)
         self._seconds = frozenset(seconds)
         self._any_rule_char = self._singles | self._seconds  # one test for the common case
+        self._spaced_multi: bool | None = None  # see _multi_rules_spaced
         # True when no rule can apply to ASCII-only text (then the check is one isascii()).
         self._ascii_passes = not any(c.isascii() for c in self._singles) and (
             not any(c.isascii() for c in self._seconds)
@@ -144,15 +145,20 @@ class SentencePieceNormalizer:
         if not (text.isascii() and self._ascii_passes) and not self._any_rule_char.isdisjoint(
             text
         ):
-            if (self._untranslatable and not self._untranslatable.isdisjoint(text)) or (
+            if self._untranslatable and not self._untranslatable.isdisjoint(text):
+                return self.normalize(text).text
+            if (
                 self._multi_start is not None
                 and not self._seconds.isdisjoint(text)
                 and not self._multi_first_all.isdisjoint(text)
                 and self._multi_start.search(text)
             ):
-                return self.normalize(text).text
-            # Every rule that can apply maps one character: apply them all in C.
-            if not self._singles.isdisjoint(text):
+                if not self._multi_rules_spaced():
+                    text = self._apply_rules(text)
+                else:
+                    return self.normalize(text).text
+            elif not self._singles.isdisjoint(text):
+                # Every rule that can apply maps one character: apply them all in C.
                 text = text.translate(self._table)
         # Only the whitespace rules are left.
         if self.remove_extra_whitespaces:
@@ -176,6 +182,43 @@ class SentencePieceNormalizer:
         if self.add_dummy_prefix and self.treat_whitespace_as_suffix:
             body += space
         return body
+
+    def _multi_rules_spaced(self) -> bool:
+        """Whether a rule of two or more characters has two spaces in a row in its
+        replacement (then the whitespace pass would differ from sentencepiece's; computed
+        on first use)."""
+        spaced = self._spaced_multi
+        if spaced is None:
+            rules = self.charsmap.rules if self.charsmap is not None else {}
+            spaced = self._spaced_multi = any(
+                "  " in value for key, value in rules.items() if len(key) > 1
+            )
+        return spaced
+
+    def _apply_rules(self, text: str) -> str:
+        """The charsmap's rules applied left to right, longest match first, without the
+        whitespace rules or alignment (callers ensure no user symbol can match)."""
+        assert self.charsmap is not None and self._special is not None
+        longest_match = self.charsmap.longest_match
+        search = self._special.search
+        parts: list[str] = []
+        pos, n = 0, len(text)
+        while pos < n:
+            m = search(text, pos)
+            if m is None:
+                parts.append(text[pos:])
+                break
+            start = m.start()
+            if start > pos:
+                parts.append(text[pos:start])
+            found = longest_match(text, start)
+            if found is None:
+                parts.append(text[start])
+                pos = start + 1
+            else:
+                parts.append(found[0])
+                pos = start + found[1]
+        return "".join(parts)
 
     def normalize(self, text: str) -> Normalized:
         """Normalize ``text`` the way sentencepiece does and align it with ``text``."""
