@@ -31,7 +31,7 @@ from PySide6.QtGui import (
 from PySide6.QtWidgets import QPlainTextEdit, QTextEdit, QToolTip, QWidget
 
 from explorer.engine.offsets import Utf16Map
-from explorer.ui.token_painter import Graphemes
+from explorer.ui.graphemes import Graphemes
 
 TooltipAt = Callable[[int, str, int], str | None]
 SPLIT_NOTE = ("<p><b>One character, {n} code points, split between tokens</b> "
@@ -43,10 +43,10 @@ BIG_PASTE_CHARS = 100_000
 
 def cluster_bounds(text: str, col16: int) -> tuple[int, int]:
     """UTF-16 ``(start, end)`` of the grapheme cluster of ``text`` holding column ``col16``."""
-    n = Utf16Map(text).length_utf16
-    if not 0 <= col16 < n:
+    u16 = Utf16Map(text)
+    if not 0 <= col16 < u16.length_utf16:
         return col16, col16
-    g = Graphemes(text, n)
+    g = Graphemes(text, u16)
     start = g.down(col16)
     return start, g.up(start + 1)
 

@@ -1,9 +1,8 @@
 """Characters a token holds only part of: which tokens share each, and the bytes of each part.
 
-A *character* here is an extended grapheme cluster by Unicode's rules (``regex``'s ``\\X``, the
-library the engine's pre-tokenizers use). Qt's text layout, which the painter asks, agrees
-except for a few cases where it is wrong (a flag right after an emoji, "🦜🇫🇷", gets a boundary
-between its two regional indicators): the note names the whole flag. A character is *split* when
+A *character* here is an extended grapheme cluster (:func:`explorer.ui.graphemes.cluster_at`,
+``regex``'s ``\\X``: the same definition the painter and the editor use, so a flag right
+after an emoji, "🦜🇫🇷", is one character everywhere). A character is *split* when
 more than one token overlaps it: byte-level BPE cutting an emoji's four UTF-8 bytes into
 several tokens, or a Devanagari cluster whose vowel sign starts the next token.
 
@@ -21,15 +20,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-import regex
-
+from explorer.ui.graphemes import cluster_at
 from explorer.workers.doctokens import DocTokens
-
-_CLUSTER = regex.compile(r"\X")
-
-CONTEXT = 64
-"""Code points of the line on each side of a token edge searched for its cluster: enough for
-any real cluster, and a 10 MB single-line document costs no more than a short one."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -54,19 +46,6 @@ class SplitChar:
     parts: tuple[SplitPart, ...]
     exact: bool
     """True when each part's bytes are exactly its share of the character's UTF-8."""
-
-
-def cluster_at(text: str, offset: int) -> tuple[int, int]:
-    """Code-point span of the grapheme cluster of ``text`` holding code point ``offset``."""
-    lo = max(text.rfind("\n", max(0, offset - CONTEXT), offset) + 1, offset - CONTEXT, 0)
-    hi = text.find("\n", offset, offset + CONTEXT)
-    hi = min(len(text), offset + CONTEXT) if hi == -1 else hi
-    if offset >= hi:  # a line end is a cluster of its own
-        return offset, offset + 1
-    for m in _CLUSTER.finditer(text, lo, hi):
-        if m.end() > offset:
-            return m.start(), m.end()
-    return offset, offset + 1  # not reached: the clusters cover [lo, hi)
 
 
 def tokens_over(doc: DocTokens, index: int, start: int, end: int) -> list[int]:

@@ -15,7 +15,8 @@ Until a typed character's result lands (a few ms), the edited block's colours ar
 along with its text (:meth:`TokenPainter.shift_for_edit`) so they do not slide off their
 characters for a frame.
 
-Format-range edges fall only on grapheme-cluster boundaries (:class:`Graphemes`), because
+Format-range edges fall only on grapheme-cluster boundaries (:mod:`explorer.ui.graphemes`,
+``regex``'s ``\\X``: the one definition the editor and inspector use too), because
 Qt shapes each format range separately: a colour edge inside a user-perceived character
 (Devanagari vowel sign, ZWJ emoji sequence, flag, skin tone, combining mark) breaks its
 rendering. A cluster covered by more than one token gets one "split character" format over the
@@ -42,6 +43,7 @@ from PySide6.QtGui import (
 
 from explorer.engine.encoding import Token
 from explorer.engine.offsets import Utf16Map
+from explorer.ui.graphemes import Graphemes
 from explorer.ui.palettes import DEFAULT_PALETTE, PALETTES, color_index
 from explorer.workers.doctokens import DocTokens
 
@@ -140,7 +142,7 @@ def block_ranges(doc: DocTokens, line: int, text: str,
         spans.append((s16, e16, tok, False))
     if text.isascii() and "\r\n" not in text:  # one code unit per grapheme: nothing to split
         return [_range(s, e, formats.format(tok)) for s, e, tok, _ in spans]
-    return _cluster_ranges(text, u16.length_utf16, spans, formats)
+    return _cluster_ranges(text, u16, spans, formats)
 
 
 def _range(start: int, end: int, fmt: QTextCharFormat) -> QTextLayout.FormatRange:
@@ -150,52 +152,17 @@ def _range(start: int, end: int, fmt: QTextCharFormat) -> QTextLayout.FormatRang
     return r
 
 
-class Graphemes:
-    """Grapheme-cluster boundaries of one block's text, as Qt's text engine draws them.
-
-    Asks a ``QTextLayout`` of the text (its cursor positions are the cluster boundaries the
-    engine shapes and moves the cursor by), not ``QTextBoundaryFinder``: in Qt 6.11 the finder
-    reports a boundary at every UTF-16 unit, even inside surrogate pairs, for astral characters
-    that follow Devanagari or Thai text in the same string ("हि 🇫🇷"), while the layout gets
-    them right (and agrees with ``regex``'s ``\\X``). Only the layout's character attributes
-    are computed (no line layout): about 10 µs per block.
-    """
-
-    __slots__ = ("_layout", "length16")
-
-    def __init__(self, text: str, length16: int) -> None:
-        self._layout = QTextLayout(text)
-        self.length16 = length16
-        """UTF-16 length of the text (from :class:`Utf16Map`)."""
-
-    def is_boundary(self, x: int) -> bool:
-        """True when UTF-16 offset ``x`` is between two clusters (or at either end)."""
-        return x <= 0 or x >= self.length16 or self._layout.isValidCursorPosition(x)
-
-    def down(self, x: int) -> int:
-        """The cluster boundary at or before ``x``."""
-        if self.is_boundary(x):
-            return x
-        return self._layout.previousCursorPosition(x, QTextLayout.CursorMode.SkipCharacters)
-
-    def up(self, x: int) -> int:
-        """The cluster boundary at or after ``x``."""
-        if self.is_boundary(x):
-            return x
-        return self._layout.nextCursorPosition(x, QTextLayout.CursorMode.SkipCharacters)
-
-
-def split_clusters(text: str, length16: int, spans: list[Span16]) -> list[tuple[int, int]]:
+def split_clusters(text: str, u16: Utf16Map, spans: list[Span16]) -> list[tuple[int, int]]:
     """UTF-16 runs of whole grapheme clusters that are covered by more than one token.
 
-    ``text`` is a block's text, ``length16`` its UTF-16 length, ``spans`` its tokens in order.
+    ``text`` is a block's text, ``u16`` its offset map, ``spans`` its tokens in order.
     A cluster is split when a token edge falls inside it, when tokens share it (partial UTF-8)
     or when two token spans overlap on it. Qt shapes a format range on its own, so a colour
     edge inside a cluster would show a Devanagari vowel sign on a dotted circle, a flag as two
     letters, a ZWJ family as separate people: such clusters get one range over the whole.
     Touching runs are merged. Only the token edges are looked up, not every cluster.
     """
-    g = Graphemes(text, length16)
+    g = Graphemes(text, u16)
     down, up = g.down, g.up
     bad: list[tuple[int, int]] = []
     reach = 0  # furthest token end so far
@@ -225,7 +192,7 @@ def snap_to_graphemes(text: str, ranges: list[QTextLayout.FormatRange]
                       ) -> list[QTextLayout.FormatRange]:
     """``ranges`` (in order) widened to whole grapheme clusters of ``text``; a range that
     would overlap the one before starts where that one ends (so may vanish)."""
-    g = Graphemes(text, Utf16Map(text).length_utf16)
+    g = Graphemes(text)
     out: list[QTextLayout.FormatRange] = []
     reach = 0
     for r in ranges:
@@ -237,10 +204,10 @@ def snap_to_graphemes(text: str, ranges: list[QTextLayout.FormatRange]
     return out
 
 
-def _cluster_ranges(text: str, length16: int, spans: list[Span16],
+def _cluster_ranges(text: str, u16: Utf16Map, spans: list[Span16],
                     formats: TokenFormats) -> list[QTextLayout.FormatRange]:
     """Token ranges minus the split clusters, plus one split-style range per split run."""
-    split = split_clusters(text, length16, spans)
+    split = split_clusters(text, u16, spans)
     if not split:
         return [_range(s, e, formats.format(tok)) for s, e, tok, _ in spans]
     out = [(s, e, formats.split) for s, e in split]

@@ -18,6 +18,7 @@ from PySide6.QtCore import QPoint, Qt
 from PySide6.QtGui import QTextCursor
 
 from explorer.engine.encoding import Token
+from explorer.engine.offsets import Utf16Map
 from explorer.ui.editor import SPLIT_NOTE, cluster_bounds, snap_to_clusters
 from explorer.ui.token_painter import SPLIT_COLORS, TokenFormats, split_clusters
 
@@ -31,7 +32,10 @@ CLUSTERS = {
     "skin-tone": "👍🏽",
     "combining": "e\u0301",
     "cjk-ext-b": "𠀋",
-    "flag-after-devanagari": "हि 🇫🇷",  # QTextBoundaryFinder gets this wrong (see Graphemes)
+    "flag-after-devanagari": "हि 🇫🇷",  # QTextBoundaryFinder gets this wrong
+    "flag-after-emoji": "🦜🇫🇷",  # QTextLayout gets this wrong
+    "hangul-jamo": "\u1112\u1161\u11ab",  # conjoining L V T: one syllable
+    "zwj-rainbow-flag": "🏳\ufe0f\u200d🌈",
 }
 
 
@@ -128,34 +132,36 @@ def spans_of(text: str, cuts: list[tuple[int, int]]) -> list:
 
 def test_split_clusters_unit_cases():
     text = "a👍🏽b"  # clusters: a | 👍🏽 (4 units) | b
+    m = Utf16Map(text)
     # a token edge between the hand and the skin tone: the whole cluster is split
-    assert split_clusters(text, 6, spans_of(text, [(0, 2), (2, 3), (3, 4)])) == [(1, 5)]
+    assert split_clusters(text, m, spans_of(text, [(0, 2), (2, 3), (3, 4)])) == [(1, 5)]
     # a token wholly inside the cluster
-    assert split_clusters(text, 6, spans_of(text, [(0, 1), (1, 2), (2, 3), (3, 4)])) == [(1, 5)]
+    assert split_clusters(text, m, spans_of(text, [(0, 1), (1, 2), (2, 3), (3, 4)])) == [(1, 5)]
     # whole clusters: nothing split
-    assert split_clusters(text, 6, spans_of(text, [(0, 1), (1, 3), (3, 4)])) == []
+    assert split_clusters(text, m, spans_of(text, [(0, 1), (1, 3), (3, 4)])) == []
     # overlapping tokens (byte-level BPE: both touch the cluster)
-    assert split_clusters(text, 6, spans_of(text, [(0, 3), (1, 3), (3, 4)])) == [(1, 5)]
+    assert split_clusters(text, m, spans_of(text, [(0, 3), (1, 3), (3, 4)])) == [(1, 5)]
     # tokens sharing one span (partial UTF-8 of one character)
     shared = spans_of("𠀋x", [(0, 1), (1, 2)])
     shared[0] = (*shared[0][:3], True)
-    assert split_clusters("𠀋x", 3, shared) == [(0, 2)]
+    assert split_clusters("𠀋x", Utf16Map("𠀋x"), shared) == [(0, 2)]
     # neighbouring split clusters merge into one run
     t2 = "🇫🇷🇯🇵"
     cuts = [(0, 1), (1, 3), (3, 4)]
-    assert split_clusters(t2, 8, spans_of(t2, cuts)) == [(0, 8)]
+    assert split_clusters(t2, Utf16Map(t2), spans_of(t2, cuts)) == [(0, 8)]
 
 
 def test_graphemes_agree_with_uax29_on_the_samples():
     from explorer.resources import resource_path
 
     from explorer.engine.offsets import Utf16Map
-    from explorer.ui.token_painter import Graphemes
+    from explorer.ui.graphemes import Graphemes
 
     for name in ("multilingual", "emoji"):
         for line in resource_path(f"samples/{name}.txt").read_text("utf-8").splitlines():
             n = Utf16Map(line).length_utf16
-            g = Graphemes(line, n)
+            g = Graphemes(line)
+            assert g.length16 == n
             assert [x for x in range(n + 1) if g.is_boundary(x)] == grapheme_boundaries(line)
 
 

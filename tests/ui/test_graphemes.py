@@ -1,0 +1,103 @@
+"""The one grapheme definition (``regex``'s ``\\X``) and every UI place that asks it.
+
+The oracle (:func:`painting_oracle.grapheme_boundaries`) walks ``\\X`` matches and counts
+UTF-16 units by encoding, independently of :class:`Utf16Map` and of the helper's bisecting.
+"""
+
+from __future__ import annotations
+
+from itertools import pairwise
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from painting_oracle import grapheme_boundaries, u16
+
+from explorer.engine.offsets import Utf16Map
+from explorer.ui.editor import cluster_bounds, snap_to_clusters
+from explorer.ui.graphemes import WHOLE_LINE, Graphemes, boundaries, cluster_at
+
+CASES = {
+    "flag-after-emoji": "🦜🇫🇷",  # Qt's QTextLayout puts a boundary inside the flag
+    "flags-run": "🇫🇷🇯🇵🇩🇪x🇺",
+    "zwj-family": "👨\u200d👩\u200d👧\u200d👦 ok",
+    "zwj-rainbow": "🏳\ufe0f\u200d🌈!",
+    "skin-tone": "👍🏽👋🏿x",
+    "devanagari": "हिन्दी क्षत्रिय",
+    "hangul-jamo": "\u1112\u1161\u11ab\u1100\u1161 한",
+    "combining": "e\u0301a\u0308\u0301\u0323 x",
+    "flag-after-devanagari": "हि 🇫🇷",
+    "crlf": "a\r\nb",
+    "astral-cjk": "𠀋𠀋a",
+}
+
+TRICKY = ["a", " ", "e", "\u0301", "\u200d", "\ufe0f", "🇫", "🇷", "👍", "🏽", "👨", "🦜",
+          "ह", "ि", "्", "न", "\u1112", "\u1161", "\u11ab", "한", "𠀋", "\r", "\n"]
+
+
+def oracle_cluster(text: str, x16: int) -> tuple[int, int]:
+    b = grapheme_boundaries(text)
+    for s, e in pairwise(b):
+        if s <= x16 < e:
+            return s, e
+    raise AssertionError(x16)
+
+
+def check_against_oracle(text: str) -> None:
+    g = Graphemes(text)
+    n = u16(text)
+    assert g.length16 == n
+    bounds = grapheme_boundaries(text)
+    assert [x for x in range(n + 1) if g.is_boundary(x)] == bounds
+    for x in range(n + 1):
+        assert g.down(x) == max(b for b in bounds if b <= x)
+        assert g.up(x) == min(b for b in bounds if b >= x)
+    for x in range(n):
+        assert cluster_bounds(text, x) == oracle_cluster(text, x)
+
+
+@pytest.mark.parametrize("text", CASES.values(), ids=CASES.keys())
+def test_boundaries_match_the_oracle(text):
+    check_against_oracle(text)
+
+
+def test_flag_after_emoji_is_one_cluster_everywhere():
+    text = "🦜🇫🇷"
+    assert grapheme_boundaries(text) == [0, 2, 6]
+    assert cluster_bounds(text, 4) == (2, 6)  # the second regional indicator
+    assert snap_to_clusters(text, 4, 6) == (2, 6)
+    assert cluster_at(text, 2) == (1, 3)  # code points
+    assert boundaries(text) == [0, 1, 3]
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.lists(st.sampled_from(TRICKY), max_size=14).map("".join))
+def test_random_tricky_text_matches_the_oracle(text):
+    check_against_oracle(text.replace("\n", ""))  # a block never holds a line break
+    # cluster_at (code points, whole document) gives the same clusters, line by line
+    pos = 0
+    for line in text.split("\n"):
+        m = Utf16Map(line)
+        for cp in range(len(line)):
+            s16, e16 = oracle_cluster(line, m.to_utf16(cp))
+            assert cluster_at(text, pos + cp) == (pos + m.to_codepoint(s16),
+                                                  pos + m.to_codepoint(e16))
+        if pos + len(line) < len(text):
+            assert cluster_at(text, pos + len(line)) == (pos + len(line), pos + len(line) + 1)
+        pos += len(line) + 1
+
+
+def test_cluster_at_on_a_long_line_keeps_flags_paired():
+    """Past WHOLE_LINE the search is windowed; a run of flags must still pair from its start."""
+    line = "x" + "🇫🇷" * (WHOLE_LINE // 2 + 50)  # odd offset of the run start
+    text = f"first\n{line}\nlast"
+    base = text.index(line)
+    for cp in (1, 2, 501, 502, len(line) - 1, len(line) - 2):
+        s = 1 + (cp - 1) // 2 * 2
+        assert cluster_at(text, base + cp) == (base + s, base + s + 2), cp
+    assert cluster_at(text, base) == (base, base + 1)
+    devanagari = "हिन्दी " * 1000
+    text = f"{devanagari}\n"
+    for cp in (0, 1, 3000, 5999):
+        s16, e16 = oracle_cluster(devanagari, cp)  # BMP only: UTF-16 == code points
+        assert cluster_at(text, cp) == (s16, e16)
