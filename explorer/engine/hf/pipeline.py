@@ -30,6 +30,7 @@ from explorer.engine.hf.normalized import Aligned
 from explorer.engine.hf.normalizers import Normalizer
 from explorer.engine.hf.post_processors import PostProcessor
 from explorer.engine.hf.pre_tokenizers import PreTokenizer
+from explorer.engine.hf.token_bytes import TokenBytes, make_token
 from explorer.engine.tokenizer import (
     ModelType,
     PipelineStages,
@@ -88,6 +89,9 @@ class PipelineTokenizer(Tokenizer):
         for t in components.added_tokens:
             self._id_to_piece[t.id] = t.content
         self._size = max(self._id_to_piece, default=-1) + 1
+        self._token_bytes = TokenBytes(components.decoder)
+        self._unk_id = getattr(self.model, "unk_id", None)
+        self._scores = getattr(self.model, "scores", None)
         specials = {t.content: t.id for t in components.added_tokens if t.special}
         self._info = TokenizerInfo(
             name=name,
@@ -160,20 +164,21 @@ class PipelineTokenizer(Tokenizer):
     def _encoding(self, text: str, raw: list[tuple[int, str, int, int, bool]]) -> Encoding:
         # Decode vocabulary spellings (HF's Unigram reports an unknown token's *text* as
         # its value, but decodes the id to the unk piece).
-        pieces = self._id_to_piece
-        chunks = decode_tokens(self.c.decoder, [pieces.get(r[0], r[1]) for r in raw])
-        unk = getattr(self.model, "unk_id", None)
-        scores = getattr(self.model, "scores", None)
-        tokens = [
-            Token(
-                id=tid, piece=piece, token_bytes=chunk, start=s, end=e,
-                special=special,  # split out before the model (a model [UNK] is not)
-                unknown=tid == unk,
-                score=scores[tid] if scores is not None and not special
-                and tid < len(scores) else None,
-            )
-            for (tid, piece, s, e, special), chunk in zip(raw, chunks, strict=True)
-        ]
+        get = self._id_to_piece.get
+        chunks = self._token_bytes.decode([get(r[0], r[1]) for r in raw])
+        unk = self._unk_id
+        scores = self._scores
+        make = make_token
+        if scores is None:
+            tokens = [make(tid, piece, chunk, s, e, special, tid == unk, None)
+                      for (tid, piece, s, e, special), chunk in zip(raw, chunks, strict=True)]
+        else:
+            n = len(scores)
+            tokens = [
+                make(tid, piece, chunk, s, e, special, tid == unk,
+                     scores[tid] if not special and tid < n else None)
+                for (tid, piece, s, e, special), chunk in zip(raw, chunks, strict=True)
+            ]
         return Encoding(text, tokens)
 
     def encode(self, text: str, *,
