@@ -59,3 +59,13 @@ def encode_job(tokenizer: Tokenizer, base: DocTokens | None, text: str,
             return Encoded(updated[0], updated[1], revision)
     doc = yield from encode_document(tokenizer, text)
     return Encoded(doc, None, revision)
+
+
+def special_ids_job(tokenizer: Tokenizer, text: str) -> Generator[str, None, list[int]]:
+    """Ids of ``text`` with the post-processor run, like HF ``encode(text,
+    add_special_tokens=True).ids`` (the tokenizer must :meth:`~Tokenizer.supports_post_processor`).
+
+    The whole text is encoded in one call: the template's tokens go around the whole
+    sequence, which the document's segments cannot give."""
+    yield "adding special tokens"
+    return list(tokenizer.encode(text, add_special_tokens=True).ids)  # type: ignore[call-arg]
