@@ -212,6 +212,10 @@ def test_prefix_scores_that_flip_float32_ties_match_sentencepiece(tmp_path) -> N
     split_ab = [model.pieces.index(p) for p in ("a", "b")]
     assert sum(ids[-2:] == split_ab for ids in expected) > 50  # the flip really happens
     assert [tok.encode_ids(t) for t in texts] == expected
+    # the same words in texts long enough for sentencepiece to re-base its scores
+    long_texts = [" ".join(texts[k : k + 80]) for k in range(0, 800, 80)]  # past 100000
+    tok.model._cache.clear()
+    assert tok.encode_ids_batch(long_texts) == sp.encode(long_texts)
 
 
 @pytest.mark.parametrize("model", ["sentencepiece/botchan_en_unigram_1000.model", "uni_nfkc"])

@@ -23,8 +23,7 @@ import math
 import operator
 import re
 from array import array
-from collections.abc import Callable, Iterable, Sequence
-from functools import partial
+from collections.abc import Iterable, Sequence
 from itertools import chain, compress, groupby
 from operator import itemgetter
 
@@ -51,6 +50,7 @@ _INF = float("inf")
 _MISSING = object()
 _POPULATE_MAX = 20_000  # batch-solved words cached for later calls, up to this many
 _LENGTHS, _IDS, _LIMIT, _WORD_MAX = (itemgetter(k) for k in range(4))
+_NUMPY_SUM_MIN = 12  # float32 running sums this long go through numpy (measured crossover)
 _BATCH_MIN_CHARS = 1000  # fewer new characters: the per-word Viterbi is cheaper
 _BATCH_TEXT_CHARS = 8192  # one text this long goes through the batch path on its own
 _SHORT_WORD = 2  # measured: cutting even short words wins (misses share their parts)
@@ -109,6 +109,19 @@ class _WordTable:
         self.word_max = np.zeros(size)
         self.piece_len = np.zeros(0, np.int64)
         self.piece_id = np.zeros(0, np.int64)
+        self._lists: tuple[list[int], list[int], list[int], list[int], list[float]] | None = None
+
+    def lists(self) -> tuple[list[int], list[int], list[int], list[int], list[float]]:
+        """``piece_len, piece_id, first, count, limit`` as Python lists (made once)."""
+        if self._lists is None:
+            self._lists = (
+                self.piece_len.tolist(),
+                self.piece_id.tolist(),
+                self.first.tolist(),
+                self.count.tolist(),
+                self.limit.tolist(),
+            )
+        return self._lists
 
 
 class UnigramModel:
@@ -318,46 +331,38 @@ class UnigramModel:
                 strict=True,
             )
             for k, group in groupby(risky, key=itemgetter(0)):
-                mine = occurrence[starts[k] : starts[k] + counts[k]]
-                fill = partial(self._fill_cache, table, distinct, mine)
-                self._repair(result, k, texts[k], [(flat[o], at, end) for _, o, at, end in group],
-                             fill)
+                a = int(starts[k])
+                rows = occurrence[a : a + int(counts[k])].tolist()
+                self._repair(result, k, [(o - a, at, end) for _, o, at, end in group],
+                             flat[a : a + int(counts[k])], rows, table)
         return result
-
-    def _fill_cache(self, table: _WordTable, words: list[str], which: np.ndarray) -> None:
-        """Cache the table's entries of ``words[which]`` (for the per-text path)."""
-        rows = np.unique(which).tolist()
-        lengths, ids = table.piece_len.tolist(), table.piece_id.tolist()
-        first, count = table.first.tolist(), table.count.tolist()
-        limit, word_max = table.limit.tolist(), table.word_max.tolist()
-        cache = self._cache
-        for k in rows:
-            a, b = first[k], first[k] + count[k]
-            cache[words[k]] = (tuple(lengths[a:b]), tuple(ids[a:b]), limit[k], word_max[k])
 
     def _repair(
         self,
         result: ManyEncoded,
         k: int,
-        text: str,
-        risky: list[tuple[str, int, float]],
-        fill_cache: Callable[[], None],
+        risky: list[tuple[int, int, float]],
+        words: list[str],
+        rows: list[int],
+        table: _WordTable,
     ) -> None:
-        """Re-run text ``k``'s ``risky`` words ``(word, first piece, bound at its end)`` from
-        the exact float32 prefix score (the per-text path's rule); past sentencepiece's
-        re-basing threshold the whole text takes the per-text path, its words cached first
-        by ``fill_cache``."""
+        """Re-run text ``k``'s ``risky`` words ``(word index, first piece, bound at its
+        end)`` from the exact float32 prefix score (the per-text path's rule). From the first
+        one past sentencepiece's re-basing threshold on, every word is handled as the
+        per-text path's exact mode does (``words``/``rows``: the text's words, table rows)."""
         ids = result.ids[k]
         lengths = result.lengths_of(k)
         base, done, shift = 0.0, 0, 0  # exact score over ids[:done]; pieces added so far
-        for word, first, bound in risky:
-            if bound >= _RESET_GUARD:
-                fill_cache()
-                result.set_exact(k, self._segments_by_word(text, False))  # type: ignore[arg-type]
-                return
+        for index, first, bound in risky:
             at = first + shift
             base = self._accumulate(ids[done:at], base)
             done = at
+            if bound >= _RESET_GUARD:
+                tail_lengths, tail_ids = self._exact_tail(words[index:], rows[index:], table, base)
+                ids[at:] = tail_ids
+                lengths[at:] = tail_lengths
+                break
+            word = words[index]
             new_lengths, new_ids = self._viterbi(word, base)[:2]
             end = at
             covered = 0
@@ -369,6 +374,28 @@ class UnigramModel:
                 lengths[at:end] = new_lengths
                 shift += len(new_ids) - (end - at)
         result.set_exact(k, list(zip(lengths, ids, strict=True)))
+
+    def _exact_tail(
+        self, words: list[str], rows: list[int], table: _WordTable, base: float
+    ) -> tuple[list[int], list[int]]:
+        """Pieces of ``words`` from exact prefix score ``base`` on, past the re-basing
+        threshold: a word's table segmentation while ``|base|`` is below its limit, else the
+        word re-run from ``base`` (which re-bases as sentencepiece does)."""
+        piece_len, piece_id, first, count, limit = table.lists()
+        out_lengths: list[int] = []
+        out_ids: list[int] = []
+        for word, row in zip(words, rows, strict=True):
+            if (base if base > 0 else -base) < limit[row]:
+                a = first[row]
+                word_ids = piece_id[a : a + count[row]]
+                base = self._accumulate(word_ids, base)
+                out_ids += word_ids
+                out_lengths += piece_len[a : a + count[row]]
+            else:
+                word_lengths, word_ids_t, _, _, base = self._viterbi(word, base)
+                out_ids += word_ids_t
+                out_lengths += word_lengths
+        return out_lengths, out_ids
 
     def _word_table(self, words: list[str]) -> _WordTable:
         """Pieces, prefix-score bounds and limits of ``words`` (distinct), from the cache or
@@ -516,6 +543,12 @@ class UnigramModel:
         table = self._id_scores
         if table is None:
             table = self._id_scores = self._score_table()
+        ids = ids if isinstance(ids, (list, tuple)) else list(ids)
+        if len(ids) < _NUMPY_SUM_MIN:  # a word or two: numpy's set-up costs more
+            pack, unpack = F32.pack, F32.unpack
+            for id_ in ids:
+                base = unpack(pack(base + table[id_]))[0]
+            return base
         scores = np.fromiter(chain((base,), map(table.__getitem__, ids)), np.float32)
         return float(np.add.accumulate(scores)[-1])
 
