@@ -137,9 +137,24 @@ class Aligned:
         them, so every replacement character takes the span of the match's *last* character
         (an empty match is skipped).
         """
+        text = self.text
+        if len(content) == 1:
+            # One character for one character keeps every span (the replacement takes the
+            # span of the match's last, here only, character): no alignment work, and a
+            # match already equal to ``content`` changes nothing (``\p{Zs}`` -> " ").
+            spans = [m.span() for m in pattern.finditer(text)]
+            if not spans:
+                return self
+            if all(b - a == 1 for a, b in spans):
+                if all(text[a] == content for a, _ in spans):
+                    return self
+                chars = list(text)
+                for a, _ in spans:
+                    chars[a] = content
+                return Aligned("".join(chars), self.starts, self.ends)
         pieces: list[Aligned] = []
         pos = 0
-        for m in pattern.finditer(self.text):
+        for m in pattern.finditer(text):
             a, b = m.span()
             if a == b:
                 continue

@@ -127,7 +127,8 @@ class PipelineTokenizer(Tokenizer):
         original = Aligned.from_original(text)
         norm = self.c.normalizer
         pre = self.c.pre_tokenizer
-        model = self.model
+        tokenize = self.model.tokenize
+        append = out.append
         for a, b, tok in self._raw_matcher.split(text, allowed):
             if tok is not None:
                 self._emit_added(tok, original.slice(a, b), out, trace)
@@ -147,9 +148,16 @@ class PipelineTokenizer(Tokenizer):
                         s, e = p.span(0, len(p))
                         trace.pre_tokens.append(PreToken(p.text, s, e))
                         trace.pieces.append(p)
-                    for tid, piece, ts, te in model.tokenize(p.text):
-                        s, e = p.span(ts, te)
-                        out.append((tid, piece, s, e, False))
+                    starts, ends = p.starts, p.ends
+                    for tid, piece, ts, te in tokenize(p.text):
+                        # Aligned.span inlined (the hot loop): first start, largest end.
+                        if te - ts == 1:
+                            append((tid, piece, starts[ts], ends[ts], False))
+                        elif ts < te:
+                            append((tid, piece, starts[ts], max(ends[ts:te]), False))
+                        else:
+                            s, e = p.span(ts, te)
+                            append((tid, piece, s, e, False))
         return out
 
     def _emit_added(self, tok: AddedToken, part: Aligned,
@@ -196,6 +204,10 @@ class PipelineTokenizer(Tokenizer):
         if add_special_tokens and self.c.post_processor is not None:
             raw = self.c.post_processor.process(raw, True)
         return self._encoding(text, raw)
+
+    def encode_ids(self, text: str) -> list[int]:
+        """``encode(text).ids`` without building tokens, spans' users or decoded bytes."""
+        return [r[0] for r in self._run(text, "all", None)]
 
     def supports_post_processor(self) -> bool:
         """tokenizer.json files have the post-processor concept (even when theirs is null,

@@ -16,6 +16,7 @@ from __future__ import annotations
 import unicodedata
 from collections.abc import Callable
 from dataclasses import dataclass
+from itertools import chain, repeat
 from typing import Any, Literal, Protocol
 
 import regex
@@ -97,13 +98,10 @@ def byte_level_spell(p: Aligned) -> Aligned:
     spelled = text.encode("utf-8").decode("latin-1").translate(_LATIN1_TO_BYTE_LEVEL)
     if len(spelled) == len(text):  # ASCII: one byte per character
         return Aligned(spelled, p.starts, p.ends)
-    starts: list[int] = []
-    ends: list[int] = []
-    for ch, s, e in zip(text, p.starts, p.ends, strict=True):
-        o = ord(ch)
-        n = 1 if o < 0x80 else 2 if o < 0x800 else 3 if o < 0x10000 else 4
-        starts.extend([s] * n)
-        ends.extend([e] * n)
+    # Each character's span repeated once per UTF-8 byte, all at C level.
+    counts = list(map(len, map(str.encode, text)))
+    starts = list(chain.from_iterable(map(repeat, p.starts, counts)))
+    ends = list(chain.from_iterable(map(repeat, p.ends, counts)))
     return Aligned(spelled, starts, ends)
 
 
@@ -152,8 +150,8 @@ class MetaspacePre:
                 q = q.prepend(rep)
             out.append(q)
         if self.split_on_replacement:
-            out = split_pieces(out, lambda t: char_matches(lambda c: c == rep, t),
-                               "MergedWithNext")
+            one = regex.compile(regex.escape(rep))  # the same matches, found at C speed
+            out = split_pieces(out, lambda t: single_char_matches(one, t), "MergedWithNext")
         return out
 
     def describe(self) -> str:
