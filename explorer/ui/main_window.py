@@ -24,7 +24,7 @@ from PySide6.QtWidgets import QApplication, QDockWidget, QFileDialog, QMainWindo
 
 from explorer.engine.tokenizer import Tokenizer
 from explorer.ui.about import AboutDialog
-from explorer.ui.autosave import load_text, save_text
+from explorer.ui.autosave import Autosaver, load_text
 from explorer.ui.editor import TokenEditor, local_files
 from explorer.ui.encoding_controller import EncodingController
 from explorer.ui.ids_view import IdsView
@@ -101,6 +101,9 @@ class MainWindow(QMainWindow):
 
         self._text_signal = Debounce(self._emit_text, TEXT_SIGNAL_MS, self)
         self._autosave = Debounce(self.autosave_now, AUTOSAVE_MS, self) if autosave else None
+        self.autosaver = Autosaver(self)
+        """Writes the autosave file on its own worker thread."""
+        self.autosaver.failed.connect(lambda m: self.status.message(f"autosave failed: {m}"))
         self._wire()
         self._apply_look(self.settings.palette or DEFAULT_PALETTE, self.settings.dark)
         self.set_show_whitespace(self.settings.show_whitespace)
@@ -352,8 +355,8 @@ class MainWindow(QMainWindow):
 
     # ----- events -------------------------------------------------------------------------
     def autosave_now(self) -> None:
-        """Write the text to the autosave file."""
-        save_text(self.text())
+        """Write the text to the autosave file (on the autosave worker)."""
+        self.autosaver.save(self.text())
 
     def dragEnterEvent(self, event: QDragEnterEvent) -> None:
         """Accept files dropped anywhere on the window."""
@@ -371,7 +374,7 @@ class MainWindow(QMainWindow):
         """Save text, geometry and settings."""
         if self._autosave is not None:
             self._autosave.flush()
-            self.autosave_now()
+            self.autosaver.save_now(self.text())  # after any write in flight
         self.settings.set_geometry(self.saveGeometry(), self.saveState())
         self.settings.sync()
         self.controller.shutdown()
