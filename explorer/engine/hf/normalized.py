@@ -18,6 +18,8 @@ from __future__ import annotations
 import unicodedata
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
+from functools import lru_cache
+from itertools import compress
 
 import regex
 
@@ -89,6 +91,16 @@ class Aligned:
             [self.ends[i] for i in idx],
         )
 
+    def drop_category(self, category: str) -> Aligned:
+        """Drop characters of Unicode general ``category`` (``filter`` without a Python
+        call per character)."""
+        cats = list(map(unicodedata.category, self.text))
+        if category not in cats:
+            return self
+        mask = [c != category for c in cats]
+        return Aligned("".join(compress(self.text, mask)), list(compress(self.starts, mask)),
+                       list(compress(self.ends, mask)))
+
     def unicode_normalize(self, form: str) -> Aligned:
         """Apply NFC/NFD/NFKC/NFKD, aligning each normalization segment to its originals."""
         if unicodedata.is_normalized(form, self.text):
@@ -102,7 +114,10 @@ class Aligned:
             a, b = m.span()
             if pos < a:
                 parts.append(self.slice(pos, a))
-            parts.append(self.slice(a, b)._normalize_segments(form))
+            norm, sources = _normalized_run(self.text[a:b], form)
+            starts, ends = self.starts, self.ends
+            parts.append(Aligned(norm, [starts[a + j] for j in sources],
+                                 [ends[a + j] for j in sources]))
             pos = b
         if pos < len(self.text):
             parts.append(self.slice(pos, len(self.text)))
@@ -195,6 +210,22 @@ class Aligned:
         if a == 0 and b == len(text):
             return self
         return self.slice(a, max(a, b))
+
+
+@lru_cache(maxsize=1 << 16)
+def _normalized_run(run: str, form: str) -> tuple[str, tuple[int, ...]]:
+    """``run`` normalized and, per output character, its source index in ``run``.
+
+    A function of the run's text alone (what ``_normalize_segments`` computes on an identity
+    alignment), so repeated words cost one lookup.
+    """
+    a = Aligned.from_original(run)._normalize_segments(form)
+    return a.text, tuple(a.starts)
+
+
+def clear_normalized_runs() -> None:
+    """Forget the remembered normalized runs (benchmarks measuring a cold start)."""
+    _normalized_run.cache_clear()
 
 
 def concat(parts: Iterable[Aligned]) -> Aligned:

@@ -241,9 +241,9 @@ class BertNormalizer:
         if self.handle_chinese_chars and _MAYBE_CJK.search(text.text):
             text = text.map_chars(lambda c: f" {c} " if is_chinese_char(c) else c)
         strip = self.lowercase if self.strip_accents is None else self.strip_accents
-        if strip:
+        if strip and not text.text.isascii():  # ASCII: NFD and Mn removal change nothing
             text = text.unicode_normalize("NFD")
-            text = text.filter(lambda c: unicodedata.category(c) != "Mn")
+            text = text.drop_category("Mn")
         if self.lowercase:
             text = Lowercase().normalize(text)
         return text

@@ -26,10 +26,10 @@ from explorer.engine.hf.decoders import (
     repair_byte_runs,
 )
 from explorer.engine.hf.models import Model
-from explorer.engine.hf.normalized import Aligned
+from explorer.engine.hf.normalized import Aligned, clear_normalized_runs
 from explorer.engine.hf.normalizers import Normalizer
 from explorer.engine.hf.post_processors import PostProcessor
-from explorer.engine.hf.pre_tokenizers import PreTokenizer
+from explorer.engine.hf.pre_tokenizers import PreTokenizer, SequencePre
 from explorer.engine.hf.token_bytes import TokenBytes, make_token
 from explorer.engine.tokenizer import (
     ModelType,
@@ -41,6 +41,14 @@ from explorer.engine.tokenizer import (
 
 _PIECE_TYPE_NAMES = {1: "normal", 2: "unknown", 3: "control", 4: "user-defined", 5: "unused",
                      6: "byte"}
+
+
+def _pre_steps(pre: PreTokenizer | None) -> list[PreTokenizer]:
+    if pre is None:
+        return []
+    if isinstance(pre, SequencePre):
+        return [s for step in pre.steps for s in _pre_steps(step)]
+    return [pre]
 
 
 @dataclass
@@ -204,6 +212,19 @@ class PipelineTokenizer(Tokenizer):
         if add_special_tokens and self.c.post_processor is not None:
             raw = self.c.post_processor.process(raw, True)
         return self._encoding(text, raw)
+
+    def clear_caches(self) -> None:
+        """Forget every memo (model, decoded bytes, pre-tokenizer cuts, normalization runs):
+        for benchmarks that measure a cold start. Results never depend on them."""
+        cache = getattr(self.model, "_cache", None)
+        if cache is not None:
+            cache.clear()
+        self._token_bytes = TokenBytes(self.c.decoder)
+        clear_normalized_runs()
+        for step in _pre_steps(self.c.pre_tokenizer):
+            clear = getattr(step, "clear_memo", None)
+            if clear is not None:
+                clear()
 
     def encode_ids(self, text: str) -> list[int]:
         """``encode(text).ids`` without building tokens, spans' users or decoded bytes."""

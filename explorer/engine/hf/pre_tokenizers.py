@@ -168,19 +168,54 @@ class CharSplitPre:
     """The tokenizer.json object it came from (as items), for export."""
 
     def split(self, pieces: list[Aligned]) -> list[Aligned]:
-        for pred, behavior in self.steps:
-            fast = _CHAR_CLASSES.get(pred)
-            if fast is not None:
-                pat, check = fast
-                conf = pred if check else None
-                pieces = split_pieces(
-                    pieces, lambda t, f=pat, c=conf: single_char_matches(f, t, c), behavior)
-            else:
-                pieces = split_pieces(pieces, lambda t, p=pred: char_matches(p, t), behavior)
-        return pieces
+        steps = self.steps
+        if len(steps) < 2:
+            return _char_split(pieces, steps)
+        # Every step only cuts pieces, so the later steps' cuts of a first-step piece depend
+        # on its text alone: remember them per piece text (a word, after a whitespace split).
+        memo = self._memo  # type: ignore[attr-defined]
+        out: list[Aligned] = []
+        for p in _char_split(pieces, steps[:1]):
+            text = p.text
+            ranges = memo.get(text)
+            if ranges is None:
+                ranges = [(q.starts[0], q.starts[0] + len(q)) for q in
+                          _char_split([Aligned.from_original(text)], steps[1:])]
+                if len(memo) >= _MEMO_LIMIT:
+                    memo.clear()
+                memo[text] = ranges
+            n = len(text)
+            out.extend(p if a == 0 and b == n else p.slice(a, b) for a, b in ranges)
+        return out
+
+    def __post_init__(self) -> None:
+        # Per-piece-text cuts of the steps after the first (not a field: no effect on
+        # equality, hashing or export).
+        object.__setattr__(self, "_memo", {})
+
+    def clear_memo(self) -> None:
+        """Forget remembered cuts (benchmarks measuring a cold start)."""
+        self._memo.clear()  # type: ignore[attr-defined]
 
     def describe(self) -> str:
         return self.name
+
+
+_MEMO_LIMIT = 100_000
+
+
+def _char_split(pieces: list[Aligned],
+                steps: tuple[tuple[Callable[[str], bool], str], ...]) -> list[Aligned]:
+    for pred, behavior in steps:
+        fast = _CHAR_CLASSES.get(pred)
+        if fast is not None:
+            pat, check = fast
+            conf = pred if check else None
+            pieces = split_pieces(
+                pieces, lambda t, f=pat, c=conf: single_char_matches(f, t, c), behavior)
+        else:
+            pieces = split_pieces(pieces, lambda t, p=pred: char_matches(p, t), behavior)
+    return pieces
 
 
 @dataclass(frozen=True)
