@@ -101,3 +101,29 @@ def test_cluster_at_on_a_long_line_keeps_flags_paired():
     for cp in (0, 1, 3000, 5999):
         s16, e16 = oracle_cluster(devanagari, cp)  # BMP only: UTF-16 == code points
         assert cluster_at(text, cp) == (s16, e16)
+
+
+@pytest.mark.usefixtures("no_qt_warnings")
+def test_outline_and_hover_of_a_flag_after_an_emoji_cover_the_whole_flag(qtbot, window):
+    """Qt's layout put a boundary between the flag's two regional indicators after an emoji:
+    the outline of the token inside the second one covered half the flag."""
+    from conftest import wait_highlighted
+
+    from explorer.ui.editor import SPLIT_NOTE
+
+    text = "go 🦜🇫🇷 ok\n"
+    window.set_text(text)
+    wait_highlighted(qtbot, window)
+    enc = window.tokenizer.encode(text)
+    f = text.index("🇫🇷")
+    f16 = u16(text[:f])
+    inner = next(i for i, t in enumerate(enc.tokens) if (t.start, t.end) == (f + 1, f + 2))
+    window.table.selectRow(inner)
+    sel = window.editor.extraSelections()
+    assert [(s.cursor.selectionStart(), s.cursor.selectionEnd()) for s in sel] == [
+        (f16, f16 + 4)]
+    line = text.split("\n")[0]
+    tip = window.editor.tooltip_for(0, line, f16 + 2)  # hover over the second indicator
+    assert tip.startswith(SPLIT_NOTE.format(n=2))
+    for t in enc.tokens[inner - 1:inner + 1]:
+        assert f"<td>{t.id}</td>" in tip
