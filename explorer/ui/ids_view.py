@@ -128,25 +128,29 @@ class IdsView(QWidget):
             self.add_special.setToolTip(post_processor_tip(tok.info.extra) if supported
                                         else NO_POST_TIP)
         self._doc = doc
-        if self._requested is not None:  # ids of an older result: not needed any more
-            self._runner.cancel()
-            self._requested = None
         self._render()
 
     def _request_special(self) -> None:
+        """Compute the post-processed ids of the current result on the worker. One encode at
+        a time: while one runs (it cannot be interrupted mid-encode), newer results wait and
+        only the newest is computed next, so typing in a big document never piles them up."""
         doc = self._doc
         assert doc is not None
-        self._requested = doc
         self.copy_button.setEnabled(False)
         self.text_view.setPlainText(PENDING)
+        if self._requested is not None:
+            return  # _special_done starts the newest one
+        self._requested = doc
         self._runner.submit(special_ids_job, doc.tokenizer, doc.text,
                             on_return=lambda ids: self._special_done(doc, ids, None),
                             on_error=lambda err: self._special_done(doc, None, str(err)))
 
     def _special_done(self, doc: DocTokens, ids: list[int] | None, error: str | None) -> None:
-        if doc is not self._doc:
-            return  # a newer result is on its way
         self._requested = None
+        if doc is not self._doc:  # a newer result arrived meanwhile
+            if self._copy_when_ready or (self._active and self.isVisible()):
+                self._request_special()
+            return
         self._special_doc, self._special_ids, self._special_error = doc, ids, error
         self.copy_button.setEnabled(True)
         self._dirty = True

@@ -109,3 +109,33 @@ def test_special_ids_are_computed_off_the_gui_thread(qtbot, minilm, monkeypatch)
     with qtbot.waitSignal(view.special_ids_ready, timeout=30000):
         view.add_special.setChecked(True)
     assert threads and threads[0] is not threading.main_thread()
+
+
+def test_results_arriving_during_a_computation_are_coalesced(qtbot, minilm, monkeypatch):
+    """One encode at a time: edits while it runs start only one more, for the newest text."""
+    import threading
+
+    from explorer.workers import jobs
+
+    window, path = minilm
+    view = window.ids_view
+    release = threading.Event()
+    texts: list[str] = []
+    real = jobs.special_ids_job
+
+    def slow(tokenizer, text):
+        texts.append(text)
+        if len(texts) == 1:
+            release.wait(20)  # the first computation is still running while the user types
+        return (yield from real(tokenizer, text))
+
+    monkeypatch.setattr("explorer.ui.ids_view.special_ids_job", slow)
+    view.add_special.setChecked(True)
+    for i in range(5):
+        window.set_text(f"{TEXT}edit {i}\n")
+        wait_highlighted(qtbot, window)
+    assert len(texts) == 1 and view.pending
+    with qtbot.waitSignal(view.special_ids_ready, timeout=30000):
+        release.set()
+    assert texts[1:] == [f"{TEXT}edit 4\n"]  # the newest text only
+    assert view.ids_text() == " ".join(map(str, hf_ids(path, texts[-1], True)))
