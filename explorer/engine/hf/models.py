@@ -26,6 +26,7 @@ ModelToken = tuple[int, str, int, int]
 """``(id, piece, start, end)``: code-point span inside the pre-token."""
 
 _CACHE_LIMIT = 100_000
+_PAIR_MEMO_LIMIT = 1_000_000
 
 
 class Model(Protocol):
@@ -81,6 +82,7 @@ class BPEModel:
         if strict:
             self._validate(merges)
         self._cache: dict[str, list[ModelToken]] = {}
+        self._pair_memo: dict[tuple[str, str], int | None] = {}
         self.rank = self._make_rank()
 
     def _make_rank(self) -> Callable[[str, str], int | None]:
@@ -91,10 +93,24 @@ class BPEModel:
         if self.strict and not self.string_keys:
             return lambda a, b: get((a, b))
 
+        string_keys, strict = self.string_keys, self.strict
+        # The same pairs come back in word after word: remember each pair's answer (a tuple
+        # key of two interned-hash strings is cheaper than building "a b" and re-checking
+        # the merged piece against the vocabulary).
+        memo = self._pair_memo
+        memo_get = memo.get
+
         def rank(a: str, b: str) -> int | None:
-            r = get(f"{a} {b}" if self.string_keys else (a, b))
-            if r is not None and not self.strict and join(a, b) not in vocab:
-                return None
+            key = (a, b)
+            r = memo_get(key, -1)
+            if r != -1:
+                return r
+            r = get(f"{a} {b}" if string_keys else key)
+            if r is not None and not strict and join(a, b) not in vocab:
+                r = None
+            if len(memo) >= _PAIR_MEMO_LIMIT:
+                memo.clear()
+            memo[key] = r
             return r
 
         return rank

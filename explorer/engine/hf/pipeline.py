@@ -19,6 +19,7 @@ from typing import Any, Literal
 from explorer.engine.encoding import Encoding, Token
 from explorer.engine.errors import VocabFormatError
 from explorer.engine.hf.added_tokens import AddedToken, AddedTokenMatcher
+from explorer.engine.hf.byte_level_memo import ByteLevelMemo
 from explorer.engine.hf.decoders import (
     Decoder,
     decode_tokens,
@@ -29,7 +30,7 @@ from explorer.engine.hf.models import Model
 from explorer.engine.hf.normalized import Aligned, clear_normalized_runs
 from explorer.engine.hf.normalizers import Normalizer
 from explorer.engine.hf.post_processors import PostProcessor
-from explorer.engine.hf.pre_tokenizers import PreTokenizer, SequencePre
+from explorer.engine.hf.pre_tokenizers import PreTokenizer, SequencePre, byte_level_spell
 from explorer.engine.hf.token_bytes import TokenBytes, make_token
 from explorer.engine.tokenizer import (
     ModelType,
@@ -98,6 +99,7 @@ class PipelineTokenizer(Tokenizer):
             self._id_to_piece[t.id] = t.content
         self._size = max(self._id_to_piece, default=-1) + 1
         self._token_bytes = TokenBytes(components.decoder)
+        self._byte_level = ByteLevelMemo.for_pipeline(components.pre_tokenizer, self.model)
         self._unk_id = getattr(self.model, "unk_id", None)
         self._scores = getattr(self.model, "scores", None)
         specials = {t.content: t.id for t in components.added_tokens if t.special}
@@ -137,6 +139,7 @@ class PipelineTokenizer(Tokenizer):
         pre = self.c.pre_tokenizer
         tokenize = self.model.tokenize
         append = out.append
+        byte_level = self._byte_level
         for a, b, tok in self._raw_matcher.split(text, allowed):
             if tok is not None:
                 self._emit_added(tok, original.slice(a, b), out, trace)
@@ -150,6 +153,19 @@ class PipelineTokenizer(Tokenizer):
                     continue
                 if trace is not None:
                     trace.normalized.append(part)
+                elif byte_level is not None:
+                    for u in byte_level.cut(part):
+                        layout = byte_level.layout(u.text)
+                        if layout is None:
+                            self._emit_model(byte_level_spell(u), out)
+                            continue
+                        starts, ends = u.starts, u.ends
+                        for tid, piece, cs, ce in layout:
+                            if ce - cs == 1:
+                                append((tid, piece, starts[cs], ends[cs], False))
+                            else:
+                                append((tid, piece, starts[cs], max(ends[cs:ce]), False))
+                    continue
                 pieces = pre.split([part]) if pre is not None else [part]
                 for p in pieces:
                     if trace is not None:
@@ -167,6 +183,11 @@ class PipelineTokenizer(Tokenizer):
                             s, e = p.span(ts, te)
                             append((tid, piece, s, e, False))
         return out
+
+    def _emit_model(self, p: Aligned, out: list[tuple[int, str, int, int, bool]]) -> None:
+        for tid, piece, ts, te in self.model.tokenize(p.text):
+            s, e = p.span(ts, te)
+            out.append((tid, piece, s, e, False))
 
     def _emit_added(self, tok: AddedToken, part: Aligned,
                     out: list[tuple[int, str, int, int, bool]], trace: _Trace | None) -> None:
@@ -216,11 +237,14 @@ class PipelineTokenizer(Tokenizer):
     def clear_caches(self) -> None:
         """Forget every memo (model, decoded bytes, pre-tokenizer cuts, normalization runs):
         for benchmarks that measure a cold start. Results never depend on them."""
-        cache = getattr(self.model, "_cache", None)
-        if cache is not None:
-            cache.clear()
+        for name in ("_cache", "_pair_memo"):
+            cache = getattr(self.model, name, None)
+            if cache is not None:
+                cache.clear()
         self._token_bytes = TokenBytes(self.c.decoder)
         clear_normalized_runs()
+        if self._byte_level is not None:
+            self._byte_level.clear()
         for step in _pre_steps(self.c.pre_tokenizer):
             clear = getattr(step, "clear_memo", None)
             if clear is not None:

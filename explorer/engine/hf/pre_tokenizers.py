@@ -78,12 +78,16 @@ class ByteLevelPre:
     use_regex: bool
 
     def split(self, pieces: list[Aligned]) -> list[Aligned]:
+        return [byte_level_spell(p) for p in self.cut(pieces)]
+
+    def cut(self, pieces: list[Aligned]) -> list[Aligned]:
+        """``split`` without the final respelling: the pieces in their own characters."""
         if self.add_prefix_space:
             pieces = [p if p.text.startswith(" ") else p.prepend(" ") for p in pieces]
         if self.use_regex:
             pat = compile_onig(GPT2_PATTERN)
             pieces = split_pieces(pieces, lambda t: regex_matches(pat, t), "Isolated")
-        return [byte_level_spell(p) for p in pieces]
+        return pieces
 
     def describe(self) -> str:
         return f"ByteLevel(add_prefix_space={self.add_prefix_space}, use_regex={self.use_regex})"
