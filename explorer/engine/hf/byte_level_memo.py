@@ -16,16 +16,21 @@ not memoisable and the pipeline takes the general path for it.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from itertools import chain, repeat
 
 from explorer.engine.hf.models import Model
 from explorer.engine.hf.normalized import Aligned
+from explorer.engine.hf.onig import compile_onig
 from explorer.engine.hf.pre_tokenizers import (
+    GPT2_PATTERN,
     ByteLevelPre,
     PreTokenizer,
     SequencePre,
+    SplitPre,
     byte_level_spell,
 )
+from explorer.engine.hf.splitting import Match, apply_behavior, regex_matches
 
 CharLayout = tuple[tuple[int, str, int, int], ...]
 """``(id, piece, first char, last char + 1)`` per token, relative to the piece."""
@@ -41,7 +46,15 @@ class ByteLevelMemo:
         self._head = head
         self._byte_level = byte_level
         self._tokenize = model.tokenize
+        self.tokenize = model.tokenize
         self._memo: dict[str, CharLayout | None] = {}
+        self.pure_cut = not byte_level.add_prefix_space and all(
+            isinstance(s, SplitPre) for s in head)
+        self._cutters: list[tuple[Callable[[str], list[Match]], str]] = [
+            (s.find, s.behavior) for s in head if isinstance(s, SplitPre)]
+        if byte_level.use_regex:
+            gpt2 = compile_onig(GPT2_PATTERN)
+            self._cutters.append((lambda t: regex_matches(gpt2, t), "Isolated"))
 
     @classmethod
     def for_pipeline(cls, pre: PreTokenizer | None, model: Model) -> ByteLevelMemo | None:
@@ -52,6 +65,20 @@ class ByteLevelMemo:
                                                                      ByteLevelPre):
             return cls(pre.steps[:-1], pre.steps[-1], model)
         return None
+
+    def cut_ranges(self, text: str) -> list[tuple[int, int]] | None:
+        """The pieces of ``cut`` as ``(start, end)`` ranges of ``text``, when every step
+        only cuts (``Split`` steps, ``ByteLevel`` without a prefix space); else None."""
+        if not self.pure_cut:
+            return None
+        ranges = [(0, len(text))]
+        for find, behavior in self._cutters:
+            cut: list[tuple[int, int]] = []
+            for a, b in ranges:
+                t = text[a:b] if a or b != len(text) else text
+                cut.extend((a + x, a + y) for x, y in apply_behavior(find(t), behavior))
+            ranges = cut
+        return ranges
 
     def cut(self, part: Aligned) -> list[Aligned]:
         """The pieces the pre-tokenizer would respell, in their own characters."""

@@ -90,9 +90,6 @@ class BPEModel:
         get = self.ranks.get
         vocab = self.vocab
         join = self._join
-        if self.strict and not self.string_keys:
-            return lambda a, b: get((a, b))
-
         string_keys, strict = self.string_keys, self.strict
         # The same pairs come back in word after word: remember each pair's answer (a tuple
         # key of two interned-hash strings is cheaper than building "a b" and re-checking
@@ -200,13 +197,19 @@ class BPEModel:
         n = len(syms)
         parts = [s[0] for s in syms]
         ends = [s[2] for s in syms]
+        # rank() inlined as a lookup in its memo (it runs for every adjacent pair); -1 means
+        # "not asked yet", then rank() answers and remembers.
         rank = self.rank
+        memo_get = self._pair_memo.get
+        join = self._join if self.prefix else str.__add__
         alive = [True] * n
         nxt = list(range(1, n + 1))
         prev = list(range(-1, n - 1))
         heap: list[tuple[int, int]] = []  # (rank, left position)
         for i in range(n - 1):
-            r = rank(parts[i], parts[i + 1])
+            r = memo_get((parts[i], parts[i + 1]), -1)
+            if r == -1:
+                r = rank(parts[i], parts[i + 1])
             if r is not None:
                 heap.append((r, i))
         heapify(heap)
@@ -215,9 +218,15 @@ class BPEModel:
             if not alive[pos]:
                 continue
             right = nxt[pos]
-            if right >= n or rank(parts[pos], parts[right]) != r:
+            if right >= n:
+                continue
+            current = memo_get((parts[pos], parts[right]), -1)
+            if current == -1:
+                current = rank(parts[pos], parts[right])
+            if current != r:
                 continue  # stale: a side changed since this entry was pushed
-            parts[pos] = self._join(parts[pos], parts[right])
+            merged = join(parts[pos], parts[right])
+            parts[pos] = merged
             ends[pos] = ends[right]
             alive[right] = False
             after = nxt[right]
@@ -226,11 +235,15 @@ class BPEModel:
                 prev[after] = pos
             before = prev[pos]
             if before >= 0:
-                r2 = rank(parts[before], parts[pos])
+                r2 = memo_get((parts[before], merged), -1)
+                if r2 == -1:
+                    r2 = rank(parts[before], merged)
                 if r2 is not None:
                     heappush(heap, (r2, before))
             if after < n:
-                r2 = rank(parts[pos], parts[after])
+                r2 = memo_get((merged, parts[after]), -1)
+                if r2 == -1:
+                    r2 = rank(merged, parts[after])
                 if r2 is not None:
                     heappush(heap, (r2, pos))
         vocab = self.vocab

@@ -154,10 +154,14 @@ class PipelineTokenizer(Tokenizer):
                 if trace is not None:
                     trace.normalized.append(part)
                 elif byte_level is not None:
+                    ranges = byte_level.cut_ranges(part.text)
+                    if ranges is not None:
+                        self._emit_ranges(byte_level, part, ranges, out)
+                        continue
                     for u in byte_level.cut(part):
                         layout = byte_level.layout(u.text)
                         if layout is None:
-                            self._emit_model(byte_level_spell(u), out)
+                            self._emit_general(byte_level, u, out)
                             continue
                         starts, ends = u.starts, u.ends
                         for tid, piece, cs, ce in layout:
@@ -184,8 +188,29 @@ class PipelineTokenizer(Tokenizer):
                             append((tid, piece, s, e, False))
         return out
 
-    def _emit_model(self, p: Aligned, out: list[tuple[int, str, int, int, bool]]) -> None:
-        for tid, piece, ts, te in self.model.tokenize(p.text):
+    @staticmethod
+    def _emit_ranges(byte_level: ByteLevelMemo, part: Aligned, ranges: list[tuple[int, int]],
+                     out: list[tuple[int, str, int, int, bool]]) -> None:
+        """Model tokens of the pieces ``part.text[a:b]`` (byte-level memo, no slicing)."""
+        text, starts, ends = part.text, part.starts, part.ends
+        append = out.append
+        layout_of = byte_level.layout
+        for a, b in ranges:
+            layout = layout_of(text[a:b])
+            if layout is None:
+                PipelineTokenizer._emit_general(byte_level, part.slice(a, b), out)
+                continue
+            for tid, piece, cs, ce in layout:
+                if ce - cs == 1:
+                    append((tid, piece, starts[a + cs], ends[a + cs], False))
+                else:
+                    append((tid, piece, starts[a + cs], max(ends[a + cs:a + ce]), False))
+
+    @staticmethod
+    def _emit_general(byte_level: ByteLevelMemo, u: Aligned,
+                      out: list[tuple[int, str, int, int, bool]]) -> None:
+        p = byte_level_spell(u)
+        for tid, piece, ts, te in byte_level.tokenize(p.text):
             s, e = p.span(ts, te)
             out.append((tid, piece, s, e, False))
 
@@ -235,13 +260,14 @@ class PipelineTokenizer(Tokenizer):
         return self._encoding(text, raw)
 
     def clear_caches(self) -> None:
-        """Forget every memo (model, decoded bytes, pre-tokenizer cuts, normalization runs):
-        for benchmarks that measure a cold start. Results never depend on them."""
+        """Forget every memo keyed by input text (the model's per-word results and merge
+        pairs, byte-level words, pre-tokenizer cuts, normalization runs): for benchmarks
+        that measure a cold start. The per-vocabulary-piece decoded bytes stay (a table of
+        the vocabulary, as HF precomputes). Results never depend on any of them."""
         for name in ("_cache", "_pair_memo"):
             cache = getattr(self.model, name, None)
             if cache is not None:
                 cache.clear()
-        self._token_bytes = TokenBytes(self.c.decoder)
         clear_normalized_runs()
         if self._byte_level is not None:
             self._byte_level.clear()

@@ -119,14 +119,13 @@ class SplitPre:
     invert: bool
     is_regex: bool = True
 
+    def find(self, text: str) -> list[Match]:
+        """HF ``find_matches`` of the pattern in ``text`` (inverted when ``invert``)."""
+        ms = regex_matches(self.pattern, text)
+        return [(a, b, not m) for a, b, m in ms] if self.invert else ms
+
     def split(self, pieces: list[Aligned]) -> list[Aligned]:
-        pat, inv = self.pattern, self.invert
-
-        def find(t: str) -> list[Match]:
-            ms = regex_matches(pat, t)
-            return [(a, b, not m) for a, b, m in ms] if inv else ms
-
-        return split_pieces(pieces, find, self.behavior)
+        return split_pieces(pieces, self.find, self.behavior)
 
     def describe(self) -> str:
         inv = ", invert" if self.invert else ""
