@@ -44,6 +44,7 @@ from explorer.engine.unigram.lattice import Lattice
 from explorer.engine.unigram.model import UnigramModel
 
 Span = tuple[int, int, int]
+_LONG_TEXT = 8192  # a normalized text this long takes the batch path (see UnigramModel)
 
 
 class SentencePieceModel(Protocol):
@@ -155,6 +156,8 @@ class SentencePieceTokenizer(Tokenizer):
     def encode_ids(self, text: str) -> list[int]:
         """Ids only, no special-token splitting: exactly ``SentencePieceProcessor.encode``."""
         normalized = self._normalized_text(text)
+        if len(normalized) >= _LONG_TEXT and isinstance(self.model, UnigramModel):
+            return self._ids_many([normalized])[0]  # one batch call, pieces reused for unknowns
         # no (length, id) pairs unless unknowns need them
         return self._finish_ids(normalized, self.model.encode_ids(normalized))
 
@@ -165,9 +168,13 @@ class SentencePieceTokenizer(Tokenizer):
         ``UnigramModel.encode_ids_many``): the fast way to encode a corpus or a large document
         line by line. Other models encode text by text.
         """
-        normalized = list(map(self._normalized_text, texts))
         if not isinstance(self.model, UnigramModel):
             return list(map(self.encode_ids, texts))
+        return self._ids_many(list(map(self._normalized_text, texts)))
+
+    def _ids_many(self, normalized: list[str]) -> list[list[int]]:
+        """Ids of many normalized texts through ``UnigramModel.encode_many``."""
+        assert isinstance(self.model, UnigramModel)
         many = self.model.encode_many(normalized)
         out = many.ids
         unk_id = self.model.unk_id

@@ -183,8 +183,13 @@ class BatchViterbi:
 
     # -- the batch Viterbi ----------------------------------------------------------------------
 
-    def run(self, words: Sequence[str]) -> BatchResult:
-        """The best segmentation of each word (non-empty, at most :data:`MAX_WORD` long)."""
+    def run(self, words: Sequence[str], bases: np.ndarray | None = None) -> BatchResult:
+        """The best segmentation of each word (non-empty, at most :data:`MAX_WORD` long).
+
+        ``bases``: each word's starting path score (float32; default 0), as when the word
+        follows others in sentencepiece's one-pass Viterbi. The caller keeps ``|score|``
+        below sentencepiece's re-basing threshold (100000): there is no re-basing here.
+        """
         count = len(words)
         if not count:
             empty = np.zeros(0, np.int64)
@@ -202,7 +207,10 @@ class BatchViterbi:
             end = int(np.searchsorted(ends, done + budget, side="right"))
             rows = order[start:end]
             chunk = list(map(words.__getitem__, rows.tolist()))
-            parts.append(self._run_sorted(chunk, lengths[rows], buffers))
+            start_scores = (
+                np.zeros(len(rows), np.float32) if bases is None else bases[rows].astype(np.float32)
+            )
+            parts.append(self._run_sorted(chunk, lengths[rows], start_scores, buffers))
             start = end
         # rows are in length order; word order[r] is row r
         counts = np.concatenate([p[0] for p in parts])
@@ -218,7 +226,7 @@ class BatchViterbi:
         return BatchResult(start, word_count, piece_len, piece_id, margin, top)
 
     def _run_sorted(
-        self, words: list[str], lengths: np.ndarray, buffers: _Buffers
+        self, words: list[str], lengths: np.ndarray, start_scores: np.ndarray, buffers: _Buffers
     ) -> tuple[np.ndarray, ...]:
         """:meth:`run` on words sorted by decreasing length: ``(piece counts, piece lengths,
         piece ids, margins, tops)``, pieces word after word."""
@@ -241,7 +249,7 @@ class BatchViterbi:
         has_edges = self._edges(chars, column, room, row_of, longest, scores, ids)
 
         cells = len(codes)
-        best: list[np.ndarray] = [np.zeros(count, np.float32)]
+        best: list[np.ndarray] = [start_scores]
         choice = np.zeros(cells, np.int16)  # length of the best piece ending after row k-1
         margin = np.full(count, np.inf)
         top = np.zeros(count)

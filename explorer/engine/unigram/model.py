@@ -24,7 +24,7 @@ import operator
 import re
 from array import array
 from collections.abc import Iterable, Sequence
-from itertools import chain, compress, groupby
+from itertools import chain, compress
 from operator import itemgetter
 
 import numpy as np
@@ -181,6 +181,7 @@ class UnigramModel:
         self._cache: dict[str, CacheEntry] = {}
         self._batch: BatchViterbi | None = None  # built on first batch use
         self._id_scores: list[float] | None = None  # see _score_table, built on first use
+        self._id_score_array: np.ndarray | None = None
 
     # -- encoding -----------------------------------------------------------------------------
 
@@ -322,80 +323,94 @@ class UnigramModel:
         ids = table.piece_id[take].tolist()
         result = ManyEncoded(list(map(ids.__getitem__, cuts)), table.piece_len[take], bounds)
         if unsafe.size:
-            # Words whose cached segmentation float32 rounding could change at their prefix
-            # score: re-run each from the exact prefix score, as the per-text path does.
-            lines = line_of[unsafe].tolist()
-            first_piece = (out_first[unsafe] - out_first[starts[line_of[unsafe]]]).tolist()
-            risky = zip(
-                lines, unsafe.tolist(), first_piece, (before[unsafe] + word_max[unsafe]).tolist(),
-                strict=True,
-            )
-            for k, group in groupby(risky, key=itemgetter(0)):
-                a = int(starts[k])
-                rows = occurrence[a : a + int(counts[k])].tolist()
-                self._repair(result, k, [(o - a, at, end) for _, o, at, end in group],
-                             flat[a : a + int(counts[k])], rows, table)
+            # Texts where float32 rounding could change a word's cached segmentation at its
+            # prefix score: redo them from the exact scores, as the per-text path does.
+            for k in np.unique(line_of[unsafe]).tolist():
+                a, b = int(starts[k]), int(starts[k] + counts[k])
+                lengths, ids = self._exact_pieces(flat[a:b], occurrence[a:b], table, 0.0)
+                result.set_exact(k, list(zip(lengths, ids, strict=True)))
         return result
 
-    def _repair(
-        self,
-        result: ManyEncoded,
-        k: int,
-        risky: list[tuple[int, int, float]],
-        words: list[str],
-        rows: list[int],
-        table: _WordTable,
-    ) -> None:
-        """Re-run text ``k``'s ``risky`` words ``(word index, first piece, bound at its
-        end)`` from the exact float32 prefix score (the per-text path's rule). From the first
-        one past sentencepiece's re-basing threshold on, every word is handled as the
-        per-text path's exact mode does (``words``/``rows``: the text's words, table rows)."""
-        ids = result.ids[k]
-        lengths = result.lengths_of(k)
-        base, done, shift = 0.0, 0, 0  # exact score over ids[:done]; pieces added so far
-        for index, first, bound in risky:
-            at = first + shift
-            base = self._accumulate(ids[done:at], base)
-            done = at
-            if bound >= _RESET_GUARD:
-                tail_lengths, tail_ids = self._exact_tail(words[index:], rows[index:], table, base)
-                ids[at:] = tail_ids
-                lengths[at:] = tail_lengths
-                break
-            word = words[index]
-            new_lengths, new_ids = self._viterbi(word, base)[:2]
-            end = at
-            covered = 0
-            while covered < len(word):  # the cached pieces of this word
-                covered += lengths[end]
-                end += 1
-            if tuple(ids[at:end]) != new_ids or tuple(lengths[at:end]) != new_lengths:
-                ids[at:end] = new_ids
-                lengths[at:end] = new_lengths
-                shift += len(new_ids) - (end - at)
-        result.set_exact(k, list(zip(lengths, ids, strict=True)))
-
-    def _exact_tail(
-        self, words: list[str], rows: list[int], table: _WordTable, base: float
+    def _exact_pieces(
+        self, words: list[str], rows: np.ndarray, table: _WordTable, base: float
     ) -> tuple[list[int], list[int]]:
-        """Pieces of ``words`` from exact prefix score ``base`` on, past the re-basing
-        threshold: a word's table segmentation while ``|base|`` is below its limit, else the
-        word re-run from ``base`` (which re-bases as sentencepiece does)."""
-        piece_len, piece_id, first, count, limit = table.lists()
+        """Pieces of ``words`` (their ``table`` rows) from exact prefix score ``base`` on,
+        exactly as sentencepiece's one-pass Viterbi decides them, re-basing included.
+
+        A word's table segmentation holds while the magnitude of its true starting score
+        stays below its limit. Speculate that every word keeps it: the float32 running score
+        then gives each word's starting score at once. Words whose limit that score reaches
+        are re-run together from their starting scores (:class:`BatchViterbi` with bases);
+        up to the first one that comes out different, or the first word where the score may
+        pass 100000 (re-run alone by :meth:`_viterbi`, which re-bases), everything is exact;
+        continue from there.
+        """
+        piece_len, piece_id, _, _, _ = table.lists()
+        scores = self._score_array()
         out_lengths: list[int] = []
         out_ids: list[int] = []
-        for word, row in zip(words, rows, strict=True):
-            if (base if base > 0 else -base) < limit[row]:
-                a = first[row]
-                word_ids = piece_id[a : a + count[row]]
-                base = self._accumulate(word_ids, base)
-                out_ids += word_ids
-                out_lengths += piece_len[a : a + count[row]]
-            else:
-                word_lengths, word_ids_t, _, _, base = self._viterbi(word, base)
-                out_ids += word_ids_t
+        all_rows = rows
+        pos, total = 0, len(words)
+        while pos < total:
+            here = all_rows[pos:]
+            sizes = table.count[here]
+            offsets = np.zeros(len(here) + 1, np.int64)
+            np.cumsum(sizes, out=offsets[1:])
+            take = np.repeat(table.first[here] - offsets[:-1], sizes) + np.arange(offsets[-1])
+            running = np.empty(int(offsets[-1]) + 1, np.float32)
+            running[0] = base
+            running[1:] = scores[table.piece_id[take]]
+            np.add.accumulate(running, out=running)  # float32 after every addition
+            starts = running[offsets[:-1]].astype(np.float64)
+            magnitude = np.abs(starts)
+            risky = np.flatnonzero(magnitude + table.word_max[here] >= _RESET_GUARD)
+            stop = int(risky[0]) if risky.size else len(here)
+            redo = np.flatnonzero(magnitude[:stop] >= table.limit[here[:stop]])
+            changed = stop  # the first word whose re-run differs from the table
+            new: tuple[list[int], list[int]] = ([], [])
+            if redo.size:
+                result = self._batch_viterbi().run(
+                    [words[pos + k] for k in redo.tolist()], bases=starts[redo]
+                )
+                for r, k in enumerate(redo.tolist()):
+                    a, n = int(result.start[r]), int(result.count[r])
+                    got = result.piece_id[a : a + n].tolist()
+                    row = int(here[k])
+                    b = int(table.first[row])
+                    if got != piece_id[b : b + int(table.count[row])]:
+                        changed = k
+                        new = (result.piece_len[a : a + n].tolist(), got)
+                        break
+            # words before `changed` keep the table's pieces
+            cut = int(offsets[changed])
+            picked = take[:cut].tolist()
+            out_lengths += map(piece_len.__getitem__, picked)
+            out_ids += map(piece_id.__getitem__, picked)
+            if changed < stop:  # a re-run came out different: exact through that word
+                out_lengths += new[0]
+                out_ids += new[1]
+                base = self._accumulate(out_ids[len(out_ids) - len(new[1]) :],
+                                        float(running[cut]))
+                pos += changed + 1
+            elif stop < len(here):  # the score may pass 100000 in this word
+                word_lengths, word_ids, _, _, base = self._viterbi(words[pos + stop],
+                                                                  float(running[cut]))
                 out_lengths += word_lengths
+                out_ids += word_ids
+                pos += stop + 1
+            else:
+                pos = total
         return out_lengths, out_ids
+
+    def _score_array(self) -> np.ndarray:
+        """:meth:`_score_table` as a float32 array."""
+        array_ = self._id_score_array
+        if array_ is None:
+            table = self._id_scores
+            if table is None:
+                table = self._id_scores = self._score_table()
+            array_ = self._id_score_array = np.array(table, np.float32)
+        return array_
 
     def _word_table(self, words: list[str]) -> _WordTable:
         """Pieces, prefix-score bounds and limits of ``words`` (distinct), from the cache or
