@@ -1,6 +1,7 @@
 """Unigram (and SentencePiece BPE) encode speed vs sentencepiece (one thread), ids identical.
 
     python benchmarks/bench_unigram.py [--english-mb 2] [--repeat 3]
+    python benchmarks/bench_unigram.py --windows 32768     # the window's document encode
 
 Corpora (deterministic; both engines encode line by line, as sentencepiece is used):
 - English: botchan.txt (sentencepiece sdist), then the CPython standard library's ``.py``
@@ -157,11 +158,69 @@ def bench(label: str, model: Path, lines: list[str], repeat: int) -> None:
         print(f"| {name} | {megabytes / t:.2f} | {ref / t:.2f}x | {ref_batch / t:.2f}x |")
 
 
+def bench_windows(label: str, model: Path, lines: list[str], size: int, repeat: int) -> None:
+    """The window's document encode: the text in ``size``-character windows cut at line
+    ends (as ``explorer.workers.doctokens`` does), each encoded as one text."""
+    sp = spm.SentencePieceProcessor(model_file=str(model), num_threads=1)
+    tok = load_tokenizer(model)
+    assert isinstance(tok, SentencePieceTokenizer)
+    text = "\n".join(lines)
+    windows: list[str] = []
+    pos = 0
+    while pos < len(text):
+        end = text.find("\n", min(len(text), pos + size))
+        end = len(text) if end == -1 else end + 1
+        windows.append(text[pos:end])
+        pos = end
+    megabytes = len(text.encode()) / 1e6
+
+    def ours_ids() -> list[list[int]]:
+        tok.model._cache.clear()
+        return [tok.encode_ids(w) for w in windows]
+
+    def ours_tokens() -> list[list[int]]:
+        tok.model._cache.clear()
+        return [tok.encode(w, allowed_special=()).ids for w in windows]
+
+    rows = {
+        "sentencepiece": lambda: [sp.encode(w) for w in windows],
+        "ours encode_ids cold": ours_ids,
+        "ours encode (Tokens) cold": ours_tokens,
+    }
+    times: dict[str, float] = {}
+    results: dict[str, object] = {}
+    for _ in range(repeat):
+        for name, fn in rows.items():
+            t, r = best_time(fn, 1)
+            times[name] = min(times.get(name, float("inf")), t)
+            results[name] = r
+    for name, r in results.items():
+        if r != results["sentencepiece"]:
+            raise SystemExit(f"{label}: ids differ between sentencepiece and {name}")
+    ref = times["sentencepiece"]
+    print(f"\n{label}: {len(windows)} windows of ~{size} characters, {megabytes:.2f} MB, "
+          "ids identical")
+    print("| engine | MB/s | vs sentencepiece |\n|---|---|---|")
+    for name, t in times.items():
+        print(f"| {name} | {megabytes / t:.2f} | {ref / t:.2f}x |")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--english-mb", type=float, default=2.0)
     parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--windows", type=int, default=0, metavar="CHARS",
+                        help="only time the document-window encode with windows this long")
     args = parser.parse_args()
+    if args.windows:
+        english = english_lines(args.english_mb)
+        multilingual = udhr_lines()
+        with tempfile.TemporaryDirectory() as tmp:
+            model = train_model(english[:5000] + multilingual[::3], Path(tmp))
+            bench_windows("English, trained 8k", model, english, args.windows, args.repeat)
+            bench_windows("Multilingual UDHR, trained 8k", model, multilingual, args.windows,
+                          args.repeat)
+        return
     english = english_lines(args.english_mb)
     multilingual = udhr_lines()
     with tempfile.TemporaryDirectory() as tmp:
