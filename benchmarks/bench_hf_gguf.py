@@ -16,8 +16,11 @@ tokenizer.json files through our loader and ``tokenizers.Tokenizer.from_file``.
 
 Encode: the bundled UDHR sample (16 languages) + botchan, repeated up to ``--mb`` MB, line by
 line; ours ``encode`` (Token objects with offsets) vs HF ``encode_batch`` (one thread,
-``add_special_tokens=False``) on mon-tokenizer (Unigram), MiniLM (WordPiece) and a
-GGUF-derived byte-level BPE (Llama 3) exported to tokenizer.json. Best of ``--repeat``.
+``add_special_tokens=False``) on mon-tokenizer (Unigram), MiniLM (WordPiece) and two
+GGUF-derived byte-level BPEs (Llama 3, Qwen2) exported to tokenizer.json; ours also as
+``encode_ids`` when the tokenizer has it. Best of ``--repeat``; every round of ours starts
+cold (``clear_caches()``: no per-word memo from an earlier round). ``--encode-only`` skips
+the GGUF load table.
 """
 
 from __future__ import annotations
@@ -114,55 +117,83 @@ def main() -> None:
     ap.add_argument("--mb", type=float, default=1.0)
     ap.add_argument("--load-table", action="store_true",
                     help="cold/warm load of every reference file in fresh processes, then exit")
+    ap.add_argument("--encode-only", action="store_true",
+                    help="only the encode table (skip the GGUF load table)")
     args = ap.parse_args()
     if args.load_table:
         load_table(args.repeat)
         return
+    if not args.encode_only:
+        gguf_load_table(args.repeat)
+    encode_table(args.repeat, args.mb)
 
-    print("## GGUF load (seconds, best of", args.repeat, ")")
+
+def gguf_load_table(repeat: int) -> None:
+    """Every GGUF through our loader and through gguf.GGUFReader."""
+
+    print("## GGUF load (seconds, best of", repeat, ")")
     print("| file | tokens | ours | gguf.GGUFReader | ratio |")
     print("|---|---|---|---|---|")
     for path in sorted((CACHE / "llama-cpp").glob("ggml-vocab-*.gguf")):
-        ours = best(lambda p=path: load_tokenizer(p), args.repeat)
+        ours = best(lambda p=path: load_tokenizer(p), repeat)
         ref = best(lambda p=path: gguf.GGUFReader(p), 1)
         n = load_tokenizer(path).vocab_size
         print(f"| {path.name} | {n} | {ours:.2f} | {ref:.2f} | {ref / ours:.1f}x |")
 
-    lines = corpus(args.mb)
+
+def _cold(t) -> None:
+    """Forget every per-text memo (model cache, ...) so each round starts cold."""
+    clear = getattr(t, "clear_caches", None)
+    if clear is not None:
+        clear()
+        return
+    cache = getattr(t.model, "_cache", None)
+    if cache is not None:
+        cache.clear()
+
+
+def encode_table(repeat: int, mb_wanted: float) -> None:
+    """Ours ``encode`` (and ``encode_ids``) vs HF ``encode_batch`` on one thread."""
+    lines = corpus(mb_wanted)
     mb = sum(len(x.encode("utf-8")) + 1 for x in lines) / 1e6
-    print(f"\n## Encode, {mb:.2f} MB, line by line (MB/s)")
-    print("| tokenizer | ours encode | HF encode_batch | ours/HF | ids identical |")
-    print("|---|---|---|---|---|")
-    llama = load_tokenizer(CACHE / "llama-cpp/ggml-vocab-llama-bpe.gguf")
-    llama_json = json.dumps(to_tokenizer_json(llama))
-    cases = [
-        ("mon-tokenizer (Unigram)", CACHE / "mon-tokenizer/mon_tokenizer.json", None),
-        ("MiniLM (WordPiece)", CACHE / "minilm/tokenizer.json", None),
-        ("Llama 3 GGUF -> tokenizer.json (BPE)", None, llama_json),
-    ]
-    for name, path, doc in cases:
-        if path is not None:
-            ours_tok = load_tokenizer(path)
-            ref = HFTokenizer.from_file(str(path))
-        else:
-            ours_tok = llama
-            ref = HFTokenizer.from_str(doc)
+    print(f"\n## Encode, {mb:.2f} MB, line by line (MB/s, best of {repeat}, cold caches)")
+    print("| tokenizer | ours encode | ours encode_ids | HF encode_batch | encode/HF "
+          "| encode_ids/HF | ids identical |")
+    print("|---|---|---|---|---|---|---|")
+    cases: list[tuple[str, object, HFTokenizer]] = []
+    for name, path in [("mon-tokenizer (Unigram)", CACHE / "mon-tokenizer/mon_tokenizer.json"),
+                       ("MiniLM (WordPiece)", CACHE / "minilm/tokenizer.json")]:
+        cases.append((name, load_tokenizer(path), HFTokenizer.from_file(str(path))))
+    for name, file in [("Llama 3 GGUF -> tokenizer.json (BPE)", "ggml-vocab-llama-bpe.gguf"),
+                       ("Qwen2 GGUF -> tokenizer.json (BPE)", "ggml-vocab-qwen2.gguf")]:
+        tok = load_tokenizer(CACHE / "llama-cpp" / file)
+        cases.append((name, tok, HFTokenizer.from_str(json.dumps(to_tokenizer_json(tok)))))
+    for name, ours_tok, ref in cases:
         ref.no_padding()
         ref.no_truncation()
 
         def run_ours(t=ours_tok) -> list[list[int]]:
-            cache = getattr(t.model, "_cache", None)
-            if cache is not None:
-                cache.clear()  # cold cache every round
+            _cold(t)
             return [t.encode(x).ids for x in lines]
+
+        def run_ids(t=ours_tok) -> list[list[int]]:
+            _cold(t)
+            return [t.encode_ids(x) for x in lines]
 
         def run_ref(r=ref) -> list[list[int]]:
             return [e.ids for e in r.encode_batch(lines, add_special_tokens=False)]
 
-        same = run_ours() == run_ref()
-        to = best(run_ours, args.repeat)
-        tr = best(run_ref, args.repeat)
-        print(f"| {name} | {mb / to:.2f} | {mb / tr:.2f} | {tr / to:.2f}x | {same} |")
+        expected = run_ref()
+        same = run_ours() == expected
+        to = best(run_ours, repeat)
+        tr = best(run_ref, repeat)
+        ids_speed = ids_ratio = "-"
+        if hasattr(ours_tok, "encode_ids"):
+            same = same and run_ids() == expected
+            ti = best(run_ids, repeat)
+            ids_speed, ids_ratio = f"{mb / ti:.2f}", f"{tr / ti:.2f}x"
+        print(f"| {name} | {mb / to:.2f} | {ids_speed} | {mb / tr:.2f} | {tr / to:.2f}x "
+              f"| {ids_ratio} | {same} |")
 
 
 if __name__ == "__main__":
