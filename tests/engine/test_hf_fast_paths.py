@@ -142,7 +142,7 @@ _TEXT = st.text(alphabet=st.sampled_from("ab c\u00a0\u3000é\u0301ﬁ½가\u1100
 
 @pytest.mark.parametrize("pattern,content", [
     (r"\p{Zs}", " "), (r"[ab]", "x"), (r"a", "a"), (r"a|bc", "y"), (r"b*", "z"),
-    (r" ", "▁"), (r"(?<=a)", "q"),
+    (r" ", "▁"), (r"(?<=a)", "q"), (r"c", "\\"), (r"(a)", "b"), (r"\s", "$"),
 ])
 @settings(max_examples=80, deadline=None)
 @given(text=_TEXT)

@@ -157,6 +157,13 @@ class Aligned:
             # One character for one character keeps every span (the replacement takes the
             # span of the match's last, here only, character): no alignment work, and a
             # match already equal to ``content`` changes nothing (``\p{Zs}`` -> " ").
+            if not pattern.groups:  # findall gives the matched strings: C-level checks
+                found = set(pattern.findall(text))
+                if not found or found == {content}:
+                    return self
+                if {len(m) for m in found} == {1}:
+                    new = pattern.sub(content.replace("\\", "\\\\"), text)
+                    return Aligned(new, self.starts, self.ends)
             spans = [m.span() for m in pattern.finditer(text)]
             if not spans:
                 return self

@@ -16,6 +16,7 @@ from __future__ import annotations
 import unicodedata
 from collections.abc import Callable
 from dataclasses import dataclass
+from functools import lru_cache
 from itertools import chain, repeat
 from typing import Any, Literal, Protocol
 
@@ -132,6 +133,14 @@ class SplitPre:
         return f"Split({self.source!r}, {self.behavior}{inv})"
 
 
+_SPACE = regex.compile(" ")
+
+
+@lru_cache(maxsize=64)
+def _literal(text: str) -> regex.Pattern[str]:
+    return regex.compile(regex.escape(text))
+
+
 @dataclass(frozen=True)
 class MetaspacePre:
     """Spaces become ``replacement``; a prefix is added per ``prepend_scheme``; optional split."""
@@ -142,7 +151,7 @@ class MetaspacePre:
 
     def split(self, pieces: list[Aligned]) -> list[Aligned]:
         rep = self.replacement
-        space = regex.compile(" ")
+        space = _SPACE
         out: list[Aligned] = []
         for p in pieces:
             q = p.replace(space, rep) if " " in p.text else p
@@ -153,7 +162,7 @@ class MetaspacePre:
                 q = q.prepend(rep)
             out.append(q)
         if self.split_on_replacement:
-            one = regex.compile(regex.escape(rep))  # the same matches, found at C speed
+            one = _literal(rep)  # the same matches as a per-character test, at C speed
             out = split_pieces(out, lambda t: single_char_matches(one, t), "MergedWithNext")
         return out
 

@@ -98,10 +98,19 @@ class HFUnigramModel:
         hit = self._cache.get(text)
         if hit is not None:
             return hit
+        path = self._best_path(text)
+        unk_id = self.unk_id if self.unk_id is not None else -1
+        if all(tid != -1 and tid != unk_id for _, _, tid in path):
+            # Only known pieces (each path entry's id is its piece's vocabulary id): nothing
+            # to fuse or fall back on.
+            out = [(tid, text[a:b], a, b) for a, b, tid in path]
+            if len(self._cache) >= _CACHE_LIMIT:
+                self._cache.clear()
+            self._cache[text] = out
+            return out
         # Fuse runs of unknown characters (HF fuse_unk is always on for Unigram).
         segs: list[list[int]] = []
-        unk_id = self.unk_id if self.unk_id is not None else -1
-        for a, b, tid in self._best_path(text):
+        for a, b, tid in path:
             if tid == -1:
                 tid = unk_id
             if tid == unk_id and segs and segs[-1][2] == unk_id and unk_id != -1:
