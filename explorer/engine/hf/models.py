@@ -26,7 +26,7 @@ ModelToken = tuple[int, str, int, int]
 """``(id, piece, start, end)``: code-point span inside the pre-token."""
 
 _CACHE_LIMIT = 100_000
-_PAIR_MEMO_LIMIT = 1_000_000
+_PAIR_MEMO_LIMIT = 200_000
 
 
 class Model(Protocol):
