@@ -51,6 +51,7 @@ _MISSING = object()
 _POPULATE_MAX = 20_000  # batch-solved words cached for later calls, up to this many
 _LENGTHS, _IDS, _LIMIT, _WORD_MAX = (itemgetter(k) for k in range(4))
 _NUMPY_SUM_MIN = 12  # float32 running sums this long go through numpy (measured crossover)
+_SPECULATE_WORDS = 1024  # words speculated at once (bounds the work a re-basing wastes)
 _BATCH_MIN_CHARS = 1000  # fewer new characters: the per-word Viterbi is cheaper
 _BATCH_TEXT_CHARS = 8192  # one text this long goes through the batch path on its own
 _SHORT_WORD = 2  # measured: cutting even short words wins (misses share their parts)
@@ -352,7 +353,7 @@ class UnigramModel:
         all_rows = rows
         pos, total = 0, len(words)
         while pos < total:
-            here = all_rows[pos:]
+            here = all_rows[pos : pos + _SPECULATE_WORDS]
             sizes = table.count[here]
             offsets = np.zeros(len(here) + 1, np.int64)
             np.cumsum(sizes, out=offsets[1:])
@@ -398,8 +399,9 @@ class UnigramModel:
                 out_lengths += word_lengths
                 out_ids += word_ids
                 pos += stop + 1
-            else:
-                pos = total
+            else:  # the whole window holds: on from its end
+                base = float(running[-1])
+                pos += len(here)
         return out_lengths, out_ids
 
     def _score_array(self) -> np.ndarray:
