@@ -23,7 +23,7 @@ import math
 import operator
 import re
 from array import array
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from itertools import chain, compress
 from operator import itemgetter
 
@@ -366,22 +366,17 @@ class UnigramModel:
             magnitude = np.abs(starts)
             risky = np.flatnonzero(magnitude + table.word_max[here] >= _RESET_GUARD)
             stop = int(risky[0]) if risky.size else len(here)
-            redo = np.flatnonzero(magnitude[:stop] >= table.limit[here[:stop]])
+            redo = np.flatnonzero(magnitude[:stop] >= table.limit[here[:stop]]).tolist()
             changed = stop  # the first word whose re-run differs from the table
             new: tuple[list[int], list[int]] = ([], [])
-            if redo.size:
-                result = self._batch_viterbi().run(
-                    [words[pos + k] for k in redo.tolist()], bases=starts[redo]
-                )
-                for r, k in enumerate(redo.tolist()):
-                    a, n = int(result.start[r]), int(result.count[r])
-                    got = result.piece_id[a : a + n].tolist()
-                    row = int(here[k])
-                    b = int(table.first[row])
-                    if got != piece_id[b : b + int(table.count[row])]:
-                        changed = k
-                        new = (result.piece_len[a : a + n].tolist(), got)
-                        break
+            for k, (new_lengths, new_ids) in zip(redo, self._rerun(words, pos, redo, starts),
+                                                 strict=False):
+                row = int(here[k])
+                b = int(table.first[row])
+                if new_ids != piece_id[b : b + int(table.count[row])]:
+                    changed = k
+                    new = (new_lengths, new_ids)
+                    break
             # words before `changed` keep the table's pieces
             cut = int(offsets[changed])
             picked = take[:cut].tolist()
@@ -403,6 +398,21 @@ class UnigramModel:
                 base = float(running[-1])
                 pos += len(here)
         return out_lengths, out_ids
+
+    def _rerun(
+        self, words: list[str], pos: int, redo: list[int], starts: np.ndarray
+    ) -> Iterator[tuple[list[int], list[int]]]:
+        """Pieces ``(lengths, ids)`` of ``words[pos + k]`` for ``k`` in ``redo``, each from
+        its starting score ``starts[k]``: a few one by one, many in one batch."""
+        if sum(len(words[pos + k]) for k in redo) < _BATCH_MIN_CHARS:
+            for k in redo:
+                lengths, ids = self._viterbi(words[pos + k], float(starts[k]))[:2]
+                yield list(lengths), list(ids)
+            return
+        result = self._batch_viterbi().run([words[pos + k] for k in redo], bases=starts[redo])
+        piece_len, piece_id = result.piece_len.tolist(), result.piece_id.tolist()
+        for a, n in zip(result.start.tolist(), result.count.tolist(), strict=True):
+            yield piece_len[a : a + n], piece_id[a : a + n]
 
     def _score_array(self) -> np.ndarray:
         """:meth:`_score_table` as a float32 array."""
