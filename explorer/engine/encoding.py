@@ -9,8 +9,8 @@ bytes touch, so neighbouring partial tokens share a span. Displays must use ``to
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass, field, fields
 
 
 @dataclass(frozen=True, slots=True)
@@ -112,3 +112,65 @@ def byte_to_char_offsets(text: str) -> list[int]:
 def decode_bytes(pieces: Sequence[bytes]) -> str:
     """Join token bytes and decode as UTF-8, invalid sequences replaced (like tiktoken)."""
     return b"".join(pieces).decode("utf-8", errors="replace")
+
+
+# -- fast Token construction for hot encode paths ---------------------------------------------
+# A frozen dataclass sets each field through ``object.__setattr__`` behind its generated
+# ``__init__``; the factories below do the same without the call's argument handling. They
+# are used only while Token has exactly the fields they set and no ``__post_init__``;
+# otherwise they are the real constructor, so a new field can never be left unset.
+
+_KNOWN_FIELDS = ("id", "piece", "token_bytes", "start", "end", "special", "unknown", "score",
+                 "rank")
+_FAST = (tuple(f.name for f in fields(Token)) == _KNOWN_FIELDS
+         and not hasattr(Token, "__post_init__"))
+
+
+def _make_scored() -> Callable[[int, str, bytes, int, int, bool, bool, float | None], Token]:
+    if not _FAST:
+        return lambda i, p, b, s, e, sp, unk, sc: Token(i, p, b, s, e, sp, unk, sc)
+    new, set_ = object.__new__, object.__setattr__
+
+    def make(tid: int, piece: str, data: bytes, start: int, end: int, special: bool,
+             unknown: bool, score: float | None) -> Token:
+        t = new(Token)
+        set_(t, "id", tid)
+        set_(t, "piece", piece)
+        set_(t, "token_bytes", data)
+        set_(t, "start", start)
+        set_(t, "end", end)
+        set_(t, "special", special)
+        set_(t, "unknown", unknown)
+        set_(t, "score", score)
+        set_(t, "rank", None)
+        return t
+
+    return make
+
+
+def _make_ranked() -> Callable[[int, str, bytes, int, int], Token]:
+    if not _FAST:
+        return lambda i, p, b, s, e: Token(i, p, b, s, e, rank=i)
+    new, set_ = object.__new__, object.__setattr__
+
+    def make(tid: int, piece: str, data: bytes, start: int, end: int) -> Token:
+        t = new(Token)
+        set_(t, "id", tid)
+        set_(t, "piece", piece)
+        set_(t, "token_bytes", data)
+        set_(t, "start", start)
+        set_(t, "end", end)
+        set_(t, "special", False)
+        set_(t, "unknown", False)
+        set_(t, "score", None)
+        set_(t, "rank", tid)
+        return t
+
+    return make
+
+
+scored_token = _make_scored()
+"""``scored_token(id, piece, token_bytes, start, end, special, unknown, score)``, fast."""
+ranked_token = _make_ranked()
+"""``ranked_token(id, piece, token_bytes, start, end)``: an ordinary BPE token whose rank is
+its id, fast."""

@@ -5,19 +5,16 @@ code-point spans relative to the chunk, where a token holding part of a characte
 bytes spans every character its bytes touch. Layouts are memoised per chunk string by the
 tokenizer, so a repeated word costs one dict lookup plus its Token objects.
 
-``make_token`` builds a :class:`Token` about twice as fast as the dataclass ``__init__``
-(frozen dataclasses set each field through ``object.__setattr__``; so do we, without the
-keyword handling). It is used only while Token has exactly the fields it knows, otherwise the
-real constructor is used, so a new field can never be left unset. :func:`gc_paused` keeps the
+``make_token`` is :func:`explorer.engine.encoding.ranked_token` (a Token built without the
+dataclass constructor's argument handling). :func:`gc_paused` keeps the
 cyclic GC from rescanning the token list while a large document is encoded.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import fields
 
-from explorer.engine.encoding import Token
+from explorer.engine.encoding import ranked_token
 from explorer.engine.gc_pause import gc_paused
 
 __all__ = ["GC_PAUSE_CHARS", "Layout", "chunk_layout", "gc_paused"]
@@ -54,39 +51,5 @@ def chunk_layout(chunk: str, ids: Sequence[int], id_bytes: Sequence[bytes | None
     return tuple(out)
 
 
-_KNOWN_FIELDS = ("id", "piece", "token_bytes", "start", "end", "special", "unknown", "score",
-                 "rank")
-
-
-def _fast_factory() -> Callable[[int, str, bytes, int, int], Token]:
-    new = object.__new__
-    set_ = object.__setattr__
-
-    def make(tid: int, piece: str, data: bytes, start: int, end: int) -> Token:
-        t = new(Token)
-        set_(t, "id", tid)
-        set_(t, "piece", piece)
-        set_(t, "token_bytes", data)
-        set_(t, "start", start)
-        set_(t, "end", end)
-        set_(t, "special", False)
-        set_(t, "unknown", False)
-        set_(t, "score", None)
-        set_(t, "rank", tid)
-        return t
-
-    return make
-
-
-def _safe_factory() -> Callable[[int, str, bytes, int, int], Token]:
-    def make(tid: int, piece: str, data: bytes, start: int, end: int) -> Token:
-        return Token(tid, piece, data, start, end, rank=tid)
-
-    return make
-
-
-make_token: Callable[[int, str, bytes, int, int], Token] = (
-    _fast_factory() if tuple(f.name for f in fields(Token)) == _KNOWN_FIELDS
-    and not hasattr(Token, "__post_init__") else _safe_factory()
-)
+make_token = ranked_token
 """``make_token(id, piece, token_bytes, start, end)``: an ordinary ranked token."""

@@ -10,17 +10,13 @@ of the decoder's steps and runs the remaining steps (a ``Strip`` after a join, w
 the first/last *non-empty* token, a nested ``Sequence``, ...) on the list as usual, exactly as
 :class:`~explorer.engine.hf.decoders.SequenceDecoder` would.
 
-:func:`make_token` builds a :class:`Token` with every field given, bypassing the frozen
-dataclass ``__init__`` (as :mod:`explorer.engine.bpe.layout` does) while the field list is
-the one it knows.
+:func:`make_token` is :func:`explorer.engine.encoding.scored_token` (every field given,
+without the dataclass constructor's argument handling).
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from dataclasses import fields
-
-from explorer.engine.encoding import Token
+from explorer.engine.encoding import scored_token
 from explorer.engine.hf.decoders import (
     BPEDecoder,
     ByteFallbackDecoder,
@@ -121,44 +117,5 @@ class TokenBytes:
         return out
 
 
-_KNOWN_FIELDS = ("id", "piece", "token_bytes", "start", "end", "special", "unknown", "score",
-                 "rank")
-
-MakeToken = Callable[[int, str, bytes, int, int, bool, bool, "float | None"], Token]
-
-
-def _fast_factory() -> MakeToken:
-    new = object.__new__
-    set_ = object.__setattr__
-
-    def make(tid: int, piece: str, data: bytes, start: int, end: int, special: bool,
-             unknown: bool, score: float | None) -> Token:
-        t = new(Token)
-        set_(t, "id", tid)
-        set_(t, "piece", piece)
-        set_(t, "token_bytes", data)
-        set_(t, "start", start)
-        set_(t, "end", end)
-        set_(t, "special", special)
-        set_(t, "unknown", unknown)
-        set_(t, "score", score)
-        set_(t, "rank", None)
-        return t
-
-    return make
-
-
-def _safe_factory() -> MakeToken:
-    def make(tid: int, piece: str, data: bytes, start: int, end: int, special: bool,
-             unknown: bool, score: float | None) -> Token:
-        return Token(id=tid, piece=piece, token_bytes=data, start=start, end=end,
-                     special=special, unknown=unknown, score=score)
-
-    return make
-
-
-make_token: MakeToken = (
-    _fast_factory() if tuple(f.name for f in fields(Token)) == _KNOWN_FIELDS
-    and not hasattr(Token, "__post_init__") else _safe_factory()
-)
+make_token = scored_token
 """``make_token(id, piece, token_bytes, start, end, special, unknown, score)``."""
