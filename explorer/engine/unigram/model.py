@@ -20,17 +20,14 @@ sampling, marginals and the UI panel. CONTROL, UNKNOWN and BYTE pieces never mat
 from __future__ import annotations
 
 import math
-import operator
 import re
 from array import array
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterable, Sequence
 from itertools import chain, compress
-from operator import itemgetter
 
 import numpy as np
 
 from explorer.engine.errors import VocabFormatError
-from explorer.engine.gc_pause import gc_paused
 from explorer.engine.sentencepiece.pieces import (
     F32,
     PieceType,
@@ -39,90 +36,29 @@ from explorer.engine.sentencepiece.pieces import (
     spans_from_segments,
     word_splitter,
 )
-from explorer.engine.unigram.batch import MAX_WORD, BatchViterbi
+from explorer.engine.unigram.batch import BatchViterbi
 from explorer.engine.unigram.lattice import Lattice
+from explorer.engine.unigram.limits import (
+    CACHE_LIMIT,
+    INF,
+    RESET,
+    RESET_GUARD,
+    CacheEntry,
+    cache_entry,
+)
+from explorer.engine.unigram.many import ManyEncoded, encode_many
 from explorer.engine.unigram.trie import Entry, PieceTrie, cached_substrings
 
 UNK_PENALTY = 10.0
 FLT_MAX = 3.4028234663852886e38
-_CACHE_LIMIT = 200_000
-_INF = float("inf")
 _MISSING = object()
-_POPULATE_MAX = 20_000  # batch-solved words cached for later calls, up to this many
-_LENGTHS, _IDS, _LIMIT, _WORD_MAX = (itemgetter(k) for k in range(4))
 _NUMPY_SUM_MIN = 12  # float32 running sums this long go through numpy (measured crossover)
-_SPECULATE_WORDS = 1024  # words speculated at once (bounds the work a re-basing wastes)
-_BATCH_MIN_CHARS = 1000  # fewer new characters: the per-word Viterbi is cheaper
 _BATCH_TEXT_CHARS = 8192  # one text this long goes through the batch path on its own
 _SHORT_WORD = 2  # measured: cutting even short words wins (misses share their parts)
 _NEG_INF = float("-inf")
-_RESET = 100000.0  # sentencepiece 0.2.3 re-bases path scores beyond this magnitude
-_RESET_GUARD = _RESET * 0.99
 _NOTHING: frozenset[str] = frozenset()
 _ID_SPAN = 1 << 40  # back pointers pack (start, id) as start * _ID_SPAN + id
 
-"""``(length, id)`` of one piece of a word."""
-CacheEntry = tuple[tuple[int, ...], tuple[int, ...], float, float]
-"""``(lengths, ids, limit, word_max)`` of a cached word (see ``_cache_entry``): its pieces'
-lengths in code points and ids (two tuples, not pairs: fewer objects to build and collect)."""
-
-
-class ManyEncoded:
-    """The ids of many texts (:meth:`UnigramModel.encode_many`), their pieces' lengths on
-    demand: ``segments(k)`` are text ``k``'s ``(length, id)`` pairs."""
-
-    def __init__(self, ids: list[list[int]], lengths: np.ndarray, bounds: list[int]) -> None:
-        self.ids = ids
-        self._lengths = lengths  # every text's piece lengths, text after text
-        self._bounds = bounds  # text k's pieces are [bounds[k], bounds[k + 1])
-        self._exact: dict[int, list[Segment]] = {}
-
-    def lengths_of(self, k: int) -> list[int]:
-        """Text ``k``'s piece lengths."""
-        exact = self._exact.get(k)
-        if exact is not None:
-            return [s[0] for s in exact]
-        return self._lengths[self._bounds[k] : self._bounds[k + 1]].tolist()
-
-    def set_exact(self, k: int, segments: list[Segment]) -> None:
-        """Text ``k`` re-encoded on the exact path."""
-        self._exact[k] = segments
-        self.ids[k] = [s[1] for s in segments]
-
-    def segments(self, k: int) -> list[Segment]:
-        """Text ``k``'s pieces as ``(length, id)``."""
-        exact = self._exact.get(k)
-        if exact is not None:
-            return exact
-        lengths = self._lengths[self._bounds[k] : self._bounds[k + 1]].tolist()
-        return list(zip(lengths, self.ids[k], strict=True))
-
-
-class _WordTable:
-    """Distinct words of a batch as arrays: word ``k``'s pieces are
-    ``piece_len/piece_id[first[k]:first[k] + count[k]]``; ``limit``/``word_max`` as in
-    :data:`CacheEntry`."""
-
-    def __init__(self, size: int) -> None:
-        self.first = np.zeros(size, np.int64)
-        self.count = np.zeros(size, np.int64)
-        self.limit = np.zeros(size)
-        self.word_max = np.zeros(size)
-        self.piece_len = np.zeros(0, np.int64)
-        self.piece_id = np.zeros(0, np.int64)
-        self._lists: tuple[list[int], list[int], list[int], list[int], list[float]] | None = None
-
-    def lists(self) -> tuple[list[int], list[int], list[int], list[int], list[float]]:
-        """``piece_len, piece_id, first, count, limit`` as Python lists (made once)."""
-        if self._lists is None:
-            self._lists = (
-                self.piece_len.tolist(),
-                self.piece_id.tolist(),
-                self.first.tolist(),
-                self.count.tolist(),
-                self.limit.tolist(),
-            )
-        return self._lists
 
 
 class UnigramModel:
@@ -239,7 +175,7 @@ class UnigramModel:
             entry = cache_get(word)
             if entry is None:
                 entry = self._cache_entry(word)
-                if len(cache) >= _CACHE_LIMIT:
+                if len(cache) >= CACHE_LIMIT:
                     cache.clear()
                 cache[word] = entry
             if bound < entry[2] and not exact:  # the common case: the cached result holds
@@ -251,7 +187,7 @@ class UnigramModel:
             if not exact and bound >= limit:
                 base = self._accumulate(chain.from_iterable(c[1] for c in chunks[done:]), base)
                 done = len(chunks)
-                if bound + word_max >= _RESET_GUARD:
+                if bound + word_max >= RESET_GUARD:
                     exact = True
                 else:  # a near tie: re-run the word from the true prefix score
                     lengths, ids = self._viterbi(word, base)[:2]
@@ -279,140 +215,9 @@ class UnigramModel:
         return [many.segments(k) for k in range(len(texts))]
 
     def encode_many(self, texts: Sequence[str]) -> ManyEncoded:
-        """Encode many normalized texts, the batch's new words solved at once.
-
-        The words of all texts not yet cached go through :class:`BatchViterbi` (numpy, all
-        words in lock step) when there are enough of them to pay for it, and the texts are
-        assembled from flat arrays. Texts where float32 rounding could decide (the
-        prefix-score bound reaches a word's limit) take the exact per-text path.
-        """
-        with gc_paused():  # lists of ints and tuples: no cycles to find
-            return self._many(texts)
-
-    def _many(self, texts: Sequence[str]) -> ManyEncoded:
-        split = self._split
-        if split is None:
-            words_per = [[text] if text else [] for text in texts]
-        else:
-            words_per = list(map(split.findall, texts))
-        flat = list(chain.from_iterable(words_per))
-        if not flat:
-            return ManyEncoded([[] for _ in texts], np.zeros(0, np.int64), [0] * (len(texts) + 1))
-        index: dict[str, int] = {}
-        number = index.setdefault  # a new word gets the next number: len(index) before it
-        occurrence = np.array([number(w, len(index)) for w in flat], np.int64)
-        distinct = list(index)
-        table = self._word_table(distinct)
-        counts = np.fromiter(map(len, words_per), np.int64, len(texts))
-        starts = np.zeros(len(texts), np.int64)
-        np.cumsum(counts[:-1], out=starts[1:])
-        # float32 safety: the prefix-score bound before each word, within its own text
-        word_max = table.word_max[occurrence]
-        before = np.cumsum(word_max) - word_max
-        line_of = np.repeat(np.arange(len(texts)), counts)
-        before -= before[starts[line_of]]
-        # half a unit of slack absorbs the rounding of the running sums (each word adds 1)
-        unsafe = np.flatnonzero(before >= table.limit[occurrence] - 0.5)
-        # every occurrence's pieces, gathered from its word's (a ragged take)
-        sizes = table.count[occurrence]
-        out_first = np.zeros(len(flat) + 1, np.int64)
-        np.cumsum(sizes, out=out_first[1:])
-        take = np.repeat(table.first[occurrence] - out_first[:-1], sizes)
-        take += np.arange(int(out_first[-1]))
-        bounds = out_first[np.append(starts, len(flat))].tolist()
-        cuts = list(map(slice, bounds[:-1], bounds[1:]))
-        ids = table.piece_id[take].tolist()
-        result = ManyEncoded(list(map(ids.__getitem__, cuts)), table.piece_len[take], bounds)
-        if unsafe.size:
-            # Texts where float32 rounding could change a word's cached segmentation at its
-            # prefix score: redo them from the exact scores, as the per-text path does.
-            for k in np.unique(line_of[unsafe]).tolist():
-                a, b = int(starts[k]), int(starts[k] + counts[k])
-                lengths, ids = self._exact_pieces(flat[a:b], occurrence[a:b], table, 0.0)
-                result.set_exact(k, list(zip(lengths, ids, strict=True)))
-        return result
-
-    def _exact_pieces(
-        self, words: list[str], rows: np.ndarray, table: _WordTable, base: float
-    ) -> tuple[list[int], list[int]]:
-        """Pieces of ``words`` (their ``table`` rows) from exact prefix score ``base`` on,
-        exactly as sentencepiece's one-pass Viterbi decides them, re-basing included.
-
-        A word's table segmentation holds while the magnitude of its true starting score
-        stays below its limit. Speculate that every word keeps it: the float32 running score
-        then gives each word's starting score at once. Words whose limit that score reaches
-        are re-run together from their starting scores (:class:`BatchViterbi` with bases);
-        up to the first one that comes out different, or the first word where the score may
-        pass 100000 (re-run alone by :meth:`_viterbi`, which re-bases), everything is exact;
-        continue from there.
-        """
-        piece_len, piece_id, _, _, _ = table.lists()
-        scores = self._score_array()
-        out_lengths: list[int] = []
-        out_ids: list[int] = []
-        all_rows = rows
-        pos, total = 0, len(words)
-        while pos < total:
-            here = all_rows[pos : pos + _SPECULATE_WORDS]
-            sizes = table.count[here]
-            offsets = np.zeros(len(here) + 1, np.int64)
-            np.cumsum(sizes, out=offsets[1:])
-            take = np.repeat(table.first[here] - offsets[:-1], sizes) + np.arange(offsets[-1])
-            running = np.empty(int(offsets[-1]) + 1, np.float32)
-            running[0] = base
-            running[1:] = scores[table.piece_id[take]]
-            np.add.accumulate(running, out=running)  # float32 after every addition
-            starts = running[offsets[:-1]].astype(np.float64)
-            magnitude = np.abs(starts)
-            risky = np.flatnonzero(magnitude + table.word_max[here] >= _RESET_GUARD)
-            stop = int(risky[0]) if risky.size else len(here)
-            redo = np.flatnonzero(magnitude[:stop] >= table.limit[here[:stop]]).tolist()
-            changed = stop  # the first word whose re-run differs from the table
-            new: tuple[list[int], list[int]] = ([], [])
-            for k, (new_lengths, new_ids) in zip(redo, self._rerun(words, pos, redo, starts),
-                                                 strict=False):
-                row = int(here[k])
-                b = int(table.first[row])
-                if new_ids != piece_id[b : b + int(table.count[row])]:
-                    changed = k
-                    new = (new_lengths, new_ids)
-                    break
-            # words before `changed` keep the table's pieces
-            cut = int(offsets[changed])
-            picked = take[:cut].tolist()
-            out_lengths += map(piece_len.__getitem__, picked)
-            out_ids += map(piece_id.__getitem__, picked)
-            if changed < stop:  # a re-run came out different: exact through that word
-                out_lengths += new[0]
-                out_ids += new[1]
-                base = self._accumulate(out_ids[len(out_ids) - len(new[1]) :],
-                                        float(running[cut]))
-                pos += changed + 1
-            elif stop < len(here):  # the score may pass 100000 in this word
-                word_lengths, word_ids, _, _, base = self._viterbi(words[pos + stop],
-                                                                  float(running[cut]))
-                out_lengths += word_lengths
-                out_ids += word_ids
-                pos += stop + 1
-            else:  # the whole window holds: on from its end
-                base = float(running[-1])
-                pos += len(here)
-        return out_lengths, out_ids
-
-    def _rerun(
-        self, words: list[str], pos: int, redo: list[int], starts: np.ndarray
-    ) -> Iterator[tuple[list[int], list[int]]]:
-        """Pieces ``(lengths, ids)`` of ``words[pos + k]`` for ``k`` in ``redo``, each from
-        its starting score ``starts[k]``: a few one by one, many in one batch."""
-        if sum(len(words[pos + k]) for k in redo) < _BATCH_MIN_CHARS:
-            for k in redo:
-                lengths, ids = self._viterbi(words[pos + k], float(starts[k]))[:2]
-                yield list(lengths), list(ids)
-            return
-        result = self._batch_viterbi().run([words[pos + k] for k in redo], bases=starts[redo])
-        piece_len, piece_id = result.piece_len.tolist(), result.piece_id.tolist()
-        for a, n in zip(result.start.tolist(), result.count.tolist(), strict=True):
-            yield piece_len[a : a + n], piece_id[a : a + n]
+        """Encode many normalized texts, the batch's new words solved at once (see
+        :mod:`explorer.engine.unigram.many`)."""
+        return encode_many(self, texts)
 
     def _score_array(self) -> np.ndarray:
         """:meth:`_score_table` as a float32 array."""
@@ -423,59 +228,6 @@ class UnigramModel:
                 table = self._id_scores = self._score_table()
             array_ = self._id_score_array = np.array(table, np.float32)
         return array_
-
-    def _word_table(self, words: list[str]) -> _WordTable:
-        """Pieces, prefix-score bounds and limits of ``words`` (distinct), from the cache or
-        solved: by :class:`BatchViterbi` when there are enough new characters, else (and for
-        words longer than ``MAX_WORD``) one by one."""
-        cache = self._cache
-        entries: list[CacheEntry | None] = list(map(cache.get, words))
-        missing = list(compress(range(len(words)), map(operator.not_, entries)))
-        sizes = np.fromiter(map(len, words), np.int64, len(words))
-        missing_sizes = sizes[missing]
-        short = np.array(missing, np.int64)[missing_sizes <= MAX_WORD].tolist()
-        if int(missing_sizes[missing_sizes <= MAX_WORD].sum()) < _BATCH_MIN_CHARS:
-            short = []
-        result = self._batch_viterbi().run([words[k] for k in short]) if short else None
-        if result is not None:
-            batch_max = result.top + 1.0
-            batch_limit = _limits(result.margin, batch_max, sizes[short])
-            if len(short) <= _POPULATE_MAX:  # cheap enough to keep for later calls
-                lengths, ids = result.lengths_and_ids()
-                solved = zip(lengths, ids, batch_limit.tolist(), batch_max.tolist(), strict=True)
-                cache.update(zip([words[k] for k in short], solved, strict=True))
-            # sentencepiece would re-base scores inside these: the exact per-word path
-            rebased = np.flatnonzero(batch_max >= _RESET_GUARD).tolist()
-            solo = sorted(set(missing) - set(short) | {short[r] for r in rebased})
-        else:
-            solo = missing
-        for k in solo:
-            entry = self._cache_entry(words[k])
-            if len(cache) >= _CACHE_LIMIT:
-                cache.clear()
-            entries[k] = cache[words[k]] = entry
-        known = list(compress(range(len(words)), entries))
-        from_cache = [entries[k] for k in known]
-        known_counts = np.fromiter(map(len, map(_IDS, from_cache)), np.int64, len(known))
-        piece_len = np.fromiter(chain.from_iterable(map(_LENGTHS, from_cache)), np.int64)
-        piece_id = np.fromiter(chain.from_iterable(map(_IDS, from_cache)), np.int64)
-        table = _WordTable(len(words))
-        table.count[known] = known_counts
-        table.first[known] = np.cumsum(known_counts) - known_counts
-        table.limit[known] = np.fromiter(map(_LIMIT, from_cache), np.float64, len(known))
-        table.word_max[known] = np.fromiter(map(_WORD_MAX, from_cache), np.float64, len(known))
-        if result is not None:
-            rows = np.array(short, np.int64)
-            keep = batch_max < _RESET_GUARD
-            rows = rows[keep]
-            table.count[rows] = result.count[keep]
-            table.first[rows] = len(piece_id) + result.start[keep]
-            table.limit[rows] = batch_limit[keep]
-            table.word_max[rows] = batch_max[keep]
-            piece_len = np.concatenate([piece_len, result.piece_len])
-            piece_id = np.concatenate([piece_id, result.piece_id])
-        table.piece_len, table.piece_id = piece_len, piece_id
-        return table
 
     def _batch_viterbi(self) -> BatchViterbi:
         """The numpy form of the trie, built on first use (0.03 s for 8k pieces)."""
@@ -506,7 +258,7 @@ class UnigramModel:
         cache = self._cache
         lengths: list[int] = []
         ids: list[int] = []
-        limit, word_max = _INF, 0.0
+        limit, word_max = INF, 0.0
         for part in parts:
             entry = cache.get(part)
             if entry is None:
@@ -559,7 +311,7 @@ class UnigramModel:
             lengths, ids, margin, word_max = fast
         else:
             lengths, ids, margin, word_max, _ = self._viterbi(word, 0.0)
-        return _entry(lengths, ids, margin, word_max, len(word))
+        return cache_entry(lengths, ids, margin, word_max, len(word))
 
     def _accumulate(self, ids: Iterable[int], base: float) -> float:
         """Continue sentencepiece's float32 path score from ``base`` over pieces ``ids``.
@@ -611,7 +363,7 @@ class UnigramModel:
         unk_score = self.unk_score
         span = _ID_SPAN
         missing = _MISSING
-        margin = _INF
+        margin = INF
         for i in range(n):
             base = best[i]
             entry = get(text[i], missing)
@@ -653,7 +405,7 @@ class UnigramModel:
                 elif current - cand < margin:
                     margin = current - cand
         top = max(-min(best), max(best))
-        if top >= _RESET_GUARD:
+        if top >= RESET_GUARD:
             return None
         tolerance = 4.0 * (n + 2) * math.ldexp(1.0, math.frexp(top + 1.0)[1] - 24)
         if margin <= 2.0 * tolerance:
@@ -691,11 +443,11 @@ class UnigramModel:
         pack, unpack = F32.pack, F32.unpack
         get = entries.get
         missing = _MISSING
-        margin = _INF
+        margin = INF
         frontier = 0
         for i in range(n):
             base = best[i]
-            if base < -_RESET or base > _RESET:  # sentencepiece re-bases large scores
+            if base < -RESET or base > RESET:  # sentencepiece re-bases large scores
                 for k in range(i, frontier + 1):
                     if k == i or start_at[k] != -1:
                         best[k] = f32(best[k] - base)
@@ -780,37 +532,6 @@ class UnigramModel:
             return [(self.encode(normalized), 0.0)]
         paths = self.lattice(normalized).nbest(k)
         return [([(n.pos, n.end, n.id) for n in path], score) for path, score in paths]
-
-
-def _entry(
-    lengths: tuple[int, ...], ids: tuple[int, ...], margin: float, word_max: float, n: int
-) -> CacheEntry:
-    """A cache entry from one Viterbi from score 0 over ``n`` characters.
-
-    ``margin`` bounds how close any decision came to going the other way (0: a tie);
-    ``word_max`` bounds ``|path score|`` inside the word. The result is reused while the
-    prefix-score bound stays below the entry's limit (see ``UnigramModel._segments``).
-    """
-    if margin == _INF:
-        limit = _INF
-    elif margin <= 0.0:
-        limit = -1.0
-    else:
-        # tolerance(M) = 4 (n + 2) ulp32(M) must stay below the margin
-        q = margin / (4.0 * (n + 2))
-        limit = math.ldexp(1.0, math.ceil(24 + math.log2(q)) - 1)
-    limit = min(limit, _RESET_GUARD) - word_max - 1.0
-    return lengths, ids, limit, word_max
-
-
-def _limits(margin: np.ndarray, word_max: np.ndarray, lengths: np.ndarray) -> np.ndarray:
-    """The limits of :func:`_entry`, for many words at once."""
-    n = lengths.astype(np.float64)
-    usable = np.isfinite(margin) & (margin > 0.0)
-    q = np.where(usable, margin, 1.0) / (4.0 * (n + 2))
-    exponent = np.ceil(24 + np.log2(q)).astype(np.int64) - 1
-    limit = np.where(usable, np.ldexp(1.0, exponent), np.where(margin > 0.0, _INF, -1.0))
-    return np.minimum(limit, _RESET_GUARD) - word_max - 1.0
 
 
 def _f32_list(values: Sequence[float]) -> list[float]:

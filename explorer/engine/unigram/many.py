@@ -1,0 +1,263 @@
+"""Encoding many texts at once with a Unigram model: the batch's new words solved together.
+
+:func:`encode_many` cuts every text into words (as the per-text path does), numbers the
+distinct words once, takes cached words from the model's cache and solves the others with
+:class:`~explorer.engine.unigram.batch.BatchViterbi` (numpy, all words in lock step) when there
+are enough new characters to pay for it. Texts are assembled from flat arrays. Where float32
+rounding could decide (a word's reuse limit, see :mod:`explorer.engine.unigram.limits`, is
+reached by the prefix-score bound before it), the text is redone from exact float32 scores by
+:func:`_exact_pieces`. The result is identical to the per-text path and to sentencepiece.
+"""
+
+from __future__ import annotations
+
+import operator
+from collections.abc import Iterator, Sequence
+from itertools import chain, compress
+from operator import itemgetter
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+from explorer.engine.gc_pause import gc_paused
+from explorer.engine.sentencepiece.pieces import Segment
+from explorer.engine.unigram.batch import MAX_WORD
+from explorer.engine.unigram.limits import CACHE_LIMIT, RESET_GUARD, CacheEntry, reuse_limits
+
+if TYPE_CHECKING:
+    from explorer.engine.unigram.model import UnigramModel
+
+POPULATE_MAX = 20_000  # batch-solved words cached for later calls, up to this many
+SPECULATE_WORDS = 1024  # words speculated at once (bounds the work a re-basing wastes)
+BATCH_MIN_CHARS = 1000  # fewer new characters: the per-word Viterbi is cheaper
+_LENGTHS, _IDS, _LIMIT, _WORD_MAX = (itemgetter(k) for k in range(4))
+
+
+def encode_many(model: UnigramModel, texts: Sequence[str]) -> ManyEncoded:
+    """Encode many normalized texts with ``model``, the batch's new words solved at once."""
+    with gc_paused():  # lists of ints and tuples: no cycles to find
+        return _encode(model, texts)
+
+
+class ManyEncoded:
+    """The ids of many texts (:meth:`UnigramModel.encode_many`), their pieces' lengths on
+    demand: ``segments(k)`` are text ``k``'s ``(length, id)`` pairs."""
+
+    def __init__(self, ids: list[list[int]], lengths: np.ndarray, bounds: list[int]) -> None:
+        self.ids = ids
+        self._lengths = lengths  # every text's piece lengths, text after text
+        self._bounds = bounds  # text k's pieces are [bounds[k], bounds[k + 1])
+        self._exact: dict[int, list[Segment]] = {}
+
+    def set_exact(self, k: int, segments: list[Segment]) -> None:
+        """Text ``k`` re-encoded on the exact path."""
+        self._exact[k] = segments
+        self.ids[k] = [s[1] for s in segments]
+
+    def segments(self, k: int) -> list[Segment]:
+        """Text ``k``'s pieces as ``(length, id)``."""
+        exact = self._exact.get(k)
+        if exact is not None:
+            return exact
+        lengths = self._lengths[self._bounds[k] : self._bounds[k + 1]].tolist()
+        return list(zip(lengths, self.ids[k], strict=True))
+
+
+class WordTable:
+    """Distinct words of a batch as arrays: word ``k``'s pieces are
+    ``piece_len/piece_id[first[k]:first[k] + count[k]]``; ``limit``/``word_max`` as in
+    :data:`CacheEntry`."""
+
+    def __init__(self, size: int) -> None:
+        self.first = np.zeros(size, np.int64)
+        self.count = np.zeros(size, np.int64)
+        self.limit = np.zeros(size)
+        self.word_max = np.zeros(size)
+        self.piece_len = np.zeros(0, np.int64)
+        self.piece_id = np.zeros(0, np.int64)
+        self._lists: tuple[list[int], list[int]] | None = None
+
+    def lists(self) -> tuple[list[int], list[int]]:
+        """``piece_len, piece_id`` as Python lists (made once)."""
+        if self._lists is None:
+            self._lists = (self.piece_len.tolist(), self.piece_id.tolist())
+        return self._lists
+
+
+def _encode(model: UnigramModel, texts: Sequence[str]) -> ManyEncoded:
+    split = model._split
+    if split is None:
+        words_per = [[text] if text else [] for text in texts]
+    else:
+        words_per = list(map(split.findall, texts))
+    flat = list(chain.from_iterable(words_per))
+    if not flat:
+        return ManyEncoded([[] for _ in texts], np.zeros(0, np.int64), [0] * (len(texts) + 1))
+    index: dict[str, int] = {}
+    number = index.setdefault  # a new word gets the next number: len(index) before it
+    occurrence = np.array([number(w, len(index)) for w in flat], np.int64)
+    distinct = list(index)
+    table = _word_table(model, distinct)
+    counts = np.fromiter(map(len, words_per), np.int64, len(texts))
+    starts = np.zeros(len(texts), np.int64)
+    np.cumsum(counts[:-1], out=starts[1:])
+    # float32 safety: the prefix-score bound before each word, within its own text
+    word_max = table.word_max[occurrence]
+    before = np.cumsum(word_max) - word_max
+    line_of = np.repeat(np.arange(len(texts)), counts)
+    before -= before[starts[line_of]]
+    # half a unit of slack absorbs the rounding of the running sums (each word adds 1)
+    unsafe = np.flatnonzero(before >= table.limit[occurrence] - 0.5)
+    # every occurrence's pieces, gathered from its word's (a ragged take)
+    sizes = table.count[occurrence]
+    out_first = np.zeros(len(flat) + 1, np.int64)
+    np.cumsum(sizes, out=out_first[1:])
+    take = np.repeat(table.first[occurrence] - out_first[:-1], sizes)
+    take += np.arange(int(out_first[-1]))
+    bounds = out_first[np.append(starts, len(flat))].tolist()
+    cuts = list(map(slice, bounds[:-1], bounds[1:]))
+    ids = table.piece_id[take].tolist()
+    result = ManyEncoded(list(map(ids.__getitem__, cuts)), table.piece_len[take], bounds)
+    if unsafe.size:
+        # Texts where float32 rounding could change a word's cached segmentation at its
+        # prefix score: redo them from the exact scores, as the per-text path does.
+        for k in np.unique(line_of[unsafe]).tolist():
+            a, b = int(starts[k]), int(starts[k] + counts[k])
+            lengths, ids = _exact_pieces(model, flat[a:b], occurrence[a:b], table, 0.0)
+            result.set_exact(k, list(zip(lengths, ids, strict=True)))
+    return result
+
+def _exact_pieces(
+    model: UnigramModel, words: list[str], rows: np.ndarray, table: WordTable, base: float
+) -> tuple[list[int], list[int]]:
+    """Pieces of ``words`` (their ``table`` rows) from exact prefix score ``base`` on,
+    exactly as sentencepiece's one-pass Viterbi decides them, re-basing included.
+
+    A word's table segmentation holds while the magnitude of its true starting score
+    stays below its limit. Speculate that every word keeps it: the float32 running score
+    then gives each word's starting score at once. Words whose limit that score reaches
+    are re-run together from their starting scores (:class:`BatchViterbi` with bases);
+    up to the first one that comes out different, or the first word where the score may
+    pass 100000 (re-run alone by :meth:`_viterbi`, which re-bases), everything is exact;
+    continue from there.
+    """
+    piece_len, piece_id = table.lists()
+    scores = model._score_array()
+    out_lengths: list[int] = []
+    out_ids: list[int] = []
+    all_rows = rows
+    pos, total = 0, len(words)
+    while pos < total:
+        here = all_rows[pos : pos + SPECULATE_WORDS]
+        sizes = table.count[here]
+        offsets = np.zeros(len(here) + 1, np.int64)
+        np.cumsum(sizes, out=offsets[1:])
+        take = np.repeat(table.first[here] - offsets[:-1], sizes) + np.arange(offsets[-1])
+        running = np.empty(int(offsets[-1]) + 1, np.float32)
+        running[0] = base
+        running[1:] = scores[table.piece_id[take]]
+        np.add.accumulate(running, out=running)  # float32 after every addition
+        starts = running[offsets[:-1]].astype(np.float64)
+        magnitude = np.abs(starts)
+        risky = np.flatnonzero(magnitude + table.word_max[here] >= RESET_GUARD)
+        stop = int(risky[0]) if risky.size else len(here)
+        redo = np.flatnonzero(magnitude[:stop] >= table.limit[here[:stop]]).tolist()
+        changed = stop  # the first word whose re-run differs from the table
+        new: tuple[list[int], list[int]] = ([], [])
+        for k, (new_lengths, new_ids) in zip(redo, _rerun(model, words, pos, redo, starts),
+                                             strict=False):
+            row = int(here[k])
+            b = int(table.first[row])
+            if new_ids != piece_id[b : b + int(table.count[row])]:
+                changed = k
+                new = (new_lengths, new_ids)
+                break
+        # words before `changed` keep the table's pieces
+        cut = int(offsets[changed])
+        picked = take[:cut].tolist()
+        out_lengths += map(piece_len.__getitem__, picked)
+        out_ids += map(piece_id.__getitem__, picked)
+        if changed < stop:  # a re-run came out different: exact through that word
+            out_lengths += new[0]
+            out_ids += new[1]
+            base = model._accumulate(out_ids[len(out_ids) - len(new[1]) :],
+                                    float(running[cut]))
+            pos += changed + 1
+        elif stop < len(here):  # the score may pass 100000 in this word
+            word_lengths, word_ids, _, _, base = model._viterbi(words[pos + stop],
+                                                              float(running[cut]))
+            out_lengths += word_lengths
+            out_ids += word_ids
+            pos += stop + 1
+        else:  # the whole window holds: on from its end
+            base = float(running[-1])
+            pos += len(here)
+    return out_lengths, out_ids
+
+def _rerun(
+    model: UnigramModel, words: list[str], pos: int, redo: list[int], starts: np.ndarray
+) -> Iterator[tuple[list[int], list[int]]]:
+    """Pieces ``(lengths, ids)`` of ``words[pos + k]`` for ``k`` in ``redo``, each from
+    its starting score ``starts[k]``: a few one by one, many in one batch."""
+    if sum(len(words[pos + k]) for k in redo) < BATCH_MIN_CHARS:
+        for k in redo:
+            lengths, ids = model._viterbi(words[pos + k], float(starts[k]))[:2]
+            yield list(lengths), list(ids)
+        return
+    result = model._batch_viterbi().run([words[pos + k] for k in redo], bases=starts[redo])
+    piece_len, piece_id = result.piece_len.tolist(), result.piece_id.tolist()
+    for a, n in zip(result.start.tolist(), result.count.tolist(), strict=True):
+        yield piece_len[a : a + n], piece_id[a : a + n]
+
+def _word_table(model: UnigramModel, words: list[str]) -> WordTable:
+    """Pieces, prefix-score bounds and limits of ``words`` (distinct), from the cache or
+    solved: by :class:`BatchViterbi` when there are enough new characters, else (and for
+    words longer than ``MAX_WORD``) one by one."""
+    cache = model._cache
+    entries: list[CacheEntry | None] = list(map(cache.get, words))
+    missing = list(compress(range(len(words)), map(operator.not_, entries)))
+    sizes = np.fromiter(map(len, words), np.int64, len(words))
+    missing_sizes = sizes[missing]
+    short = np.array(missing, np.int64)[missing_sizes <= MAX_WORD].tolist()
+    if int(missing_sizes[missing_sizes <= MAX_WORD].sum()) < BATCH_MIN_CHARS:
+        short = []
+    result = model._batch_viterbi().run([words[k] for k in short]) if short else None
+    if result is not None:
+        batch_max = result.top + 1.0
+        batch_limit = reuse_limits(result.margin, batch_max, sizes[short])
+        if len(short) <= POPULATE_MAX:  # cheap enough to keep for later calls
+            lengths, ids = result.lengths_and_ids()
+            solved = zip(lengths, ids, batch_limit.tolist(), batch_max.tolist(), strict=True)
+            cache.update(zip([words[k] for k in short], solved, strict=True))
+        # sentencepiece would re-base scores inside these: the exact per-word path
+        rebased = np.flatnonzero(batch_max >= RESET_GUARD).tolist()
+        solo = sorted(set(missing) - set(short) | {short[r] for r in rebased})
+    else:
+        solo = missing
+    for k in solo:
+        entry = model._cache_entry(words[k])
+        if len(cache) >= CACHE_LIMIT:
+            cache.clear()
+        entries[k] = cache[words[k]] = entry
+    known = list(compress(range(len(words)), entries))
+    from_cache = [entries[k] for k in known]
+    known_counts = np.fromiter(map(len, map(_IDS, from_cache)), np.int64, len(known))
+    piece_len = np.fromiter(chain.from_iterable(map(_LENGTHS, from_cache)), np.int64)
+    piece_id = np.fromiter(chain.from_iterable(map(_IDS, from_cache)), np.int64)
+    table = WordTable(len(words))
+    table.count[known] = known_counts
+    table.first[known] = np.cumsum(known_counts) - known_counts
+    table.limit[known] = np.fromiter(map(_LIMIT, from_cache), np.float64, len(known))
+    table.word_max[known] = np.fromiter(map(_WORD_MAX, from_cache), np.float64, len(known))
+    if result is not None:
+        rows = np.array(short, np.int64)
+        keep = batch_max < RESET_GUARD
+        rows = rows[keep]
+        table.count[rows] = result.count[keep]
+        table.first[rows] = len(piece_id) + result.start[keep]
+        table.limit[rows] = batch_limit[keep]
+        table.word_max[rows] = batch_max[keep]
+        piece_len = np.concatenate([piece_len, result.piece_len])
+        piece_id = np.concatenate([piece_id, result.piece_id])
+    table.piece_len, table.piece_id = piece_len, piece_id
+    return table
