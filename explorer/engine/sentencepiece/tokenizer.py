@@ -41,10 +41,9 @@ from explorer.engine.tokenizer import (
     TokenizerInfo,
 )
 from explorer.engine.unigram.lattice import Lattice
-from explorer.engine.unigram.model import UnigramModel
+from explorer.engine.unigram.model import BATCH_TEXT_CHARS, UnigramModel
 
 Span = tuple[int, int, int]
-_LONG_TEXT = 8192  # a normalized text this long takes the batch path (see UnigramModel)
 
 
 class SentencePieceModel(Protocol):
@@ -156,7 +155,7 @@ class SentencePieceTokenizer(Tokenizer):
     def encode_ids(self, text: str) -> list[int]:
         """Ids only, no special-token splitting: exactly ``SentencePieceProcessor.encode``."""
         normalized = self._normalized_text(text)
-        if len(normalized) >= _LONG_TEXT and isinstance(self.model, UnigramModel):
+        if len(normalized) >= BATCH_TEXT_CHARS and isinstance(self.model, UnigramModel):
             return self._ids_many([normalized])[0]  # one batch call, pieces reused for unknowns
         # no (length, id) pairs unless unknowns need them
         return self._finish_ids(normalized, self.model.encode_ids(normalized))

@@ -53,7 +53,9 @@ UNK_PENALTY = 10.0
 FLT_MAX = 3.4028234663852886e38
 _MISSING = object()
 _NUMPY_SUM_MIN = 12  # float32 running sums this long go through numpy (measured crossover)
-_BATCH_TEXT_CHARS = 8192  # one text this long goes through the batch path on its own
+BATCH_TEXT_CHARS = 8192
+"""A normalized text this long goes through the batch path (:meth:`UnigramModel.encode_many`)
+on its own."""
 _SHORT_WORD = 2  # measured: cutting even short words wins (misses share their parts)
 _NEG_INF = float("-inf")
 _NOTHING: frozenset[str] = frozenset()
@@ -142,7 +144,7 @@ class UnigramModel:
     def _segments(self, normalized: str, ids_only: bool) -> list[Segment] | list[int]:
         """Segment ``normalized``: long texts through :meth:`encode_many` (their new words
         solved at once), others word by word (:meth:`_segments_by_word`)."""
-        if len(normalized) >= _BATCH_TEXT_CHARS and self._split is not None:
+        if len(normalized) >= BATCH_TEXT_CHARS and self._split is not None:
             many = self.encode_many([normalized])
             return many.ids[0] if ids_only else many.segments(0)
         return self._segments_by_word(normalized, ids_only)
