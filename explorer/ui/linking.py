@@ -1,8 +1,14 @@
 """Links the editor, the token table and the inspector around "the current token".
 
 Moving the text cursor (or clicking) selects the token under it in the table and the
-inspector; selecting a table row moves the cursor to that token and outlines it. A guard
-keeps the two directions from bouncing. Hover tooltips use the same lookup.
+inspector; the user picking a table row moves the cursor to that token and outlines it.
+
+The rule that keeps the user's typing intact: **only the user's own action in a view may
+move the text cursor**. The table's current row also changes by itself (rows inserted or
+removed above it when a new result arrives while the user types), so the linker listens to
+:attr:`TokenTableView.row_chosen` (mouse and keys in the table), never to
+``currentRowChanged``; :meth:`TokenLinker.select_token` is for such user actions only.
+Hover tooltips use the same lookup.
 """
 
 from __future__ import annotations
@@ -34,7 +40,7 @@ class TokenLinker(QObject):
         self._syncing = False
         editor.tooltip_at = self.tooltip_at
         editor.cursorPositionChanged.connect(self._on_cursor)
-        table.selectionModel().currentRowChanged.connect(self._on_row)
+        table.row_chosen.connect(self._on_row)
 
     @property
     def current(self) -> int:
@@ -68,7 +74,10 @@ class TokenLinker(QObject):
         return "<hr>".join(parts)
 
     def select_token(self, index: int) -> None:
-        """Make token ``index`` current in every view."""
+        """Make token ``index`` current in every view and put the text cursor at its start.
+
+        Call this only in answer to the user's own action (a table row picked, a vocabulary
+        entry double-clicked): it moves the text cursor."""
         if self._doc is None or not 0 <= index < self._doc.token_count:
             return
         view = token_view(self._doc, index)
@@ -98,11 +107,9 @@ class TokenLinker(QObject):
             return
         self._set_current(index, token_view(self._doc, index))
 
-    def _on_row(self, current: object, _previous: object) -> None:
-        if self._syncing:
-            return
-        row = current.row() if hasattr(current, "row") else -1  # type: ignore[union-attr]
-        if row >= 0 and row != self._current:
+    def _on_row(self, row: int) -> None:
+        """The user picked ``row`` in the table."""
+        if not self._syncing and row >= 0:
             self.select_token(row)
 
     def _set_current(self, index: int, view: TokenView | None) -> None:

@@ -11,8 +11,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from PySide6.QtCore import QModelIndex, QPersistentModelIndex, Qt
-from PySide6.QtGui import QColor
+from PySide6.QtCore import QModelIndex, QPersistentModelIndex, Qt, Signal
+from PySide6.QtGui import QColor, QKeyEvent, QMouseEvent
 from PySide6.QtWidgets import QAbstractItemView, QHeaderView, QTableView, QWidget
 
 from explorer.ui.inspector import hex_bytes, token_view, visible
@@ -115,7 +115,17 @@ class TokenTableModel(HeaderTableModel):
 
 
 class TokenTableView(QTableView):
-    """A table view tuned for many rows: fixed row height, no per-row size hints."""
+    """A table view tuned for many rows: fixed row height, no per-row size hints.
+
+    :attr:`row_chosen` is emitted only when the *user* picks a row in the table (a mouse
+    press, or a navigation key while the table has focus). The current row also moves when
+    the model inserts or removes rows under it (a new result while the user types); that is
+    not a choice and must never move the text cursor, so nothing listens to
+    ``currentRowChanged`` for that purpose.
+    """
+
+    row_chosen = Signal(int)
+    """Row the user picked with the mouse or the keyboard."""
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -129,3 +139,18 @@ class TokenTableView(QTableView):
         hh.setStretchLastSection(True)
         self.setWordWrap(False)
 
+
+    def mousePressEvent(self, event: QMouseEvent) -> None:
+        """A click picks the row under the mouse."""
+        super().mousePressEvent(event)
+        index = self.indexAt(event.position().toPoint())
+        if index.isValid() and event.button() == Qt.MouseButton.LeftButton:
+            self.row_chosen.emit(index.row())
+
+    def keyPressEvent(self, event: QKeyEvent) -> None:
+        """Arrow keys, Page Up/Down, Home/End in the table pick the row they move to."""
+        before = self.currentIndex().row()
+        super().keyPressEvent(event)
+        after = self.currentIndex().row()
+        if after >= 0 and after != before:
+            self.row_chosen.emit(after)

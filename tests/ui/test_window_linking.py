@@ -45,7 +45,10 @@ def test_table_row_moves_cursor_to_token(qtbot, linked):
     w = linked
     enc = w.tokenizer.encode(TEXT)
     target = next(i for i, t in enumerate(enc.tokens) if t.token_bytes == b" tea")
-    w.table.selectRow(target)
+    w.table.show()
+    w.table.scrollTo(w.table_model.index(target, 0))
+    rect = w.table.visualRect(w.table_model.index(target, COL_ID))
+    qtbot.mouseClick(w.table.viewport(), Qt.MouseButton.LeftButton, pos=rect.center())
     assert w.linker.current == target
     assert w.editor.textCursor().position() == u16(TEXT[:enc.tokens[target].start])
     sel = w.editor.extraSelections()
@@ -113,3 +116,43 @@ def test_model_updates_incrementally_while_typing(qtmodeltester, qtbot, linked):
     wait_highlighted(qtbot, w)
     rows = [int(w.table_model.index(r, COL_ID).data()) for r in range(w.table_model.rowCount())]
     assert rows == w.tokenizer.encode(w.text()).ids
+
+
+def test_table_keys_move_cursor_to_token(qtbot, linked):
+    """Down arrow in the focused table is the user's choice: the cursor follows it."""
+    w = linked
+    enc = w.tokenizer.encode(TEXT)
+    w.linker.select_token(2)
+    w.table.setFocus()
+    qtbot.keyClick(w.table, Qt.Key.Key_Down)
+    assert w.linker.current == 3
+    assert w.editor.textCursor().position() == u16(TEXT[:enc.tokens[3].start])
+
+
+def test_table_row_changed_by_program_never_moves_text_cursor(qtbot, linked):
+    """Issue 18: the table's current row moves by itself when rows are inserted above it
+    (a new result while the user types). That must not move the text cursor."""
+    w = linked
+    cur = w.editor.textCursor()
+    cur.setPosition(u16(TEXT) - 3)
+    w.editor.setTextCursor(cur)
+    before = w.editor.textCursor().position()
+    for row in (0, 1, 5):
+        w.table.selectionModel().setCurrentIndex(
+            w.table_model.index(row, 0),
+            w.table.selectionModel().SelectionFlag.ClearAndSelect)
+        w.table.selectRow(row)
+    assert w.editor.textCursor().position() == before
+
+
+def test_typing_while_results_arrive_keeps_text(qtbot, linked):
+    """Typed at the end, waiting for each result so rows are inserted under the current row
+    (the real-window scramble of issue 18); the text must be exactly what was typed."""
+    w = linked
+    w.editor.setFocus()
+    qtbot.keyClick(w.editor, Qt.Key.Key_End, Qt.KeyboardModifier.ControlModifier)
+    typed = "abcdefghij klmno 0123456789 the end"
+    for ch in typed:
+        qtbot.keyClicks(w.editor, ch)
+        wait_highlighted(qtbot, w)
+    assert w.text() == TEXT + typed
