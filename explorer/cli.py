@@ -141,8 +141,9 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--text-file", metavar="FILE", help="start with the text of FILE")
     parser.add_argument("--screenshot", metavar="OUT.png",
                         help="render the window offscreen after highlighting, save, and exit")
-    parser.add_argument("--view", choices=["main", "compare", "vocab", "bpe", "lattice", "train"],
-                        default="main", help="which view to show (with --screenshot)")
+    parser.add_argument("--view", metavar="NAME", default="main",
+                        help="which view to show: main or a panel (compare, vocab, bpe, "
+                             "lattice, train, ...; an unknown name lists them)")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
 
     enc = sub.add_parser("encode", help="encode text and print ids, pieces or JSON")

@@ -80,17 +80,17 @@ def take_screenshot(window: MainWindow, out: Path, view: str) -> int:
         print(f"tokenizer-explorer: error: {msg}", file=sys.stderr)
         return 2 if errors else 1
     if not window.show_view(view):
-        print(f"tokenizer-explorer: warning: view {view!r} is not available; showing main",
-              file=sys.stderr)
-    elif view in window.panels:
+        print(f"tokenizer-explorer: error: unknown view {view!r}; views: "
+              f"{', '.join(window.view_names())}", file=sys.stderr)
+        return 2
+    if view in window.panels:
         # A panel view is the subject of the picture: give its dock most of the height.
         window.resizeDocks([window.panels[view]], [int(window.height() * 0.6)],
                            Qt.Orientation.Vertical)
     # Let raised panels receive the data and lay out before grabbing.
     end = QElapsedTimer()
     end.start()
-    panels = getattr(window, "side_panels", None)
-    while end.elapsed() < 300 or (panels is not None and panels.busy()
+    while end.elapsed() < 300 or (window.panels_busy()
                                   and end.elapsed() < SCREENSHOT_TIMEOUT_MS):
         QApplication.processEvents(QEventLoop.ProcessEventsFlag.AllEvents, 20)
     wait_highlighted(window, SCREENSHOT_TIMEOUT_MS)

@@ -3,8 +3,9 @@
 The window wires parts together and owns no algorithm: :class:`EncodingController` keeps the
 tokens current, :class:`TokenPainter` colours them in the editor, :class:`TokenLinker` links
 editor, table and inspector, :class:`TokenizerLoader` loads vocabularies, :mod:`menus` builds
-the menus. Panels register with :meth:`MainWindow.add_panel` (in :meth:`_install_panels`)
-and follow the window through its signals:
+the menus. Side panels register themselves (:mod:`explorer.ui.panels.registry`; the window
+imports no panel), dock with :meth:`MainWindow.add_panel` and follow the window through its
+signals:
 
 - ``tokenizer_changed(Tokenizer)``: the current tokenizer changed (loaded or picked);
 - ``text_changed(str)``: the text changed (debounced, :data:`TEXT_SIGNAL_MS`);
@@ -73,6 +74,9 @@ class MainWindow(QMainWindow):
         self.resize(1200, 780)
         self.settings = Settings()
         self.panels: dict[str, QDockWidget] = {}
+        self.panel_objects: dict[str, object] = {}
+        """Installed side panels by registered name (:mod:`explorer.ui.panels.registry`)."""
+        self.extra_views: dict[str, object] = {}
         self._shown: dict[str, bool] = {}
         self.source = ""
 
@@ -138,8 +142,13 @@ class MainWindow(QMainWindow):
         return dock is not None and dock.isVisible() and self._shown.get(key, False)
 
     def show_view(self, key: str) -> bool:
-        """Show and raise panel ``key`` (``main`` is the editor); False when unknown."""
+        """Show view ``key``: ``main`` (the editor), a panel's dock, or a view a panel
+        prepares (see :mod:`explorer.ui.panels.registry`); False when unknown."""
         if key == "main":
+            return True
+        owner = self.extra_views.get(key)
+        if owner is not None:
+            owner.prepare_view(key)
             return True
         dock = self.panels.get(key)
         if dock is None:
@@ -148,15 +157,25 @@ class MainWindow(QMainWindow):
         dock.raise_()
         return True
 
+    def view_names(self) -> list[str]:
+        """Every name ``--view`` accepts."""
+        return ["main", *self.panels, *self.extra_views]
+
+    def panels_busy(self) -> bool:
+        """True while a shown panel waits for a worker (screenshots wait for this)."""
+        return any(p is not None and p.busy() for p in self.panel_objects.values())
+
+    def select_token_by_user(self, index: int) -> None:
+        """Make token ``index`` current and put the text cursor on it. Only for a user's own
+        action in a view (a row picked, an entry double-clicked): it moves the cursor."""
+        self.linker.select_token(index)
+
     def _install_panels(self) -> None:
-        """Install the side panels (merge queue, lattice, comparison, vocabulary, training).
+        """Install every registered side panel (each panel module registers itself)."""
+        from explorer.ui.panels.registry import install_panels, panel_views
 
-        Each panel module adds itself here with ``self.add_panel(...)`` and connects to the
-        window's signals; keep one short block per panel.
-        """
-        from explorer.ui.panels.install import install_panels
-
-        self.side_panels = install_panels(self)
+        self.panel_objects = install_panels(self)
+        self.extra_views = panel_views(self.panel_objects)
 
     # ----- state --------------------------------------------------------------------------
     @property

@@ -70,3 +70,14 @@ def wait_highlighted(qtbot, w, timeout=20000):
     """Wait until text, result and painting agree."""
     qtbot.waitUntil(lambda: w.is_highlighted and w.doc is not None
                     and w.doc.text == w.text(), timeout=timeout)
+
+
+def click_table_row(qtbot, w, row):
+    """Pick token ``row`` in the token table the way a user does: a real mouse click."""
+    from PySide6.QtCore import Qt
+
+    w.table.show()
+    index = w.table_model.index(row, 1)
+    w.table.scrollTo(index)
+    qtbot.mouseClick(w.table.viewport(), Qt.MouseButton.LeftButton,
+                     pos=w.table.visualRect(index).center())

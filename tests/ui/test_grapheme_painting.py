@@ -12,7 +12,7 @@ from __future__ import annotations
 from itertools import pairwise
 
 import pytest
-from conftest import wait_highlighted
+from conftest import click_table_row, wait_highlighted
 from painting_oracle import expected_ranges, grapheme_boundaries, painted_ranges, u16
 from PySide6.QtCore import QPoint, Qt
 from PySide6.QtGui import QTextCursor
@@ -229,7 +229,7 @@ def test_click_and_table_link_tokens_inside_a_cluster(qtbot, window):
     # a token wholly inside the flag (the second regional indicator): selecting its row makes
     # it current and outlines the whole flag, never half of it
     inner = next(i for i, t in enumerate(enc.tokens) if (t.start, t.end) == (f + 1, f + 2))
-    window.table.selectRow(inner)
+    click_table_row(qtbot, window, inner)
     assert window.linker.current == inner
     sel = window.editor.extraSelections()
     assert len(sel) == 1

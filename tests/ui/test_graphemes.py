@@ -107,7 +107,7 @@ def test_cluster_at_on_a_long_line_keeps_flags_paired():
 def test_outline_and_hover_of_a_flag_after_an_emoji_cover_the_whole_flag(qtbot, window):
     """Qt's layout put a boundary between the flag's two regional indicators after an emoji:
     the outline of the token inside the second one covered half the flag."""
-    from conftest import wait_highlighted
+    from conftest import click_table_row, wait_highlighted
 
     from explorer.ui.editor import SPLIT_NOTE
 
@@ -118,7 +118,7 @@ def test_outline_and_hover_of_a_flag_after_an_emoji_cover_the_whole_flag(qtbot, 
     f = text.index("🇫🇷")
     f16 = u16(text[:f])
     inner = next(i for i, t in enumerate(enc.tokens) if (t.start, t.end) == (f + 1, f + 2))
-    window.table.selectRow(inner)
+    click_table_row(qtbot, window, inner)
     sel = window.editor.extraSelections()
     assert [(s.cursor.selectionStart(), s.cursor.selectionEnd()) for s in sel] == [
         (f16, f16 + 4)]

@@ -27,7 +27,7 @@ def test_panels_are_docked_and_follow_the_cursor(qtbot, window):
     w = window
     for key in ("bpe", "lattice", "compare", "vocab", "train"):
         assert key in w.panels
-    hub = w.side_panels
+    hub = w.panel_objects["core"]
     assert w.show_view("bpe")
     _move_cursor(w, 8)  # in " world"
     qtbot.waitUntil(lambda: "' world'" in hub.merge_queue.title.text(), timeout=5000)
@@ -47,7 +47,7 @@ def test_panels_are_docked_and_follow_the_cursor(qtbot, window):
 
 def test_compare_view_compares_with_a_second_tokenizer(qtbot, window):
     w = window
-    hub = w.side_panels
+    hub = w.panel_objects["core"]
     with qtbot.waitSignal(hub.compare.compared, timeout=20000):
         w.show_view("compare")
     qtbot.waitUntil(lambda: hub.compare.stats.rowCount() == 2, timeout=20000)
@@ -62,7 +62,7 @@ def test_compare_view_compares_with_a_second_tokenizer(qtbot, window):
 
 def test_vocab_and_lattice_follow_the_tokenizer(qtbot, window):
     w = window
-    hub = w.side_panels
+    hub = w.panel_objects["core"]
     # a background tab does no work: the vocabulary is read only when its tab is shown
     assert hub.vocab.model.matching == 0 and hub.compare.stats.rowCount() == 0
     with qtbot.waitSignal(hub.vocab.loaded, timeout=20000):
@@ -81,7 +81,7 @@ def test_vocab_and_lattice_follow_the_tokenizer(qtbot, window):
 
 def test_trained_tokenizer_becomes_current(qtbot, window):
     w = window
-    hub = w.side_panels
+    hub = w.panel_objects["core"]
     w.show_view("train")
     dialog = hub.training
     dialog.vocab_size.setValue(400)
@@ -99,7 +99,7 @@ def test_trained_tokenizer_becomes_current(qtbot, window):
 
 def test_long_pre_token_is_not_traced(qtbot, window):
     w = window
-    hub = w.side_panels
+    hub = w.panel_objects["core"]
     w.set_text("x" + " " * 2000 + "y\n")  # one whitespace pre-token of ~2000 bytes
     qtbot.waitUntil(lambda: w.is_highlighted and w.doc is not None
                     and w.doc.text == w.text(), timeout=20000)
@@ -121,12 +121,12 @@ def test_screenshot_of_each_view_shows_the_panel(window, tmp_path, view):
     assert image.width() > 0 and out.stat().st_size > 10_000
     dock = window.panels[view]
     assert dock.widget().isVisible()  # raised, on screen
-    assert not window.side_panels.busy()
+    assert not window.panel_objects["core"].busy()
 
 
 def test_compare_with_menu_picks_the_tokenizers(qtbot, window):
     w = window
-    hub = w.side_panels
+    hub = w.panel_objects["core"]
     with qtbot.waitSignal(hub.compare.compared, timeout=20000):
         w.show_view("compare")
     qtbot.waitUntil(lambda: hub.compare.stats.rowCount() == 2, timeout=20000)

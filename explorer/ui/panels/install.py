@@ -1,6 +1,6 @@
-"""Puts the side panels into the main window and keeps them in step with it.
+"""The core side panels, and how they keep in step with the main window.
 
-:func:`install_panels` (called from ``MainWindow._install_panels``) docks the merge-queue,
+Registered as ``core`` (:mod:`explorer.ui.panels.registry`): it docks the merge-queue,
 lattice, comparison and vocabulary panels and the training dialog, and a :class:`PanelHub`
 follows the window's signals (``tokenizer_changed``, ``text_changed``,
 ``cursor_token_changed``). A panel that is hidden (a background tab) is only marked stale and
@@ -30,11 +30,12 @@ from explorer.ui.dialogs.training import TrainingDialog
 from explorer.ui.panels.compare import ComparePanel
 from explorer.ui.panels.lattice import LatticePanel
 from explorer.ui.panels.merge_queue import MergeQueuePanel
+from explorer.ui.panels.registry import register_panel
 from explorer.ui.panels.vocab_browser import VocabBrowser
 from explorer.workers.latest import LatestRunner
 
 if TYPE_CHECKING:
-    from explorer.ui.main_window import MainWindow
+    from explorer.ui.panels.registry import PanelHost
 
 WINDOW_CHARS = 400
 """Characters of the cursor's line, either side, run through ``stages`` to find its pre-token."""
@@ -90,7 +91,7 @@ def _load_job(path: Path) -> Generator[None, None, Tokenizer]:
 class PanelHub(QObject):
     """The installed panels and the glue between them and the window."""
 
-    def __init__(self, window: MainWindow) -> None:
+    def __init__(self, window: PanelHost) -> None:
         super().__init__(window)
         self.window = window
         self.merge_queue = MergeQueuePanel()
@@ -155,7 +156,7 @@ class PanelHub(QObject):
         """Double-click in the vocabulary: select that token's first occurrence in the text."""
         index = self.vocab.locate(self.window.doc, token_id)
         if index is not None:
-            self.window.linker.select_token(index)
+            self.window.select_token_by_user(index)
 
     def _on_cursor(self, _index: int, view: Any) -> None:
         self._offset = None if view is None else view.start
@@ -301,6 +302,7 @@ class PanelHub(QObject):
                                  f"Lattice of {piece!r} (characters {start}–{end})")
 
 
-def install_panels(window: MainWindow) -> PanelHub:
-    """Dock every side panel in ``window`` and connect them to its signals."""
+@register_panel("core", order=10)
+def install_core_panels(window: PanelHost) -> PanelHub:
+    """Dock the core side panels in ``window`` and connect them to its signals."""
     return PanelHub(window)
