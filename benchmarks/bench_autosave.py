@@ -23,9 +23,9 @@ from pathlib import Path
 
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 
-from explorer.resources import resource_path
 from PySide6.QtCore import QCoreApplication, QEventLoop, QTimer
 
+from explorer.bundled import resource_path
 from explorer.ui import autosave
 
 

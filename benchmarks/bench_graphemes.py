@@ -18,9 +18,9 @@ import time
 
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 
-from explorer.resources import resource_path
 from PySide6.QtGui import QGuiApplication, QTextLayout
 
+from explorer.bundled import resource_path
 from explorer.engine.formats import load_tokenizer
 from explorer.ui.token_painter import TokenFormats, block_ranges
 from explorer.ui.tokenizer_source import bundled_sources

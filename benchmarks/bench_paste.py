@@ -23,10 +23,10 @@ from pathlib import Path
 
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 
-from explorer.resources import resource_path
 from PySide6.QtCore import QElapsedTimer, QEventLoop, QMimeData, QTimer
 from PySide6.QtWidgets import QPlainTextEdit
 
+from explorer.bundled import resource_path
 from explorer.ui.app import application
 from explorer.ui.main_window import MainWindow
 from explorer.ui.settings import use_settings_dir

@@ -37,8 +37,8 @@ from tokenizers import Tokenizer, models, pre_tokenizers, trainers
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import train_corpus
-from explorer.resources import resource_path
 
+from explorer.bundled import resource_path
 from explorer.engine.trainers import BpeConfig, Corpus, UnigramConfig, export, run, train
 
 WORK = Path(tempfile.gettempdir()) / "tokenizer-explorer-bench"

@@ -31,10 +31,10 @@ from pathlib import Path  # noqa: E402
 
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 
-from explorer.resources import resource_path  # noqa: E402
 from PySide6.QtCore import QEventLoop, Qt, QTimer  # noqa: E402
 from PySide6.QtTest import QTest  # noqa: E402
 
+from explorer.bundled import resource_path  # noqa: E402
 from explorer.ui.app import application  # noqa: E402
 from explorer.ui.main_window import MainWindow  # noqa: E402
 from explorer.ui.settings import use_settings_dir  # noqa: E402

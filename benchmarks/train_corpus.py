@@ -10,7 +10,7 @@ from __future__ import annotations
 import sysconfig
 from pathlib import Path
 
-from explorer.resources import resource_path
+from explorer.bundled import resource_path
 
 
 def _sources() -> list[Path]:

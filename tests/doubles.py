@@ -47,8 +47,9 @@ class TiktokenDouble(_Base):
 
     def __init__(self) -> None:
         import tiktoken
-        from explorer.resources import resource_path
         from tiktoken.load import load_tiktoken_bpe
+
+        from explorer.bundled import resource_path
 
         ranks = load_tiktoken_bpe(str(resource_path("vocab", "cl100k_base.tiktoken")))
         pat = (r"""'(?i:[sdmt]|ll|ve|re)|[^\r\n\p{L}\p{N}]?+\p{L}++|\p{N}{1,3}+|"""

@@ -12,10 +12,10 @@ import sys
 from pathlib import Path
 
 import pytest
-from explorer.resources import resource_path
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from explorer.bundled import resource_path
 from explorer.engine.formats import detect_format, load_tokenizer
 from explorer.engine.tokenizer import Tokenizer
 

@@ -23,7 +23,7 @@ def test_app_id_shared_by_desktop_and_metainfo():
 
 
 def test_bundled_resources_reachable_and_licensed():
-    from explorer.resources import resource_path
+    from explorer.bundled import resource_path
 
     licenses = resource_path("LICENSES.md").read_text()
     for f in resource_path("vocab").iterdir():

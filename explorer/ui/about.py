@@ -11,7 +11,7 @@ from PySide6.QtCore import qVersion
 from PySide6.QtWidgets import QDialog, QDialogButtonBox, QTextBrowser, QVBoxLayout, QWidget
 
 from explorer import __version__
-from explorer.resources import resource_path
+from explorer.bundled import resource_path
 
 
 def versions() -> list[tuple[str, str]]:

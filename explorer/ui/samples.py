@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from explorer.resources import resource_path
+from explorer.bundled import resource_path
 
 DEFAULT_SAMPLE = "welcome"
 TITLES = {

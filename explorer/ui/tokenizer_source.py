@@ -14,8 +14,8 @@ from pathlib import Path
 from PySide6.QtCore import QObject, Signal
 from PySide6.QtWidgets import QMessageBox, QWidget
 
+from explorer.bundled import resource_path
 from explorer.engine.tokenizer import Tokenizer
-from explorer.resources import resource_path
 from explorer.workers.jobs import Loaded, load_job
 from explorer.workers.latest import LatestRunner
 

@@ -89,8 +89,9 @@ def _tiktoken(name: str):
     """A real tiktoken Encoding built offline from the bundled vocabulary."""
     import tiktoken
     import tiktoken_ext.openai_public as public
-    from explorer.resources import resource_path
     from tiktoken.load import load_tiktoken_bpe
+
+    from explorer.bundled import resource_path
 
     local = str(resource_path(f"vocab/{name}.tiktoken"))
     with mock.patch.object(public, "load_tiktoken_bpe",

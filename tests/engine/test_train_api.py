@@ -5,8 +5,8 @@ from __future__ import annotations
 import threading
 
 import pytest
-from explorer.resources import resource_path
 
+from explorer.bundled import resource_path
 from explorer.cli import main
 from explorer.engine.errors import Cancelled
 from explorer.engine.trainers import (

@@ -7,10 +7,10 @@ import json
 
 import pytest
 import regex
-from explorer.resources import resource_path
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from explorer.bundled import resource_path
 from explorer.engine.pretokenizers.patterns import GPT2, LLAMA3
 from explorer.engine.trainers.api import run
 from explorer.engine.trainers.bpe_trainer import BpeConfig, train_bpe

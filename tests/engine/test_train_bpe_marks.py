@@ -13,10 +13,10 @@ import json
 from typing import Any
 
 import pytest
-from explorer.resources import resource_path
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from explorer.bundled import resource_path
 from explorer.engine.formats import load_tokenizer
 from explorer.engine.trainers import (
     BpeConfig,

@@ -6,8 +6,8 @@ import json
 import re
 
 import pytest
-from explorer.resources import resource_path
 
+from explorer.bundled import resource_path
 from explorer.cli import main
 
 BOTCHAN = resource_path("corpus", "botchan.txt")

@@ -5,8 +5,8 @@ from __future__ import annotations
 import json
 
 import pytest
-from explorer.resources import resource_path
 
+from explorer.bundled import resource_path
 from explorer.engine.formats import load_tokenizer
 from explorer.engine.pretokenizers.patterns import GPT2
 from explorer.engine.trainers import (

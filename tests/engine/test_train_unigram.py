@@ -6,8 +6,8 @@ import math
 
 import numpy as np
 import pytest
-from explorer.resources import resource_path
 
+from explorer.bundled import resource_path
 from explorer.engine.trainers import (
     EmStep,
     PhaseStarted,

@@ -14,8 +14,8 @@ import re
 from pathlib import Path
 
 import pytest
-from explorer.resources import resource_path
 
+from explorer.bundled import resource_path
 from explorer.engine.formats import load_tokenizer
 from explorer.engine.formats.sentencepiece_schema import PIECE_TYPES, ModelProto
 from explorer.engine.trainers import Corpus, UnigramConfig, export, run, train

@@ -9,8 +9,7 @@ from __future__ import annotations
 import base64
 from dataclasses import dataclass
 
-from explorer.resources import resource_path
-
+from explorer.bundled import resource_path
 from explorer.engine.encoding import Token
 
 

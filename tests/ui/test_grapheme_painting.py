@@ -152,8 +152,7 @@ def test_split_clusters_unit_cases():
 
 
 def test_graphemes_agree_with_uax29_on_the_samples():
-    from explorer.resources import resource_path
-
+    from explorer.bundled import resource_path
     from explorer.engine.offsets import Utf16Map
     from explorer.ui.graphemes import Graphemes
 

@@ -12,10 +12,10 @@ from itertools import accumulate
 import pytest
 import regex
 from conftest import wait_highlighted
-from explorer.resources import resource_path
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from explorer.bundled import resource_path
 from explorer.engine.encoding import Token
 from explorer.engine.formats import load_tokenizer
 from explorer.ui.inspector import split_note_html, token_view

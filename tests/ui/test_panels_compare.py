@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 import pytest
-from explorer.resources import resource_path
 from references import require
 
+from explorer.bundled import resource_path
 from explorer.engine.compare import compare_boundaries
 from explorer.engine.formats import load_tokenizer
 from explorer.ui.panels.compare import MAX_DRAWN_CHARS, ComparePanel, CompareStatsModel

@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 import pytest
-from explorer.resources import resource_path
 from PySide6.QtCore import Qt
 
+from explorer.bundled import resource_path
 from explorer.engine.bpe import BytePairModel
 from explorer.engine.formats import load_tokenizer
 from explorer.ui.panels.chips import symbol_label

@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 import pytest
-from explorer.resources import resource_path
 from PySide6.QtCore import Qt
 from PySide6.QtGui import QImage
 from references import require
 
+from explorer.bundled import resource_path
 from explorer.engine.formats import load_tokenizer
 from explorer.ui.dialogs.training import TrainingDialog
 from explorer.ui.panels.compare import ComparePanel

@@ -10,10 +10,10 @@ from __future__ import annotations
 from collections import Counter
 
 from conftest import wait_highlighted
-from explorer.resources import resource_path
 from PySide6.QtCore import Qt
 from references import require
 
+from explorer.bundled import resource_path
 from explorer.engine.encoding import Token
 from explorer.engine.formats import load_tokenizer
 from explorer.ui.panels.vocab_browser import first_token_index

@@ -13,6 +13,7 @@ import time
 from collections.abc import Generator
 from pathlib import Path
 
+from explorer.bundled import resource_path
 from explorer.engine.errors import TokenizerError
 from explorer.engine.trainers import (
     BpeConfig,
@@ -22,7 +23,6 @@ from explorer.engine.trainers import (
     UnigramConfig,
     train,
 )
-from explorer.resources import resource_path
 
 BATCH_SECONDS = 0.05
 """Events are sent to the GUI in batches at most this often (a merge is microseconds)."""

@@ -1,0 +1,56 @@
+"""Where the bundled data (``resources/``: vocabularies, corpus, samples, icons, licenses) is.
+
+The same code runs four ways, and each puts ``resources/`` somewhere else:
+
+- an installed wheel: the package ``explorer.resources`` (setup.py maps the folder there);
+- the source tree (``python -m explorer`` in a clone, where the clone's ``explorer/``
+  shadows any installed copy) and an editable install: ``resources/`` beside ``explorer/``;
+- the PyInstaller build: ``resources/`` inside the bundle (``sys._MEIPASS``).
+
+:func:`resources_root` tries them in that order and takes the first that holds
+``LICENSES.md``.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import sys
+from functools import cache
+from pathlib import Path
+
+MARKER = "LICENSES.md"
+
+
+class ResourcesMissing(RuntimeError):
+    """No folder of bundled data was found (a broken install)."""
+
+
+def _candidates() -> list[Path]:
+    found: list[Path] = []
+    try:
+        spec = importlib.util.find_spec("explorer.resources")
+    except (ImportError, ValueError):
+        spec = None
+    if spec is not None and spec.submodule_search_locations:
+        found.extend(Path(p) for p in spec.submodule_search_locations)
+    found.append(Path(__file__).resolve().parent.parent / "resources")
+    frozen = getattr(sys, "_MEIPASS", None)
+    if frozen:
+        found.extend([Path(frozen) / "explorer" / "resources", Path(frozen) / "resources"])
+    return found
+
+
+@cache
+def resources_root() -> Path:
+    """The folder of bundled data; :class:`ResourcesMissing` names the places tried."""
+    tried = _candidates()
+    for path in tried:
+        if (path / MARKER).is_file():
+            return path
+    raise ResourcesMissing("bundled data not found; looked in "
+                           + ", ".join(str(p) for p in tried))
+
+
+def resource_path(*parts: str) -> Path:
+    """Filesystem path of a bundled resource, e.g. ``resource_path("vocab", "x.tiktoken")``."""
+    return resources_root().joinpath(*parts)
