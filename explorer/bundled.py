@@ -21,7 +21,7 @@ from pathlib import Path
 MARKER = "LICENSES.md"
 
 
-class ResourcesMissing(RuntimeError):
+class ResourcesMissingError(RuntimeError):
     """No folder of bundled data was found (a broken install)."""
 
 
@@ -42,12 +42,12 @@ def _candidates() -> list[Path]:
 
 @cache
 def resources_root() -> Path:
-    """The folder of bundled data; :class:`ResourcesMissing` names the places tried."""
+    """The folder of bundled data; :class:`ResourcesMissingError` names the places tried."""
     tried = _candidates()
     for path in tried:
         if (path / MARKER).is_file():
             return path
-    raise ResourcesMissing("bundled data not found; looked in "
+    raise ResourcesMissingError("bundled data not found; looked in "
                            + ", ".join(str(p) for p in tried))
 
 
