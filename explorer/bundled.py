@@ -7,8 +7,8 @@ The same code runs four ways, and each puts ``resources/`` somewhere else:
   shadows any installed copy) and an editable install: ``resources/`` beside ``explorer/``;
 - the PyInstaller build: ``resources/`` inside the bundle (``sys._MEIPASS``).
 
-:func:`resources_root` tries them in that order and takes the first that holds
-``LICENSES.md``.
+:func:`resources_root` takes the first that holds ``LICENSES.md``, a source tree's own folder
+first (so a checkout never reads another checkout's data through an editable install).
 """
 
 from __future__ import annotations
@@ -27,13 +27,16 @@ class ResourcesMissingError(RuntimeError):
 
 def _candidates() -> list[Path]:
     found: list[Path] = []
+    tree = Path(__file__).resolve().parent.parent
+    if (tree / "pyproject.toml").is_file():  # running from a source tree: its own data first
+        found.append(tree / "resources")
     try:
         spec = importlib.util.find_spec("explorer.resources")
     except (ImportError, ValueError):
         spec = None
     if spec is not None and spec.submodule_search_locations:
         found.extend(Path(p) for p in spec.submodule_search_locations)
-    found.append(Path(__file__).resolve().parent.parent / "resources")
+    found.append(tree / "resources")
     frozen = getattr(sys, "_MEIPASS", None)
     if frozen:
         found.extend([Path(frozen) / "explorer" / "resources", Path(frozen) / "resources"])
