@@ -22,6 +22,7 @@ from __future__ import annotations
 import gc
 import sys
 from collections.abc import Iterator, Mapping
+from typing import Any
 
 from explorer.engine.bpe.queue import NO_RANK, merge_with_queue
 from explorer.engine.bpe.trace import MergeStep, trace_merges
@@ -91,6 +92,11 @@ class BytePairModel:
         self._cache: dict[str, tuple[int, ...]] = {}
         self._sub_cache: dict[bytes, tuple[bytes, ...]] = {}
         self.cache_limit = cache_limit
+
+    def __reduce__(self) -> tuple[Any, tuple[Any, ...]]:
+        """Pickle the ranks and pair table (process pools); caches start empty."""
+        return (_rebuild_byte_pair_model,
+                (self.ranks, self.cache_limit, self._pair_rank.__self__))
 
     def merge(self, piece: bytes, pair_ranks: list[int] | None = None) -> list[bytes]:
         """The tokens (as bytes) of one pre-token, by merging only (no whole lookup).
@@ -296,3 +302,9 @@ class BytePairModel:
             last = MergeStep(last.index, "done", (data,), (0,) if data else (), last.queue,
                              whole_token=True)
         yield last
+
+
+def _rebuild_byte_pair_model(ranks: dict[bytes, int], cache_limit: int,
+                             pair_table: list[int]) -> BytePairModel:
+    """Unpickle a :class:`BytePairModel`."""
+    return BytePairModel(ranks, cache_limit=cache_limit, pair_table=pair_table)

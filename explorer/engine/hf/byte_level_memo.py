@@ -56,6 +56,10 @@ class ByteLevelMemo:
             gpt2 = compile_onig(GPT2_PATTERN)
             self._cutters.append((lambda t: regex_matches(gpt2, t), "Isolated"))
 
+    def __reduce__(self) -> tuple[type[ByteLevelMemo], tuple[object, ...]]:
+        """Pickle the components (process pools); the memo starts empty."""
+        return (ByteLevelMemo, (self._head, self._byte_level, self._tokenize.__self__))
+
     @classmethod
     def for_pipeline(cls, pre: PreTokenizer | None, model: Model) -> ByteLevelMemo | None:
         """The memo for ``pre`` when it ends in ``ByteLevel``, else None."""

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from heapq import heapify, heappop, heappush
-from typing import Protocol
+from typing import Any, Protocol
 
 from explorer.engine.errors import VocabFormatError
 
@@ -83,6 +83,19 @@ class BPEModel:
             self._validate(merges)
         self._cache: dict[str, list[ModelToken]] = {}
         self._pair_memo: dict[tuple[str, str], int | None] = {}
+        self.rank = self._make_rank()
+
+    def __getstate__(self) -> dict[str, Any]:
+        """Pickle the data (process pools); the rank function and caches are rebuilt."""
+        state = dict(self.__dict__)
+        for key in ("rank", "_cache", "_pair_memo"):
+            state.pop(key, None)
+        return state
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self.__dict__.update(state)
+        self._cache = {}
+        self._pair_memo = {}
         self.rank = self._make_rank()
 
     def _make_rank(self) -> Callable[[str, str], int | None]:
