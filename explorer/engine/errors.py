@@ -25,3 +25,7 @@ class SpecialTokenError(TokenizerError):
 
 class Cancelled(TokenizerError):  # noqa: N818 - reads better at the raise site
     """Long work (loading, training) was cancelled by the caller."""
+
+
+class CorpusError(TokenizerError):
+    """A corpus file is missing, unreadable or not UTF-8 (the message names the line)."""
