@@ -1,4 +1,4 @@
-"""Command line: ``tokenizer-explorer [gui options] | encode | info | train``.
+"""Command line: ``tokenizer-explorer [gui options] | encode | info | train | parity | stats``.
 
 The ``encode`` and ``info`` contract is used by other tools; keep it stable. Every expected
 failure (missing or corrupt file, unknown format, invalid UTF-8) prints one line on stderr
@@ -168,6 +168,12 @@ def build_parser() -> argparse.ArgumentParser:
         pass
     else:
         add_train_parser(sub)
+    # Parity and corpus statistics (issue 14).
+    from explorer.engine.parity.cli import add_parity_parser
+    from explorer.engine.stats.cli import add_stats_parser
+
+    add_parity_parser(sub, _add_vocab_args)
+    add_stats_parser(sub)
     return parser
 
 

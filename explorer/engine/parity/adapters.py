@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from explorer.engine.encoding import Encoding, byte_to_char_offsets
+from explorer.engine.errors import TokenizerError
 from explorer.engine.parity.implementations import (
     EngineImplementation,
     Implementation,
@@ -69,7 +70,7 @@ def _our_bytes(tokenizer: Tokenizer) -> Any:
     def token_bytes(token_id: int, piece: str) -> bytes:
         try:
             return tokenizer.id_to_token(token_id).token_bytes
-        except (KeyError, IndexError, ValueError):
+        except (KeyError, IndexError, ValueError, TokenizerError):
             return piece.encode("utf-8", errors="replace")
 
     return token_bytes
@@ -194,7 +195,7 @@ class HFImplementation(Implementation):
         self.hf.no_padding()
         self.hf.no_truncation()
         obj = json.loads(Path(path).read_text(encoding="utf-8"))
-        self._specials = {t["id"] for t in obj.get("added_tokens") or [] if t.get("special")}
+        self._specials = {i for i, t in self.hf.get_added_tokens_decoder().items() if t.special}
         model = obj.get("model") or {}
         unk = model.get("unk_token")
         vocab = model.get("vocab")

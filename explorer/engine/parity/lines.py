@@ -43,6 +43,10 @@ class LineDiff:
     ours: str
     theirs: str
     """Pieces of the first differing span on each side (or the error)."""
+    ours_stage: str | None = None
+    theirs_stage: str | None = None
+    """That stage's output for the span on each side (None: not exposed)."""
+    explanation: str = ""
 
 
 @dataclass(slots=True)
@@ -90,7 +94,9 @@ def check_lines(impls: ImplementationSet, lines: Iterable[str], *, total: int | 
                 n, row.name, line, len(row.spans), row.diff.first_index,
                 first.cause.stage if first else "merges/scores",
                 " ".join(t.piece for t in first.span.ours) if first else "",
-                " ".join(t.piece for t in first.span.theirs) if first else ""))
+                " ".join(t.piece for t in first.span.theirs) if first else "",
+                first.cause.ours if first else None, first.cause.theirs if first else None,
+                first.cause.explanation if first else ""))
         if n % every == 0:
             yield Progress(n, total)
     out.lines = n
@@ -99,7 +105,7 @@ def check_lines(impls: ImplementationSet, lines: Iterable[str], *, total: int | 
 
 
 CSV_HEADER = ("line", "implementation", "spans", "first_token", "stage", "ours", "theirs",
-              "text")
+              "ours_stage_output", "theirs_stage_output", "explanation", "text")
 
 
 def to_csv(result: FileParity) -> str:
@@ -110,7 +116,7 @@ def to_csv(result: FileParity) -> str:
     for d in result.differing:
         w.writerow((d.line, d.implementation, d.spans,
                     "" if d.first_token is None else d.first_token, d.stage, d.ours, d.theirs,
-                    d.text))
+                    d.ours_stage or "", d.theirs_stage or "", d.explanation, d.text))
     return buf.getvalue()
 
 
@@ -125,6 +131,8 @@ def to_json(result: FileParity) -> str:
         "differing": [
             {"line": d.line, "implementation": d.implementation, "spans": d.spans,
              "first_token": d.first_token, "stage": d.stage, "ours": d.ours,
-             "theirs": d.theirs, "text": d.text}
+             "theirs": d.theirs, "ours_stage_output": d.ours_stage,
+             "theirs_stage_output": d.theirs_stage, "explanation": d.explanation,
+             "text": d.text}
             for d in result.differing],
     }, ensure_ascii=False, indent=1)

@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 from multiprocessing import get_context
 from typing import Any
 
-from explorer.engine.errors import CorpusError
+from explorer.engine.errors import CorpusError, TokenizerError
 from explorer.engine.stats.corpus import SHARD_CHARS, CorpusSource, iter_shards
 from explorer.engine.stats.counts import Counts, DiffLine, Shard, ShardResult, count_shard
 from explorer.engine.tokenizer import Tokenizer
@@ -145,7 +145,7 @@ def most_common(counts: Counts, n: int) -> list[tuple[int, int]]:
 def _piece(tokenizer: Tokenizer, token_id: int) -> str:
     try:
         return tokenizer.id_to_token(token_id).piece
-    except (KeyError, IndexError, ValueError):
+    except (KeyError, IndexError, ValueError, TokenizerError):
         return f"<id {token_id}>"
 
 
