@@ -65,7 +65,7 @@ class Counts:
     special: int = 0
     ids: Counter[int] = field(default_factory=Counter)
     lengths: Counter[int] = field(default_factory=Counter)
-    """Token length in UTF-8 bytes -> number of tokens."""
+    """Token length (characters of the text it covers) -> number of tokens."""
     by_script: dict[str, list[int]] = field(default_factory=dict)
     """Script -> ``[tokens, chars, bytes]``."""
     by_file: dict[str, list[int]] = field(default_factory=dict)
@@ -126,7 +126,7 @@ def count_line(tokenizer: Tokenizer, line: str, counts: Counts, file: str,
     last = n_chars - 1
     for t in tokens:
         ids[t.id] += 1
-        lengths[len(t.token_bytes)] += 1
+        lengths[t.end - t.start] += 1
         if t.unknown:
             counts.unknown += 1
         elif t.special:
