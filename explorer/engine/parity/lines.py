@@ -11,8 +11,9 @@ import csv
 import io
 import json
 from collections import Counter
-from collections.abc import Generator, Iterable
+from collections.abc import Generator, Iterable, Iterator
 from dataclasses import dataclass, field
+from pathlib import Path
 
 from explorer.engine.parity.check import check_text
 from explorer.engine.parity.implementations import ImplementationSet
@@ -102,6 +103,44 @@ def check_lines(impls: ImplementationSet, lines: Iterable[str], *, total: int | 
     out.lines = n
     yield Progress(n, total)
     return out
+
+
+@dataclass(frozen=True, slots=True)
+class FileProgress:
+    """Bytes of the file checked so far."""
+
+    done: int
+    total: int
+    lines: int
+
+
+def check_file(impls: ImplementationSet, path: str | Path, *,
+               every: int = 16) -> Generator[FileProgress, None, FileParity]:
+    """:func:`check_lines` over a UTF-8 file, streamed, with progress in bytes.
+
+    Raises :class:`~explorer.engine.errors.CorpusError` for a missing or non-UTF-8 file.
+    """
+    from explorer.engine.stats.corpus import CorpusSource
+
+    source = CorpusSource.file(path)
+    total = source.size()
+    read = 0
+
+    def lines() -> Iterator[str]:
+        nonlocal read
+        for line, size in source.lines():
+            read += size
+            yield line
+
+    job = check_lines(impls, lines(), every=every)
+    try:
+        while True:
+            p = next(job)
+            yield FileProgress(read, total, p.done)
+    except StopIteration as stop:
+        return stop.value
+    finally:
+        job.close()
 
 
 CSV_HEADER = ("line", "implementation", "spans", "first_token", "stage", "ours", "theirs",
