@@ -385,13 +385,16 @@ class ParityGlue:
                                    Qt.DockWidgetArea.BottomDockWidgetArea)
         self._stale = True
         self._shown = False
+        for key in ("tokens", "inspector"):  # the window's own panels stay in front
+            if key in host.panels:
+                host.panels[key].raise_()
         host.tokenizer_changed.connect(lambda _t: self._refresh())
         host.text_changed.connect(lambda _t: self._refresh())
         self.dock.visibilityChanged.connect(self._on_visibility)
 
     def busy(self) -> bool:
         """True while a shown check waits for its worker."""
-        return self.panel.runner.current is not None or (self._visible() and self._stale)
+        return self._visible() and (self.panel.runner.current is not None or self._stale)
 
     def _visible(self) -> bool:
         return self._shown and self.dock.isVisible()

@@ -380,6 +380,9 @@ class StatsGlue:
                                    Qt.DockWidgetArea.BottomDockWidgetArea)
         self._shown = False
         self._ran = False
+        for key in ("tokens", "inspector"):  # the window's own panels stay in front
+            if key in host.panels:
+                host.panels[key].raise_()
         self.panel.run_requested.connect(self.run)
         host.tokenizer_changed.connect(lambda _t: self._offer())
         host.loader.loaded.connect(lambda _s, _t: self._offer())
@@ -388,7 +391,7 @@ class StatsGlue:
     def busy(self) -> bool:
         """True while shown and its first run (or any run) is under way."""
         shown = self._shown and self.dock.isVisible()
-        return self.panel.runner.current is not None or (shown and not self._ran)
+        return shown and (self.panel.runner.current is not None or not self._ran)
 
     def _on_visibility(self, visible: bool) -> None:
         self._shown = visible
