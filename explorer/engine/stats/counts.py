@@ -135,14 +135,23 @@ def count_line(tokenizer: Tokenizer, line: str, counts: Counts, file: str,
             counts.byte_fallback += 1
         per_script[scripts[min(t.start, last)] if last >= 0 else COMMON] += 1
         ends.add(t.end)
-    run_chars: Counter[str] = Counter(scripts)
-    seen = set(run_chars) | set(per_script)
-    for script in seen:
-        chars = run_chars.get(script, 0)
-        n_b = (sum(len(c.encode("utf-8", errors="surrogatepass"))
-                   for c, s in zip(line, scripts, strict=True) if s == script)
-               if chars else 0)
-        _add(counts.by_script, script, (per_script.get(script, 0), chars, n_b))
+    if not scripts:
+        for script, n in per_script.items():
+            _add(counts.by_script, script, (n, 0, 0))
+    elif scripts[0] == scripts[-1] and scripts.count(scripts[0]) == n_chars:  # one script
+        _add(counts.by_script, scripts[0], (per_script.get(scripts[0], 0), n_chars, n_bytes))
+    else:
+        runs: dict[str, list[int]] = {}
+        start = 0
+        for i in range(1, n_chars + 1):
+            if i == n_chars or scripts[i] != scripts[start]:
+                row = runs.setdefault(scripts[start], [0, 0])
+                row[0] += i - start
+                row[1] += len(line[start:i].encode("utf-8", errors="surrogatepass"))
+                start = i
+        for script in runs.keys() | per_script.keys():
+            chars, nb = runs.get(script, (0, 0))
+            _add(counts.by_script, script, (per_script.get(script, 0), chars, nb))
     return frozenset(ends), len(tokens)
 
 
