@@ -20,6 +20,7 @@ import os
 import pickle
 from collections.abc import Generator, Iterator, Sequence
 from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
+from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass, field
 from multiprocessing import get_context
 from typing import Any
@@ -160,7 +161,11 @@ def _run_inline(tokenizers: Sequence[Tokenizer], shards: Iterator[tuple[Shard, i
 
 def _run_pool(tokenizers: Sequence[Tokenizer], shards: Iterator[tuple[Shard, int]],
               workers: int, diff_limit: int) -> Results:
-    payload = pickle.dumps(list(tokenizers), protocol=pickle.HIGHEST_PROTOCOL)
+    try:
+        payload = pickle.dumps(list(tokenizers), protocol=pickle.HIGHEST_PROTOCOL)
+    except (pickle.PicklingError, TypeError, AttributeError) as e:
+        raise CorpusError(f"a tokenizer cannot be sent to worker processes ({e}); "
+                          "use --workers 1") from None
     pool = ProcessPoolExecutor(max_workers=workers, mp_context=get_context("spawn"),
                                initializer=_init_worker, initargs=(payload,))
     pending: dict[Future[ShardResult], tuple[int, int]] = {}
@@ -179,7 +184,11 @@ def _run_pool(tokenizers: Sequence[Tokenizer], shards: Iterator[tuple[Shard, int
             finished, _ = wait(pending, return_when=FIRST_COMPLETED)
             for fut in finished:
                 index, size = pending.pop(fut)
-                yield index, size, fut.result()
+                try:
+                    result = fut.result()
+                except BrokenProcessPool as e:
+                    raise CorpusError(f"a worker process died ({e})") from None
+                yield index, size, result
     finally:
         for fut in pending:
             fut.cancel()
