@@ -6,7 +6,9 @@
   (``encode_single_piece``).
 - HF tokenizers: ``tokenizer.json`` (``Tokenizer.from_file``, padding and truncation off);
   normalizer and pre-tokenizer exposed with original offsets.
-- sentencepiece: ``.model`` (``SentencePieceProcessor``); normalizer exposed.
+- sentencepiece: ``.model`` (``SentencePieceProcessor``); normalizer exposed. HF tokenizers
+  also reads Unigram ``.model`` files through its own converter (``from_spm``), a common
+  source of differences (whitespace handling).
 - mistral-common: tekken ``.json`` files (``Tekkenizer.from_file``), when that format loads.
 - llama-cpp-python: ``.gguf`` (``Llama(model_path, vocab_only=True)``).
 
@@ -187,14 +189,15 @@ def tiktoken_from_tokenizer_json(obj: dict) -> tuple[dict[bytes, int], str, dict
 class HFImplementation(Implementation):
     """HF ``tokenizers``: ``Tokenizer.from_file`` with padding and truncation off."""
 
-    def __init__(self, tokenizers: Any, path: Path, tokenizer: Tokenizer,
-                 *, name: str = "HF tokenizers") -> None:
+    def __init__(self, tokenizers: Any, path: Path | None, tokenizer: Tokenizer,
+                 *, name: str = "HF tokenizers", hf: Any = None) -> None:
+        """``hf``: an already built ``tokenizers.Tokenizer`` instead of ``path``."""
         self.name = name
         self._lib = tokenizers
-        self.hf = tokenizers.Tokenizer.from_file(str(path))
+        self.hf = hf if hf is not None else tokenizers.Tokenizer.from_file(str(path))
         self.hf.no_padding()
         self.hf.no_truncation()
-        obj = json.loads(Path(path).read_text(encoding="utf-8"))
+        obj = json.loads(self.hf.to_str())
         self._specials = {i for i, t in self.hf.get_added_tokens_decoder().items() if t.special}
         model = obj.get("model") or {}
         unk = model.get("unk_token")
@@ -227,6 +230,33 @@ class HFImplementation(Implementation):
             self.hf.pre_tokenizer.pre_tokenize(pts)
         return [PreSplit(s, a, b) for s, (a, b), _ in
                 pts.get_splits(offset_referential="original", offset_type="char")]
+
+
+def hf_converted_from_spm(tokenizers: Any, path: Path,
+                          tokenizer: Tokenizer) -> Implementation | Unavailable:
+    """HF tokenizers' own converter (``SentencePieceUnigramTokenizer.from_spm``) applied to a
+    SentencePiece Unigram ``.model``: how many users get a tokenizer.json from a ``.model``."""
+    try:
+        from sentencepiece import sentencepiece_model_pb2 as pb
+    except ImportError:
+        return Unavailable("HF tokenizers (converted from .model)",
+                           "needs sentencepiece's protobuf module", PIP["sentencepiece"])
+    proto = pb.ModelProto()
+    proto.ParseFromString(Path(path).read_bytes())
+    if proto.trainer_spec.model_type != pb.TrainerSpec.UNIGRAM:
+        return Unavailable("HF tokenizers (converted from .model)",
+                           "its converter reads Unigram models only")
+    # from_spm imports a top-level ``sentencepiece_model_pb2``; sentencepiece ships it inside
+    # its package: make that one importable under the expected name.
+    import sys
+
+    sys.modules.setdefault("sentencepiece_model_pb2", pb)
+    from tokenizers.implementations import SentencePieceUnigramTokenizer
+
+    converted = SentencePieceUnigramTokenizer.from_spm(str(path))
+    return HFImplementation(tokenizers, None, tokenizer,
+                            name="HF tokenizers (converted from .model)",
+                            hf=converted._tokenizer)
 
 
 # -- sentencepiece ---------------------------------------------------------------------------
@@ -351,6 +381,7 @@ def reference_implementations(path: str | Path, tokenizer: Tokenizer,
         add("tiktoken", tiktoken_json)
     elif fmt == "sentencepiece":
         add("sentencepiece", lambda lib: SentencePieceImplementation(lib, path, tokenizer))
+        add("tokenizers", lambda lib: hf_converted_from_spm(lib, path, tokenizer))
     elif fmt == "tekken":
         add("mistral_common", lambda lib: TekkenImplementation(lib, path, tokenizer))
     elif fmt == "gguf":
