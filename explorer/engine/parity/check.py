@@ -1,7 +1,4 @@
-"""Parity of one text: every implementation's encoding, its diff against ours, the causes.
-
->>> # see tests/engine/test_parity.py for real vocabularies
-"""
+"""Parity of one text: every implementation's encoding, its diff against ours, the causes."""
 
 from __future__ import annotations
 

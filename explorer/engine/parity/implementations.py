@@ -103,10 +103,6 @@ class EngineImplementation(Implementation):
         """Our pre-tokens (in the model's spelling) with original offsets."""
         return [PreSplit(p.text, p.start, p.end) for p in self.tokenizer.stages(text).pre_tokens]
 
-    def model_ids(self, pre_token: str) -> list[int] | None:
-        """Ours on one chunk: the whole pipeline on a single pre-token's text."""
-        return None
-
 
 @dataclass(slots=True)
 class ImplementationSet:
