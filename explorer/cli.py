@@ -44,7 +44,15 @@ def _read_input(source: str) -> str:
 def _load(args: argparse.Namespace):  # noqa: ANN202 - Tokenizer, imported lazily
     from explorer.engine.formats import load_tokenizer
 
-    return load_tokenizer(args.vocab, format=getattr(args, "format", None), preset=args.preset)
+    vocab = args.vocab
+    if vocab.startswith("bundled:"):  # a vocabulary shipped with the app (also when frozen)
+        from explorer.bundled import bundled_vocabulary
+
+        try:
+            vocab = str(bundled_vocabulary(vocab))
+        except KeyError as e:
+            raise CliError(e.args[0]) from None
+    return load_tokenizer(vocab, format=getattr(args, "format", None), preset=args.preset)
 
 
 def _encode_payload(enc) -> dict:  # noqa: ANN001
@@ -121,7 +129,8 @@ def cmd_info(args: argparse.Namespace) -> int:
 
 def _add_vocab_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--vocab", required=True, metavar="PATH",
-                   help="vocabulary file: .tiktoken, tokenizer.json, SentencePiece .model, .gguf")
+                   help="vocabulary file: .tiktoken, tokenizer.json, SentencePiece .model, .gguf, "
+                        "or bundled:NAME (e.g. bundled:cl100k_base)")
     p.add_argument("--preset", metavar="NAME", default=None,
                    help="tiktoken preset for the pattern and specials "
                         "(r50k, p50k, cl100k, o200k, qwen); detected from the file when absent")
