@@ -19,6 +19,7 @@ from PySide6.QtWidgets import QApplication
 
 from explorer import APP_ID
 from explorer.ui.main_window import MainWindow
+from explorer.ui.qt_platform import platform_problem
 from explorer.ui.settings import APPLICATION, ORGANIZATION, use_settings_dir
 from explorer.workers.worker import quit_all
 
@@ -108,6 +109,10 @@ def run_app(args: argparse.Namespace) -> int:
     if tmp is not None:
         use_settings_dir(Path(tmp.name))
         os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")  # renders without a display
+    problem = None if QApplication.instance() else platform_problem(os.environ)
+    if problem:  # Qt would abort naming one library only: name them all, exit 2
+        print(f"tokenizer-explorer: error: {problem}", file=sys.stderr)
+        return 2
     app = application()
     text = _read_text(getattr(args, "text_file", None))
     window = MainWindow(autosave=screenshot is None)
