@@ -38,7 +38,9 @@ TEXT = "Hello wörld 😀 naïve 東京 <|endoftext|>\n"
 RESOURCE_FILES = ["LICENSES.md", "vocab/cl100k_base.tiktoken", "vocab/o200k_base.tiktoken",
                   "vocab/corpus_bpe_4k.json", "vocab/corpus_unigram_4k.model",
                   "corpus/botchan.txt", "samples/multilingual.txt",
-                  "icons/tokenizer-explorer.svg"]
+                  "icons/tokenizer-explorer.svg",
+                  f"desktop/{explorer.APP_ID}.desktop", f"desktop/{explorer.APP_ID}.mime.xml",
+                  f"desktop/{explorer.APP_ID}.metainfo.xml"]
 
 
 def clean_env(**extra: str) -> dict[str, str]:
@@ -161,3 +163,13 @@ def test_sdist_and_wheel_from_it_hold_resources_and_entry_points(tmp_path):
     assert not any(n.startswith(("tests/", "resources/")) for n in names)
     assert re.search(r"^tokenizer-explorer = explorer\.cli:main$", entry_points, re.M)
     assert "Requires-Dist: PySide6-Essentials" in metadata
+
+
+def test_installed_entry_point_installs_the_desktop_entry_for_itself(installed, tmp_path):
+    _clone, python = installed
+    script = python.parent / "tokenizer-explorer"
+    done = run([str(script), "--install-desktop"], cwd=tmp_path,
+               XDG_DATA_HOME=str(tmp_path / "share"))
+    assert done.returncode == 0, done.stderr
+    entry = (tmp_path / "share" / "applications" / f"{explorer.APP_ID}.desktop").read_text()
+    assert f"Exec={script.resolve()} %f" in entry.splitlines()
