@@ -59,7 +59,7 @@ def missing_top_level_imports(warn_file: Path) -> list[str]:
     """
     bad = []
     for line in warn_file.read_text(encoding="utf-8").splitlines():
-        found = re.match(r"missing module named (\S+) - imported by (.*)", line)
+        found = re.match(r"(?:missing|excluded) module named (\S+) - imported by (.*)", line)
         if not found:
             continue
         for importer in found.group(2).split(", "):

@@ -196,6 +196,8 @@ def test_build_refuses_a_top_level_import_missing_from_the_bundle(tmp_path):
         "missing module named explorer.engine.trainers.BpeConfig - imported by "
         "explorer.ui.dialogs.training (top-level)\n"
         "missing module named OpenGL - imported by pyqtgraph.opengl (top-level)\n"
-        "missing module named torch - imported by explorer.engine.x (delayed, optional)\n")
+        "missing module named torch - imported by explorer.engine.x (delayed, optional)\n"
+        "excluded module named numpy - imported by explorer.engine.y (top-level)\n")
     assert build_frozen.missing_top_level_imports(warn) == [
-        "regex (imported by explorer.engine.pretokenizers.split)"]
+        "regex (imported by explorer.engine.pretokenizers.split)",
+        "numpy (imported by explorer.engine.y)"]
