@@ -15,7 +15,7 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from xdriver import XApp, XServer, missing_tools  # noqa: E402
+from xdriver import XApp, XServer, missing_tools
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
