@@ -116,6 +116,7 @@ class MainWindow(QMainWindow):
         self._install_panels()
         self.font_warmer = FontWarmer([self.editor.font(), self.table.font(),
                                        self.inspector.font(), self.font()], self)
+        self.editor.cursorPositionChanged.connect(self.font_warmer.note_input)
         self.font_warmer.start()
 
     # ----- panels -------------------------------------------------------------------------
