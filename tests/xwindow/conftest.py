@@ -47,9 +47,11 @@ def start_app(xserver: XServer, tmp_path: Path, request: pytest.FixtureRequest
     """``start_app(*args)`` runs the app; on failure its log and a screenshot are kept."""
     apps: list[XApp] = []
 
-    def start(*args: str) -> XApp:
-        home = tmp_path / f"run{len(apps)}"
-        home.mkdir()
+    def start(*args: str, home: Path | None = None) -> XApp:
+        """Start the app; ``home``: the folders of an earlier run (a restart)."""
+        if home is None:
+            home = tmp_path / f"run{len(apps)}"
+            home.mkdir()
         app = XApp(xserver, home, args)
         apps.append(app)
         return app
