@@ -30,12 +30,12 @@ from PySide6.QtGui import (
     QPainter,
     QPen,
     QRawFont,
-    QResizeEvent,
     QTextLayout,
 )
-from PySide6.QtWidgets import QLabel, QPlainTextEdit, QSizePolicy, QStatusBar, QWidget
+from PySide6.QtWidgets import QPlainTextEdit, QSizePolicy, QStatusBar, QWidget
 
 from explorer.ui.font_packages import display_name, package_for, script_of
+from explorer.ui.status import ElidedLabel
 
 NO_GLYPH_CATEGORIES = {"Cc", "Cf", "Zs", "Zl", "Zp", "Cs"}
 SMALL_TEXT = 100_000
@@ -153,30 +153,6 @@ def hex_rows(cp: int) -> tuple[str, str]:
     return digits[:half], digits[half:]
 
 
-class ElidedLabel(QLabel):
-    """A one-line label that elides its text at the right end to fit its width."""
-
-    def __init__(self, parent: QWidget) -> None:
-        super().__init__(parent)
-        self.full_text = ""
-        self.setMinimumWidth(40)
-        self.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Preferred)
-
-    def set_full_text(self, text: str) -> None:
-        """Set the text (shown elided when too wide)."""
-        self.full_text = text
-        self._elide()
-
-    def resizeEvent(self, event: QResizeEvent) -> None:
-        """Re-elide for the new width."""
-        super().resizeEvent(event)
-        self._elide()
-
-    def _elide(self) -> None:
-        self.setText(self.fontMetrics().elidedText(self.full_text, Qt.TextElideMode.ElideRight,
-                                                   max(self.width() - 4, 20)))
-
-
 class MissingGlyphs(QObject):
     """Hex boxes over undrawable characters in ``editor`` and a note in ``bar``."""
 
@@ -186,10 +162,12 @@ class MissingGlyphs(QObject):
         self.coverage = GlyphCoverage(editor.font())
         self.missing: set[int] = set()
         self.by_script: dict[str, list[int]] = {}
-        self.label = ElidedLabel(parent)
+        self.label = ElidedLabel("", parent, min_chars=24)
         self.label.setObjectName("missing-fonts")
-        # A normal (left) status-bar widget: transient messages hide it for their duration.
-        bar.addWidget(self.label, 1)
+        self.label.hide()
+        # Left, after the message, most of the room the counts leave (elided; full tooltip).
+        self.label.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Preferred)
+        bar.addWidget(self.label, 3)
         editor.viewport().installEventFilter(self)
 
     def update_text(self, text: str) -> None:
@@ -200,8 +178,9 @@ class MissingGlyphs(QObject):
         self.missing = set(missing)
         self.by_script = scripts_without_font(missing)
         label, tooltip = status_text(self.by_script)
-        self.label.set_full_text(label)
+        self.label.setText(label)
         self.label.setToolTip(tooltip)
+        self.label.setVisible(bool(label))
         self.editor.viewport().update()
 
     # ----- painting ------------------------------------------------------------------------

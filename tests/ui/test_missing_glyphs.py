@@ -74,11 +74,10 @@ def test_window_boxes_each_missing_code_point_and_names_the_package(qtbot, error
     qtbot.waitUntil(lambda: bool(glyphs.missing), timeout=5000)
     assert glyphs.missing == {ord(c) for c in HINDI}
     assert list(glyphs.by_script) == ["Devanagari"]
-    label = glyphs.label.full_text
+    label = glyphs.label.text()
     assert "No font for Devanagari" in label and "fonts-noto-core" in label
     assert "google-noto-sans-devanagari-fonts" in label
     assert "U+0928" in glyphs.label.toolTip()
-    w.statusBar().clearMessage()
     assert glyphs.label.isVisible()
 
     boxes = glyphs.boxes()
@@ -100,7 +99,7 @@ def test_window_boxes_each_missing_code_point_and_names_the_package(qtbot, error
     w.restore(text="only ascii here\n")
     wait_highlighted(qtbot, w)
     qtbot.waitUntil(lambda: not glyphs.missing, timeout=5000)
-    assert glyphs.label.full_text == ""
+    assert glyphs.label.text() == ""
     w.controller.shutdown()
 
 
