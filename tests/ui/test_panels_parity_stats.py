@@ -177,3 +177,19 @@ def test_window_screenshot_views(qtbot, window, tmp_path: Path, possessive: Path
         stats = glue.panel.stats
         assert glue.panel.summary.rowCount() == 2 and stats is not None
         assert stats.files == ["editor"] and stats.counts[0].lines == 2
+
+
+def test_stats_runs_a_vocabulary_file_not_loaded_in_the_window(qtbot, window,
+                                                                 tmp_path: Path) -> None:
+    vocab = tmp_path / "my_vocab.json"
+    vocab.write_bytes(resource_path("vocab/corpus_bpe_4k.json").read_bytes())
+    glue = window.panel_objects["stats"]
+    panel = glue.panel
+    panel.corpus.setCurrentIndex(panel.corpus.findData("editor"))
+    glue.add_file(str(vocab))
+    assert str(vocab) in panel.chosen()
+    assert panel.choose_menu.actions()[-1].text() == "Add a vocabulary file…"
+    with qtbot.waitSignal(panel.finished, timeout=30000):
+        glue.run()
+    assert panel.stats is not None and "my_vocab.json" in panel.stats.names
+    assert panel.stats.files == ["editor"]

@@ -198,6 +198,8 @@ class StatsPanel(QWidget):
     """A result is on screen (tests wait for it)."""
     run_requested = Signal()
     """*Run* was clicked (the glue gathers the tokenizers and the corpus)."""
+    vocab_file_added = Signal(str)
+    """A vocabulary file was picked with *Add a vocabulary file…* (its path)."""
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -258,17 +260,27 @@ class StatsPanel(QWidget):
     # --- choices --------------------------------------------------------------------------
     def set_choices(self, choices: Sequence[tuple[str, str]], checked: Sequence[str]) -> None:
         """Offer ``(source, label)`` tokenizers, ``checked`` ticked (kept when re-offered)."""
-        before = {a.data(): a.isChecked() for a in self.choose_menu.actions()}
+        before = {a.data(): a.isChecked() for a in self.choose_menu.actions() if a.isCheckable()}
         self.choose_menu.clear()
         for source, label in choices:
             action = self.choose_menu.addAction(label)
             action.setCheckable(True)
             action.setChecked(before.get(source, source in checked))
             action.setData(source)
+        self.choose_menu.addSeparator()
+        self.choose_menu.addAction("Add a vocabulary file…").triggered.connect(self._add_file)
+
+    def _add_file(self) -> None:
+        path, _ = QFileDialog.getOpenFileName(
+            self, "Add a vocabulary file", "",
+            "Vocabularies (*.tiktoken *.json *.model *.gguf);;All files (*)")
+        if path:
+            self.vocab_file_added.emit(path)
 
     def chosen(self) -> list[str]:
         """Ticked tokenizer sources, in menu order."""
-        return [a.data() for a in self.choose_menu.actions() if a.isChecked()]
+        return [a.data() for a in self.choose_menu.actions()
+                if a.isCheckable() and a.isChecked()]
 
     def corpus_kind(self) -> str:
         """``bundled``, ``editor`` or ``files``."""
@@ -380,10 +392,12 @@ class StatsGlue:
                                    Qt.DockWidgetArea.BottomDockWidgetArea)
         self._shown = False
         self._ran = False
+        self._files: list[str] = []
         for key in ("tokens", "inspector"):  # the window's own panels stay in front
             if key in host.panels:
                 host.panels[key].raise_()
         self.panel.run_requested.connect(self.run)
+        self.panel.vocab_file_added.connect(self.add_file)
         host.tokenizer_changed.connect(lambda _t: self._offer())
         host.loader.loaded.connect(lambda _s, _t: self._offer())
         self.dock.visibilityChanged.connect(self._on_visibility)
@@ -406,9 +420,16 @@ class StatsGlue:
         current = self.host.source
         loaded = self.host.loader.cached()
         sources = list(dict.fromkeys([*([current] if current else []), *bundled_sources(),
-                                      *loaded]))
-        checked = [current, *self.DEFAULT_OTHERS]
+                                      *loaded, *self._files]))
+        checked = [current, *self.DEFAULT_OTHERS, *self._files]
         self.panel.set_choices([(s, source_label(s)) for s in sources], checked)
+
+    def add_file(self, path: str) -> None:
+        """Offer (ticked) a vocabulary file that is not loaded in the window; it is loaded on
+        the worker when the statistics run."""
+        if path not in self._files:
+            self._files.append(path)
+        self._offer()
 
     def corpus(self) -> list[CorpusSource]:
         """The chosen corpus."""
