@@ -240,3 +240,22 @@ def test_gguf_reference_is_llama_cpp_listed_with_pip_when_missing() -> None:
         assert impls.names[1] == "llama.cpp"
         for text in texts():
             assert check_text(impls, text, explain=False).agree, text
+
+
+def test_unknown_byte_fallback_stage(tmp_path: Path) -> None:
+    """A real Unigram tokenizer.json with byte fallback (ours) against the same file with it
+    off (HF): a character missing from the vocabulary is bytes on one side, <unk> on the
+    other; normalization and pre-tokens agree, so the stage is unknown/byte fallback."""
+    path = require("mon-tokenizer", "mon_tokenizer.json")
+    obj = json.loads(path.read_text(encoding="utf-8"))
+    assert obj["model"]["byte_fallback"] is True
+    obj["model"]["byte_fallback"] = False
+    variant = tmp_path / "no_fallback.json"
+    variant.write_text(json.dumps(obj), encoding="utf-8")
+    ours = EngineImplementation(load_tokenizer(path))
+    ref = HFImplementation(tokenizers, variant, ours.tokenizer, name="HF (no byte fallback)")
+    result = check_text(ImplementationSet([ours, ref], []), "a ﬁne day")
+    [span] = result.rows[1].spans
+    assert span.cause.stage == "unknown/byte fallback"
+    assert "<0xEF> | <0xAC> | <0x81>" in span.cause.ours
+    assert "<unk>" in span.cause.theirs

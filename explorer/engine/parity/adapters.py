@@ -211,7 +211,10 @@ class HFImplementation(Implementation):
     def encode(self, text: str) -> Encoding:
         """``encode(text, add_special_tokens=False)``: ids, tokens and char offsets."""
         e = self.hf.encode(text, add_special_tokens=False)
-        return build_encoding(text, e.ids, e.tokens, [tuple(o) for o in e.offsets],
+        # HF's Unigram reports the unknown token by its surface text: show the vocabulary's.
+        pieces = [self.hf.id_to_token(i) if i == self._unk else p
+                  for i, p in zip(e.ids, e.tokens, strict=True)]
+        return build_encoding(text, e.ids, pieces, [tuple(o) for o in e.offsets],
                               token_bytes=self._bytes, special=self._specials.__contains__,
                               unknown=lambda i: i == self._unk)
 

@@ -89,11 +89,13 @@ class StageProbe:
 
     # -- the checks, in pipeline order ------------------------------------------------------
     def _added(self, span: DiffSpan) -> Cause | None:
-        a = [t.id for t in span.ours if t.special]
-        b = [t.id for t in span.theirs if t.special]
+        # The unknown token is often an added token too, but the model emits it: not this stage.
+        split_out = lambda ts: tuple(t for t in ts if t.special and not t.unknown)  # noqa: E731
+        a = [t.id for t in split_out(span.ours)]
+        b = [t.id for t in split_out(span.theirs)]
         if a == b:
             return None
-        show = lambda ts: _pieces(tuple(t for t in ts if t.special)) or "(none)"  # noqa: E731
+        show = lambda ts: _pieces(split_out(ts))  # noqa: E731
         return Cause("added tokens",
                      "special/added tokens are split out differently before the model",
                      show(span.ours), show(span.theirs))
