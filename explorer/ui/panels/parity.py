@@ -44,6 +44,7 @@ from explorer.engine.parity.lines import FileParity, FileProgress, check_file, t
 from explorer.engine.tokenizer import Tokenizer
 from explorer.ui.panels.compare_rows import AlignedRows
 from explorer.ui.panels.registry import PanelHost, register_panel
+from explorer.ui.panels.scroll_area import PanelScroll
 from explorer.ui.table_model import HeaderTableModel
 from explorer.workers.latest import LatestRunner
 
@@ -381,7 +382,7 @@ class ParityGlue:
     def __init__(self, host: PanelHost) -> None:
         self.host = host
         self.panel = ParityPanel()
-        self.dock = host.add_panel(self.KEY, "Parity", self.panel,
+        self.dock = host.add_panel(self.KEY, "Parity", PanelScroll(self.panel),
                                    Qt.DockWidgetArea.BottomDockWidgetArea)
         self._stale = True
         self._shown = False

@@ -39,6 +39,7 @@ from explorer.engine.stats.report import summary, to_csv
 from explorer.engine.stats.run import default_workers
 from explorer.engine.tokenizer import Tokenizer
 from explorer.ui.panels.registry import PanelHost, register_panel
+from explorer.ui.panels.scroll_area import PanelScroll
 from explorer.ui.table_model import HeaderTableModel
 from explorer.workers.latest import LatestRunner
 
@@ -388,7 +389,7 @@ class StatsGlue:
     def __init__(self, host: PanelHost) -> None:
         self.host = host
         self.panel = StatsPanel()
-        self.dock = host.add_panel(self.KEY, "Corpus Statistics", self.panel,
+        self.dock = host.add_panel(self.KEY, "Corpus Statistics", PanelScroll(self.panel),
                                    Qt.DockWidgetArea.BottomDockWidgetArea)
         self._shown = False
         self._ran = False
