@@ -169,6 +169,7 @@ def _table(model: HeaderTableModel, parent: QWidget) -> QTableView:
     header.setSectionResizeMode(QHeaderView.ResizeMode.ResizeToContents)
     header.setMaximumSectionSize(420)
     header.setStretchLastSection(True)
+    view.setMinimumHeight(50)  # the splitter, not the table, decides the height
     return view
 
 
@@ -196,6 +197,7 @@ class ParityPanel(QWidget):
         scroll = QScrollArea(self)
         scroll.setWidgetResizable(True)
         scroll.setWidget(self.rows)
+        scroll.setMinimumHeight(60)
         self.spans = SpanTable(self)
         self.span_view = _table(self.spans, self)
         self.lines = LineTable(self)

@@ -158,6 +158,7 @@ def _table(model: HeaderTableModel, parent: QWidget) -> QTableView:
     view.verticalHeader().setDefaultSectionSize(22)
     view.horizontalHeader().setSectionResizeMode(QHeaderView.ResizeMode.ResizeToContents)
     view.horizontalHeader().setStretchLastSection(True)
+    view.setMinimumHeight(50)  # the splitter, not the table, decides the height
     return view
 
 
@@ -169,7 +170,7 @@ class GroupedBars(pg.PlotWidget):
         self.setBackground("w")
         self.setTitle(title, color=(60, 60, 60), size="9pt")
         self.showGrid(y=True, alpha=0.25)
-        self.setMinimumHeight(150)
+        self.setMinimumHeight(90)
         self.setMouseEnabled(x=False, y=False)
         self.series: dict[str, list[float]] = {}
 
