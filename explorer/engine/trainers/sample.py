@@ -45,6 +45,7 @@ class BpeSample:
         self.text = text
         self.prefix = prefix
         self.words: list[_Word] = []
+        self._holding: dict[str, set[int]] = {}  # symbol -> words holding it (may be stale)
         byte_char = bytes_to_unicode()
         if mode == "byte_level":
             split = regex.compile(pattern)
@@ -88,12 +89,19 @@ class BpeSample:
             symbols = [s if k == 0 else prefix + s for k, s in enumerate(symbols)]
         if suffix is not None:
             symbols[-1] += suffix
+        for sym in symbols:
+            self._holding.setdefault(sym, set()).add(len(self.words))
         self.words.append(_Word(symbols, spans))
 
     def apply(self, left: str, right: str, token: str) -> list[Span]:
         """Merge ``left right`` -> ``token`` in every word; the spans of the new symbols."""
         changed: list[Span] = []
-        for word in self.words:
+        holding = self._holding.get(left)
+        if not holding or right not in self._holding:
+            return changed
+        made = self._holding.setdefault(token, set())
+        for i in sorted(holding & self._holding[right]):
+            word = self.words[i]
             sym, spans = word.symbols, word.spans
             j = 0
             while j < len(sym) - 1:
@@ -103,6 +111,7 @@ class BpeSample:
                                 max(spans[j][1], spans[j + 1][1]))
                     del sym[j + 1], spans[j + 1]
                     changed.append(spans[j])
+                    made.add(i)
                 j += 1
         return _unique(changed)
 

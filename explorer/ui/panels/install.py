@@ -168,7 +168,7 @@ class PanelHub(QObject):
         ordinary source: remembered across runs, listed in recent files."""
         from explorer.ui.autosave import autosave_path
 
-        model = self.training.model
+        model = self.training.chosen_model()
         if model is None:
             return
         if isinstance(model, TrainedUnigram):
@@ -236,6 +236,15 @@ class PanelHub(QObject):
                                 on_error=lambda e, s=source: self._load_failed(s, e))
         self.compare.set_tokenizers([tok, *(loaded[s] for s in chosen if s in loaded)])
         self.compare.set_text(self.window.text())
+
+    def compare_with(self, others: dict[str, Tokenizer]) -> None:
+        """Compare the current tokenizer with ``others`` (source label -> tokenizer made in
+        the window, e.g. by "Train both") on the editor's text, and show Compare."""
+        self._others.update(others)
+        self._chosen = list(others)
+        self.docks["compare"].show()
+        self.docks["compare"].raise_()
+        self._refresh({"compare"})
 
     def _on_choices(self, sources: list[str]) -> None:
         self._chosen = sources
