@@ -159,15 +159,13 @@ class TrainingDialog(QDialog):
 
         form = QFormLayout()
         form.setVerticalSpacing(2)
-        algo_row = QHBoxLayout()
-        algo_row.addWidget(self.algorithm)
-        algo_row.addSpacing(12)
-        algo_row.addWidget(QLabel("Vocabulary size", self))
-        algo_row.addWidget(self.vocab_size)
-        algo_row.addSpacing(12)
-        # The advanced options share the row: the dock has little height to spare.
-        algo_row.addWidget(self.options, 1)
-        form.addRow("Algorithm", algo_row)
+        form.addRow("Algorithm", self.algorithm)
+        # The advanced options share the vocabulary row: the dock has little height to spare.
+        size_row = QHBoxLayout()
+        size_row.addWidget(self.vocab_size)
+        size_row.addSpacing(16)
+        size_row.addWidget(self.options, 1)
+        form.addRow("Vocabulary size", size_row)
         corpus_row = QHBoxLayout()
         corpus_row.addWidget(self.corpus, 1)
         corpus_row.addWidget(self.add_files, 0, Qt.AlignmentFlag.AlignTop)
@@ -175,7 +173,7 @@ class TrainingDialog(QDialog):
 
         self.start_button = QPushButton("Start", self)
         self.start_button.setDefault(True)
-        self.cancel_button = QPushButton("Cancel training", self)
+        self.cancel_button = QPushButton("Cancel", self)
         self.cancel_button.setToolTip("Stop now; while merging or in EM the model so far is "
                                       "kept (use it or save it)")
         self.both_button = QPushButton("Train both", self)
@@ -198,9 +196,6 @@ class TrainingDialog(QDialog):
         for b in (self.start_button, self.controls, self.cancel_button, self.both_button):
             buttons.addWidget(b)
         buttons.addStretch(1)
-        for b in (self.use_button, self.save_button, self.close_button):
-            buttons.addWidget(b)
-
         self.progress = QProgressBar(self)
         self.progress.setRange(0, 100)
         self.progress.setMaximumWidth(220)
@@ -210,6 +205,10 @@ class TrainingDialog(QDialog):
         status_row.addWidget(self.status, 1)
         self.history = HistorySlider(self)
         self.history.chosen.connect(self._on_history)
+        result_row = QHBoxLayout()
+        result_row.addWidget(self.history, 1)
+        for b in (self.use_button, self.save_button, self.close_button):
+            result_row.addWidget(b)
 
         self.step_view = StepView(self)
         self.sample_source = QComboBox(self)
@@ -240,7 +239,7 @@ class TrainingDialog(QDialog):
         layout.addLayout(form)
         layout.addLayout(buttons)
         layout.addLayout(status_row)
-        layout.addWidget(self.history)
+        layout.addLayout(result_row)
         layout.addWidget(self.tabs, 1)
 
         self._redraw = QTimer(self)

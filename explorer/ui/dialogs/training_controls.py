@@ -20,7 +20,7 @@ STEP_UNITS: dict[str, list[tuple[str, type, int]]] = {
     "unigram": [("1 EM sub-iteration", EmStep, 1), ("1 pruning round", PruneStep, 1)],
 }
 SPEEDS: list[tuple[str, float | None]] = [
-    ("as fast as possible", None), ("1000 steps/s", 1000.0), ("100 steps/s", 100.0),
+    ("max speed", None), ("1000 steps/s", 1000.0), ("100 steps/s", 100.0),
     ("10 steps/s", 10.0), ("2 steps/s", 2.0), ("1 step/s", 1.0)]
 
 

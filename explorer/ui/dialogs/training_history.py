@@ -27,7 +27,7 @@ class HistorySlider(QWidget):
         super().__init__(parent)
         self.slider = QSlider(Qt.Orientation.Horizontal, self)
         self.label = QLabel(self)
-        self.label.setMinimumWidth(260)
+        self.label.setMinimumWidth(200)
         layout = QHBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
         layout.addWidget(QLabel("Vocabulary", self))
