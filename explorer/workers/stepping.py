@@ -16,6 +16,7 @@ from __future__ import annotations
 import threading
 import time
 from collections.abc import Callable, Generator, Iterator
+from contextlib import contextmanager
 from typing import Any
 
 from PySide6.QtCore import QObject, Signal
@@ -26,6 +27,10 @@ BATCH_SECONDS = 0.05
 """Events are sent to the GUI in batches at most this often while running at full speed."""
 SLEEP_SLICE = 0.01
 """A speed-limited pull sleeps in slices this long, so pause/resume answer at once."""
+
+HOLD_SLICE = 0.001
+MAX_HOLD = 0.1
+"""A redraw holds the pull job at most this long."""
 
 Predicate = Callable[[Any], bool]
 
@@ -40,6 +45,9 @@ class _Control:
         self.is_step: Predicate = lambda _e: False
         self.rate: float | None = None
         """Steps per second, or None for as fast as possible."""
+        self.held = False
+        """True while the GUI redraws: the job waits (GIL free) so the redraw is not slowed
+        by the trainer's Python code."""
 
     def take_step(self) -> None:
         with self.lock:
@@ -66,6 +74,10 @@ def pull_job(events: Iterator[Any], control: _Control, is_last: Predicate
             if batch:
                 yield batch
             return "paused", None
+        if control.held:
+            held = time.perf_counter()
+            while control.held and time.perf_counter() - held < MAX_HOLD:
+                time.sleep(HOLD_SLICE)
         try:
             event = next(events)
         except StopIteration:
@@ -123,6 +135,13 @@ class SteppedGenerator(QObject):
         return self._live
 
     @property
+    def full_speed(self) -> bool:
+        """True while running on without a step budget or speed limit (read from any
+        thread: a viewer skips costly details then)."""
+        control = self._control
+        return control.budget is None and control.rate is None
+
+    @property
     def finished(self) -> bool:
         """True once the generator gave its last event, failed, or was aborted."""
         return self._finished
@@ -139,6 +158,16 @@ class SteppedGenerator(QObject):
     def step(self, n: int, is_step: Predicate) -> None:
         """Pull until ``n`` more events satisfy ``is_step``, then pause."""
         self._go(max(1, n), is_step)
+
+    @contextmanager
+    def held(self) -> Iterator[None]:
+        """Hold the pull job for a block of GUI work (a redraw): it waits between events,
+        holding no GIL, so the event loop gets the interpreter to itself meanwhile."""
+        self._control.held = True
+        try:
+            yield
+        finally:
+            self._control.held = False
 
     def pause(self) -> None:
         """Stop pulling after the current event (``paused`` follows)."""

@@ -43,6 +43,8 @@ def test_bpe_training_runs_to_completion_and_plots(qtbot, dialog, tmp_path):
     assert blocker.args == ["done"]
     assert dialog.model is not None and dialog.model.vocab_size == 600
     plots = dialog.plots
+    dialog.show()  # hidden plots are drawn when they show
+    dialog.tabs.setCurrentWidget(plots)
     # one point per merge: 600 tokens = 256 bytes + 344 merges
     assert len(plots.xa) == 344 and plots.xa[:3] == [1, 2, 3]
     x, y = plots.curve_a.getData()
@@ -89,6 +91,8 @@ def test_cancel_leaves_the_dialog_usable(qtbot, dialog, tmp_path):
     assert blocker.args == ["done"]
     assert dialog.model is not None and dialog.model.vocab_size == 400
     plots = dialog.plots
+    dialog.show()
+    dialog.tabs.setCurrentWidget(plots)
     assert len(plots.xa) >= 2 and len(plots.xb) >= 1  # EM objective, pruning rounds
     assert plots.yb == sorted(plots.yb, reverse=True)  # vocabulary shrinks round by round
     assert "prune round" in plots.log.toPlainText()

@@ -79,10 +79,14 @@ def test_bpe_step_pause_resume_equals_an_uninterrupted_run(qtbot, dialog):
 
     # click a merge: the sample marks where it applied
     rank = next(r for r, spans in view.applied.items() if spans and r > 5)
-    item = view.merges.item(rank)
-    view.merges.scrollToItem(item)
+    line = view.merges.document().findBlockByNumber(rank).text()
+    assert line.split()[0] == str(rank + 1)
+    cursor = view.merges.textCursor()
+    cursor.setPosition(view.merges.document().findBlockByNumber(rank).position())
+    view.merges.setTextCursor(cursor)
+    view.merges.ensureCursorVisible()
     qtbot.mouseClick(view.merges.viewport(), Qt.MouseButton.LeftButton,
-                     pos=view.merges.visualItemRect(item).center())
+                     pos=view.merges.line_rect(rank).center())
     assert view.sample.marked == view.applied[rank]
 
 
@@ -187,3 +191,31 @@ def test_train_both_opens_compare_with_both(qtbot, window):
 
 def test_training_views_are_offered(window):
     assert {"train-step", "train-unigram"} <= set(window.view_names())
+
+
+def test_lattice_and_bpe_tabs_offer_a_tokenizer_of_their_kind(qtbot, window):
+    w = window
+    hub = w.panel_objects["core"]
+    editor_tok = w.tokenizer
+    w.show_view("lattice")
+    cur = w.editor.textCursor()
+    cur.setPosition(8)  # in " world"
+    w.editor.setTextCursor(cur)
+    title = hub.lattice.title
+    qtbot.waitUntil(lambda: "corpus_unigram_4k" in title.text(), timeout=5000)
+    assert 'href="stand-in"' in title.text() and "not a Unigram model" in title.text()
+    assert title.textInteractionFlags() & Qt.TextInteractionFlag.LinksAccessibleByMouse
+    title.linkActivated.emit("stand-in")  # what a click on the link sends
+    qtbot.waitUntil(lambda: "the editor keeps cl100k_base" in title.text(), timeout=20000)
+    assert "Lattice of" in title.text() and hub.lattice.isEnabled()
+    assert w.tokenizer is editor_tok  # the editor's tokenizer is unchanged
+
+    # under a Unigram editor tokenizer the BPE tab offers the bundled BPE model
+    with qtbot.waitSignal(w.tokenizer_changed, timeout=20000):
+        w.open_source("bundled:corpus_unigram_4k")
+    w.show_view("bpe")
+    qtbot.waitUntil(lambda: "corpus_bpe_4k" in hub.merge_queue.title.text(), timeout=5000)
+    hub.merge_queue.title.linkActivated.emit("stand-in")
+    qtbot.waitUntil(lambda: "the editor keeps corpus_unigram_4k" in hub.merge_queue.title.text(),
+                    timeout=20000)
+    assert hub.merge_queue.final.chips

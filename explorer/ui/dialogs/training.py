@@ -82,13 +82,16 @@ from explorer.workers.stepping import SteppedGenerator
 
 STEP_PAIRS = 20
 """Pairs listed in the step view's pair-count table."""
-SAMPLE_LINES = 12
+SAMPLE_LINES = 8
 SAMPLE_CHARS = 3000
 """The sample shown segmented: this many corpus lines (or editor characters) at most."""
 DEFAULT_SAMPLE_LINE = 21
 """First corpus line of the sample (the bundled botchan.txt's prose starts there)."""
 KEEP_PHASES = ("merging", "em", "pruning")
 """Phases in which Cancel keeps the model so far."""
+DETAIL_SECONDS = 0.1
+"""At full speed, a merge lists its top pairs at most this often (the table redraws at
+about that rate anyway); stepped or speed-limited, every merge does."""
 
 
 def _tokenizer_job(model: TrainedModel, name: str) -> Generator[None, None, Tokenizer]:
@@ -348,8 +351,9 @@ class TrainingDialog(QDialog):
         self.history.set_history(None)
         self.progress.setValue(0)
         self._started = time.perf_counter()
+        self._detail_at = 0.0
         events = train(Corpus.from_files(files), config, cancel=self._cancel,
-                       finish=self._finish_now)
+                       finish=self._finish_now, details=self._want_details)
         run = SteppedGenerator(events, _is_done, self)
         run.events.connect(self._on_events)
         run.done.connect(self._on_done)
@@ -367,9 +371,25 @@ class TrainingDialog(QDialog):
         self._update_controls()
         return True
 
+    def _want_details(self) -> bool:
+        """Asked by the BPE trainer (on the worker) before each merge: list its top pairs?"""
+        run = self._run
+        if run is None or not run.full_speed:
+            return True
+        now = time.perf_counter()
+        if now - self._detail_at >= DETAIL_SECONDS:
+            self._detail_at = now
+            return True
+        return False
+
     def pause(self) -> None:
-        """Stop pulling the trainer after its current event (:attr:`paused` follows)."""
-        if self._run is not None and not self._run.finished:
+        """Stop pulling the trainer (:attr:`paused` follows). BPE while merging stops after
+        one more merge, pulled with its pair counts, so the table matches where it stops."""
+        if self._run is None or self._run.finished:
+            return
+        if self._kind == "bpe" and self._phase == "merging":
+            self._run.step(1, is_step_of("bpe"))
+        else:
             self._run.pause()
 
     def resume(self) -> None:
@@ -432,10 +452,23 @@ class TrainingDialog(QDialog):
         return self.is_running() and self._run is not None and not self._run.pulling
 
     def _flush(self) -> None:
-        self.plots.flush()
-        self.step_view.flush()
+        run = self._run
+        if run is None or run.finished:
+            self.plots.flush()
+            self.step_view.flush()
+            return
+        with run.held():  # the trainer waits while the window redraws
+            self.plots.flush()
+            self.step_view.flush()
 
     def _on_events(self, events: list[TrainEvent]) -> None:
+        if self._run is not None and not self._run.finished:
+            with self._run.held():
+                self._record(events)
+        else:
+            self._record(events)
+
+    def _record(self, events: list[TrainEvent]) -> None:
         self.plots.add_events(events)
         self.step_view.add_events(events)
         for e in events:

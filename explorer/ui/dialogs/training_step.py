@@ -15,19 +15,18 @@ are painted through :mod:`explorer.engine.offsets`.
 
 from __future__ import annotations
 
-from collections.abc import Generator, Iterable, Sequence
+from collections.abc import Callable, Generator, Iterable, Sequence
+from functools import lru_cache
 from typing import Literal
 
 import numpy as np
 import pyqtgraph as pg
-from PySide6.QtCore import Qt, Signal
-from PySide6.QtGui import QBrush, QColor, QFont, QTextCharFormat, QTextCursor
+from PySide6.QtCore import QRect, Qt, Signal
+from PySide6.QtGui import QBrush, QColor, QFont, QMouseEvent, QTextCharFormat, QTextCursor
 from PySide6.QtWidgets import (
     QAbstractItemView,
     QHeaderView,
     QLabel,
-    QListWidget,
-    QListWidgetItem,
     QPlainTextEdit,
     QSplitter,
     QStackedWidget,
@@ -54,6 +53,7 @@ from explorer.engine.trainers.sample import BpeSample, Span, changed_spans
 from explorer.workers.latest import LatestRunner
 
 Kind = Literal["bpe", "unigram"]
+_KEEP_ANCHOR = QTextCursor.MoveMode.KeepAnchor  # looked up once: PySide enums are slow
 ROWS_SHOWN = 200
 """Rows of removed pieces / seeds listed per round."""
 HISTOGRAM_BINS = 40
@@ -62,14 +62,20 @@ MARK_COLOR = "#ffd400"
 WINNER_COLOR = "#9fe29f"
 
 
+@lru_cache(maxsize=1 << 16)
 def readable(token: str, byte_level: bool) -> str:
     """A token as a reader sees it: byte-level spellings decoded (bytes that are not whole
     characters as ``\\xNN``), spaces as ``␣``, line ends as ``↵``."""
     if byte_level:
-        to_byte = unicode_to_bytes()
+        to_byte = _byte_of()
         raw = bytes(to_byte.get(c, 63) for c in token)
         token = raw.decode("utf-8", errors="backslashreplace")
     return token.replace(" ", "␣").replace("\n", "↵").replace("\t", "⇥")
+
+
+@lru_cache(maxsize=1)
+def _byte_of() -> dict[str, int]:
+    return unicode_to_bytes()
 
 
 def _segment_job(model: TrainedUnigram, text: str) -> Generator[None, None, list[Span]]:
@@ -77,6 +83,53 @@ def _segment_job(model: TrainedUnigram, text: str) -> Generator[None, None, list
     yield None
     tok = to_tokenizer(model, name="snapshot")
     return [(t.start, t.end) for t in tok.encode(text).tokens if t.end > t.start]
+
+
+class MergeList(QPlainTextEdit):
+    """The merges so far, one line each (rank + 1 = line number); a click picks one.
+
+    A plain-text view: appending thousands of lines a second and keeping the end in view
+    costs next to nothing, where item views lay out every row.
+    """
+
+    picked = Signal(int)
+    """The merge (rank) on the clicked line."""
+
+    def __init__(self, show: Callable[[str], str], parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.setReadOnly(True)
+        self.setLineWrapMode(QPlainTextEdit.LineWrapMode.NoWrap)
+        self.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        self._show = show
+        self.count = 0
+
+    def extend(self, merges: Sequence[Merge]) -> None:
+        """Append one line per merge and keep the end in view."""
+        if not merges:
+            return
+        show = self._show
+        self.appendPlainText("\n".join(
+            f"{e.rank + 1:>6}  {show(e.left)} + {show(e.right)} → {show(e.token)}"
+            f"   ({e.count:,})" for e in merges))
+        self.count += len(merges)
+
+    def clear_merges(self) -> None:
+        """No lines."""
+        self.clear()
+        self.count = 0
+
+    def line_rect(self, rank: int) -> QRect:
+        """Where merge ``rank``'s line is drawn (viewport coordinates)."""
+        cur = QTextCursor(self.document().findBlockByNumber(rank))
+        return self.cursorRect(cur)
+
+    def mouseReleaseEvent(self, event: QMouseEvent) -> None:
+        """A click on a line picks its merge."""
+        super().mouseReleaseEvent(event)
+        if event.button() == Qt.MouseButton.LeftButton:
+            block = self.cursorForPosition(event.position().toPoint()).blockNumber()
+            if 0 <= block < self.count:
+                self.picked.emit(block)
 
 
 class SampleView(QPlainTextEdit):
@@ -91,6 +144,16 @@ class SampleView(QPlainTextEdit):
         self.setFont(font)
         self.spans: list[Span] = []
         self.marked: list[Span] = []
+        self._tints = []
+        for color in TOKEN_COLORS:
+            tint = QTextCharFormat()
+            tint.setBackground(QBrush(QColor(color)))
+            self._tints.append(tint)
+        self._mark = QTextCharFormat()
+        self._mark.setBackground(QBrush(QColor(MARK_COLOR)))
+        self._mark.setUnderlineStyle(QTextCharFormat.UnderlineStyle.SingleUnderline)
+        self._mark.setUnderlineColor(QColor("#c00000"))
+        self._mark.setFontWeight(QFont.Weight.Bold)
 
     def show_spans(self, text: str, spans: Sequence[Span], marked: Iterable[Span]) -> None:
         """Show ``text`` with each token span tinted and the ``marked`` spans highlighted."""
@@ -99,18 +162,10 @@ class SampleView(QPlainTextEdit):
         self.spans = list(spans)
         self.marked = list(marked)
         utf16 = Utf16Map(text)
-        selections = []
-        for k, (a, b) in enumerate(self.spans):
-            fmt = QTextCharFormat()
-            fmt.setBackground(QBrush(QColor(TOKEN_COLORS[k % len(TOKEN_COLORS)])))
-            selections.append(self._selection(utf16, a, b, fmt))
-        for a, b in self.marked:
-            fmt = QTextCharFormat()
-            fmt.setBackground(QBrush(QColor(MARK_COLOR)))
-            fmt.setUnderlineStyle(QTextCharFormat.UnderlineStyle.SingleUnderline)
-            fmt.setUnderlineColor(QColor("#c00000"))
-            fmt.setFontWeight(QFont.Weight.Bold)
-            selections.append(self._selection(utf16, a, b, fmt))
+        tints = self._tints
+        selections = [self._selection(utf16, a, b, tints[k % len(tints)])
+                      for k, (a, b) in enumerate(self.spans)]
+        selections += [self._selection(utf16, a, b, self._mark) for a, b in self.marked]
         self.setExtraSelections(selections)
         if self.marked:  # bring the first mark into view
             cur = QTextCursor(self.document())
@@ -123,7 +178,7 @@ class SampleView(QPlainTextEdit):
         sel = QTextEdit.ExtraSelection()
         cur = QTextCursor(self.document())
         cur.setPosition(utf16.to_utf16(a))
-        cur.setPosition(utf16.to_utf16(b), QTextCursor.MoveMode.KeepAnchor)
+        cur.setPosition(utf16.to_utf16(b), _KEEP_ANCHOR)
         sel.cursor = cur  # type: ignore[attr-defined]
         sel.format = fmt  # type: ignore[attr-defined]
         return sel
@@ -147,9 +202,8 @@ class StepView(QWidget):
         self.table.verticalHeader().setDefaultSectionSize(20)
         self.table.horizontalHeader().setSectionResizeMode(QHeaderView.ResizeMode.Stretch)
         self.sample = SampleView(self)
-        self.merges = QListWidget(self)
-        self.merges.setUniformItemSizes(True)
-        self.merges.currentRowChanged.connect(self._on_merge_row)
+        self.merges = MergeList(self._show, self)
+        self.merges.picked.connect(self._on_merge_row)
         self.histogram = pg.PlotWidget(self)
         self.histogram.setBackground("w")
         self.histogram.setTitle("Piece scores (log probability)")
@@ -182,6 +236,8 @@ class StepView(QWidget):
         self.merge_list: list[Merge] = []
         self.applied: dict[int, list[Span]] = {}  # merge rank -> sample spans it changed
         self.last_merge: Merge | None = None
+        self.last_counted: Merge | None = None
+        """The last merge that came with its pair counts (at full speed not every one)."""
         self.marked: list[Span] = []
         self._since_draw: list[Span] = []  # sample spans changed by merges not drawn yet
         self._merges_since_draw = 0
@@ -196,7 +252,7 @@ class StepView(QWidget):
         self.unigram_spans: list[Span] = []
         self._segmenter.cancel()
         self.bpe_sample = self._new_bpe_sample(sample_text) if kind == "bpe" else None
-        self.merges.clear()
+        self.merges.clear_merges()
         self.table.setRowCount(0)
         if self._bars is not None:
             self.histogram.removeItem(self._bars)
@@ -238,6 +294,8 @@ class StepView(QWidget):
             if isinstance(e, Merge):
                 self.merge_list.append(e)
                 self.last_merge = e
+                if e.top_pairs:
+                    self.last_counted = e
                 if self.bpe_sample is not None:
                     self.applied[e.rank] = self.bpe_sample.apply(e.left, e.right, e.token)
                     self._since_draw.extend(self.applied[e.rank])
@@ -273,18 +331,13 @@ class StepView(QWidget):
             self.step_merges = self._merges_since_draw
             self._since_draw, self._merges_since_draw = [], 0
         spans = sample.spans() if sample is not None else []
-        self.sample.show_spans(self.text, spans, self.marked)
+        if spans != self.sample.spans or self.marked != self.sample.marked \
+                or self.sample.toPlainText() != self.text:
+            self.sample.show_spans(self.text, spans, self.marked)
         new = self.merge_list[self._listed:]
         if new:
-            self.merges.setUpdatesEnabled(False)
-            for e in new:
-                item = QListWidgetItem(f"{e.rank + 1:>6}  {self._show(e.left)} + "
-                                       f"{self._show(e.right)} → {self._show(e.token)}"
-                                       f"   ({e.count:,})")
-                self.merges.addItem(item)
-            self.merges.setUpdatesEnabled(True)
+            self.merges.extend(new)
             self._listed = len(self.merge_list)
-            self.merges.scrollToBottom()
         if m is None:
             self.heading.setText("BPE: each merge joins the most frequent adjacent pair. "
                                  "Step to see the pair counts.")
@@ -294,15 +347,19 @@ class StepView(QWidget):
         text = (f"Merge {m.rank + 1:,}: {self._show(m.left)} + {self._show(m.right)} → "
                 f"{self._show(m.token)} (count {m.count:,}, id {m.token_id}); "
                 f"{what} changed {len(self.marked):,} spans of the sample (marked).")
-        if m.tied > 1 and len(m.top_pairs) > 1:
+        if m.tied > 1 and len(m.top_pairs) > 1:  # only a merge with its counts has ties
             runner = m.top_pairs[1]
             text += (f" Tie: {m.tied} pairs had count {m.count:,}; HF takes the smaller ids: "
                      f"({m.top_pairs[0].left_id}, {m.top_pairs[0].right_id}) < "
                      f"({runner.left_id}, {runner.right_id}).")
+        counted = self.last_counted
+        if counted is not None and counted is not m:
+            text += f" Pair counts as of merge {counted.rank + 1:,}."
         self.heading.setText(text)
+        pairs = counted.top_pairs if counted is not None else ()
         self._fill_table(["pair", "count", "ids"],
                          [(f"{self._show(p.left)} + {self._show(p.right)}", f"{p.count:,}",
-                           f"({p.left_id}, {p.right_id})") for p in m.top_pairs],
+                           f"({p.left_id}, {p.right_id})") for p in pairs],
                          winner=0)
 
     def _draw_unigram(self) -> None:

@@ -31,6 +31,7 @@ from explorer.ui.panels.compare import ComparePanel
 from explorer.ui.panels.lattice import LatticePanel
 from explorer.ui.panels.merge_queue import MergeQueuePanel
 from explorer.ui.panels.registry import register_panel
+from explorer.ui.panels.stand_in import StandIns, fits, offer_link, stand_in_note
 from explorer.ui.panels.vocab_browser import VocabBrowser
 from explorer.workers.latest import LatestRunner
 
@@ -123,6 +124,10 @@ class PanelHub(QObject):
         self._chosen: list[str] | None = None  # sources ticked in "Compare with" (None: auto)
         self._failed: set[str] = set()
         self._loader = LatestRunner(owner=self)
+        self.stand_ins = StandIns(self._trained_of_kind, self)  # one-click offers (issue 13)
+        self.stand_ins.ready.connect(lambda key: self._refresh({key}))
+        self.lattice.title.linkActivated.connect(lambda _h: self.stand_ins.choose("lattice"))
+        self.merge_queue.title.linkActivated.connect(lambda _h: self.stand_ins.choose("bpe"))
         self._cursor_timer = QTimer(self)
         self._cursor_timer.setSingleShot(True)
         self._cursor_timer.setInterval(CURSOR_DELAY_MS)
@@ -145,7 +150,7 @@ class PanelHub(QObject):
     def busy(self) -> bool:
         """True while a shown panel still waits for a worker (screenshots wait for this)."""
         jobs = [self._loader, self.compare.runner, self.vocab.loader, self.vocab.query_runner]
-        return any(job.current is not None for job in jobs) or any(
+        return any(job.current is not None for job in jobs) or self.stand_ins.busy() or any(
             self._visible(key) for key in self._stale)
 
     # --- window signals -------------------------------------------------------------------
@@ -268,11 +273,24 @@ class PanelHub(QObject):
             return None
         return None if span is None else (text[span[0]:span[1]], span)
 
+    def _trained_of_kind(self, key: str) -> Tokenizer | None:
+        """The Train panel's model as a tokenizer, when it fits tab ``key``."""
+        model = self.training.chosen_model()
+        if model is None or isinstance(model, TrainedUnigram) != (key == "lattice"):
+            return None
+        try:
+            tok = self.training.trained_tokenizer()
+        except TokenizerError:
+            return None
+        return tok if fits(key, tok) else None  # type: ignore[arg-type]
+
     def _update_bpe(self) -> None:
-        tok = self.window.tokenizer
-        if tok is None or not tok.supports_merge_trace():
-            self.merge_queue.clear(f"{tok.info.name if tok else 'This tokenizer'} has no BPE "
-                                   "merge queue to show (not a byte-level BPE).")
+        current = self.window.tokenizer
+        tok = self.stand_ins.tokenizer_for("bpe", current)
+        if tok is None:
+            self.merge_queue.clear(f"{current.info.name if current else 'This tokenizer'} has "
+                                   "no BPE merge queue to show (not a byte-level BPE)."
+                                   + offer_link("bpe", self.stand_ins.offer_label("bpe")))
             return
         found = self._cursor_span(tok)
         if found is None:
@@ -289,14 +307,17 @@ class PanelHub(QObject):
                                    f"{MAX_TRACE_BYTES} bytes: too long to trace step by step.")
             return
         steps = list(tok.trace_merges(piece))  # type: ignore[attr-defined]
-        self.merge_queue.set_trace(steps, f"Pre-token {piece!r} (characters {start}–{end})",
-                                   getattr(tok, "token_id", None))
+        note = stand_in_note(tok, current) if tok is not current else ""
+        self.merge_queue.set_trace(steps, f"{note}Pre-token {piece!r} (characters "
+                                   f"{start}–{end})", getattr(tok, "token_id", None))
 
     def _update_lattice(self) -> None:
-        tok = self.window.tokenizer
-        if tok is None or not tok.supports_lattice():
-            self.lattice.clear(f"{tok.info.name if tok else 'This tokenizer'} is not a Unigram "
-                               "model: no lattice to show.")
+        current = self.window.tokenizer
+        tok = self.stand_ins.tokenizer_for("lattice", current)
+        if tok is None:
+            self.lattice.clear(f"{current.info.name if current else 'This tokenizer'} is not a "
+                               "Unigram model: no lattice to show."
+                               + offer_link("lattice", self.stand_ins.offer_label("lattice")))
             return
         found = self._cursor_span(tok)
         if found is None:
@@ -307,8 +328,9 @@ class PanelHub(QObject):
             self.lattice.clear(f"The piece at characters {start}–{end} is longer than "
                                f"{MAX_LATTICE_CHARS} characters: too big to draw as a lattice.")
             return
+        note = stand_in_note(tok, current) if tok is not current else ""
         self.lattice.set_lattice(tok.lattice(piece),  # type: ignore[attr-defined]
-                                 f"Lattice of {piece!r} (characters {start}–{end})")
+                                 f"{note}Lattice of {piece!r} (characters {start}–{end})")
 
 
 @register_panel("core", order=10)
