@@ -219,3 +219,27 @@ def test_lattice_and_bpe_tabs_offer_a_tokenizer_of_their_kind(qtbot, window):
     qtbot.waitUntil(lambda: "the editor keeps corpus_unigram_4k" in hub.merge_queue.title.text(),
                     timeout=20000)
     assert hub.merge_queue.final.chips
+
+
+@pytest.mark.parametrize("view", ["train-step", "train-unigram"])
+def test_training_views_pause_at_a_fixed_step(qtbot, window, view):
+    from explorer.ui.panels.training_steps import BPE_VIEW_MERGES, UNIGRAM_VIEW_ROUNDS
+
+    w = window
+    assert w.show_view(view)
+    qtbot.waitUntil(lambda: not w.panels_busy(), timeout=60000)
+    dialog = w.panels["train"].findChild(TrainingDialog)
+    step = dialog.step_view
+    assert dialog.is_paused() and w.is_panel_shown("train")
+    if view == "train-step":
+        assert len(step.merge_list) == BPE_VIEW_MERGES
+        assert step.table.rowCount() == 20 and step.sample.marked
+        assert step.merges.count == BPE_VIEW_MERGES
+    else:
+        assert step.last_prune is not None and step.last_prune.round == UNIGRAM_VIEW_ROUNDS - 1
+        assert step.sample.spans and step.sample.marked and step._bars is not None
+        assert step.table.item(0, 0).text() == step.last_prune.removed[0][0]
+    heading = step.heading.text()
+    dialog.cancel()  # the window is reused by no one, but leave no paused run behind
+    qtbot.waitUntil(lambda: not dialog.is_running(), timeout=30000)
+    assert heading

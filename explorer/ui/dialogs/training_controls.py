@@ -41,6 +41,7 @@ class StepControls(QWidget):
         self.step_button = QPushButton("Step", self)
         self.step_button.setToolTip("Start paused or go on by one step, then pause")
         self.step_unit = QComboBox(self)
+        self.step_unit.setSizeAdjustPolicy(QComboBox.SizeAdjustPolicy.AdjustToContents)
         self.speed = QComboBox(self)
         for label, rate in SPEEDS:
             self.speed.addItem(label, rate)
