@@ -243,3 +243,12 @@ def test_training_views_pause_at_a_fixed_step(qtbot, window, view):
     dialog.cancel()  # the window is reused by no one, but leave no paused run behind
     qtbot.waitUntil(lambda: not dialog.is_running(), timeout=30000)
     assert heading
+
+
+def test_tokens_are_shown_on_one_readable_line():
+    from explorer.ui.dialogs.training_step import readable
+
+    assert readable("Ġthe", True) == "␣the"
+    assert readable("čĊ", True) == "␍↵"  # byte-level \r\n
+    assert readable("æĿ", True) == "\\xe6\\x9d"  # bytes e6 9d: half a character
+    assert readable("a\u2028b\x85", False) == "a\\u2028b\\x85"

@@ -65,12 +65,18 @@ WINNER_COLOR = "#9fe29f"
 @lru_cache(maxsize=1 << 16)
 def readable(token: str, byte_level: bool) -> str:
     """A token as a reader sees it: byte-level spellings decoded (bytes that are not whole
-    characters as ``\\xNN``), spaces as ``␣``, line ends as ``↵``."""
+    characters as ``\\xNN``), spaces as ``␣``, line ends as ``↵``, other invisible
+    characters escaped: a token is always one line of text."""
     if byte_level:
         to_byte = _byte_of()
         raw = bytes(to_byte.get(c, 63) for c in token)
         token = raw.decode("utf-8", errors="backslashreplace")
-    return token.replace(" ", "␣").replace("\n", "↵").replace("\t", "⇥")
+    return "".join(_VISIBLE.get(ch) or (ch if ch.isprintable() else f"\\x{ord(ch):02x}"
+                                        if ord(ch) < 0x100 else f"\\u{ord(ch):04x}")
+                   for ch in token)
+
+
+_VISIBLE = {" ": "␣", "\n": "↵", "\t": "⇥", "\r": "␍"}
 
 
 @lru_cache(maxsize=1)
