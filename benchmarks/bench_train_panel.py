@@ -81,13 +81,14 @@ def panel_seconds(window: MainWindow, prefix: str, vocab: int, corpus: Path
     original_flush = dialog.step_view.flush
     original_events = dialog._on_events
 
-    def counting_flush() -> None:
+    def counting_flush(**kwargs: bool) -> None:
         nonlocal redraws, busiest
-        if dialog.step_view._dirty:
-            redraws += 1
+        dirty = dialog.step_view._dirty
         t = time.thread_time()
-        original_flush()
+        original_flush(**kwargs)
         busiest = max(busiest, time.thread_time() - t)
+        if dirty and not dialog.step_view._dirty:
+            redraws += 1
 
     def timed_events(events: list) -> None:
         nonlocal busiest

@@ -459,7 +459,7 @@ class TrainingDialog(QDialog):
             return
         with run.held():  # the trainer waits while the window redraws
             self.plots.flush()
-            self.step_view.flush()
+            self.step_view.flush(light=run.full_speed and run.pulling)
 
     def _on_events(self, events: list[TrainEvent]) -> None:
         if self._run is not None and not self._run.finished:

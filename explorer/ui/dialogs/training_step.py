@@ -15,6 +15,7 @@ are painted through :mod:`explorer.engine.offsets`.
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable, Generator, Iterable, Sequence
 from functools import lru_cache
 from typing import Literal
@@ -54,6 +55,8 @@ from explorer.workers.latest import LatestRunner
 
 Kind = Literal["bpe", "unigram"]
 _KEEP_ANCHOR = QTextCursor.MoveMode.KeepAnchor  # looked up once: PySide enums are slow
+LIGHT_REDRAW_S = 0.3
+"""At full speed the step view redraws about three times a second (stepping: every time)."""
 ROWS_SHOWN = 200
 """Rows of removed pieces / seeds listed per round."""
 HISTOGRAM_BINS = 40
@@ -231,6 +234,9 @@ class StepView(QWidget):
         layout.addWidget(self.heading)
         layout.addWidget(split, 1)
         self._segmenter = LatestRunner(owner=self)
+        self._headers: list[str] = []
+        self._winner_brush = QBrush(QColor(WINNER_COLOR))
+        self._drawn_at = 0.0
         self.reset("bpe", BpeConfig(), "")
 
     # --- state ----------------------------------------------------------------------------
@@ -319,15 +325,27 @@ class StepView(QWidget):
             self._dirty = True
 
     # --- drawing --------------------------------------------------------------------------
-    def flush(self) -> None:
-        """Draw what changed since the last flush (cheap when nothing did)."""
+    def flush(self, *, light: bool = False) -> None:
+        """Draw what changed since the last flush (cheap when nothing did). ``light`` (a run
+        at full speed): redraw at most every :data:`LIGHT_REDRAW_S` seconds."""
         if not self._dirty:
             return
+        self._list_new_merges()  # every flush: appending a few hundred lines is cheap
+        now = time.perf_counter()
+        if light and now - self._drawn_at < LIGHT_REDRAW_S:
+            return
+        self._drawn_at = now
         self._dirty = False
         if self.kind == "bpe":
             self._draw_bpe()
         else:
             self._draw_unigram()
+
+    def _list_new_merges(self) -> None:
+        new = self.merge_list[self._listed:]
+        if new:
+            self.merges.extend(new)
+            self._listed = len(self.merge_list)
 
     def _draw_bpe(self) -> None:
         m = self.last_merge
@@ -340,10 +358,6 @@ class StepView(QWidget):
         if spans != self.sample.spans or self.marked != self.sample.marked \
                 or self.sample.toPlainText() != self.text:
             self.sample.show_spans(self.text, spans, self.marked)
-        new = self.merge_list[self._listed:]
-        if new:
-            self.merges.extend(new)
-            self._listed = len(self.merge_list)
         if m is None:
             self.heading.setText("BPE: each merge joins the most frequent adjacent pair. "
                                  "Step to see the pair counts.")
@@ -418,19 +432,28 @@ class StepView(QWidget):
 
     def _fill_table(self, headers: list[str], rows: Sequence[tuple[str, str, str]],
                     winner: int | None = None) -> None:
-        self.table.setUpdatesEnabled(False)
-        self.table.setHorizontalHeaderLabels(headers)
-        self.table.setRowCount(len(rows))
+        """Show ``rows``; items are reused (setting text is much cheaper than new items)."""
+        table = self.table
+        table.setUpdatesEnabled(False)
+        if headers != self._headers:
+            table.setHorizontalHeaderLabels(headers)
+            self._headers = headers
+        table.setRowCount(len(rows))
         for r, row in enumerate(rows):
             for c, value in enumerate(row):
-                item = QTableWidgetItem(value)
-                if r == winner:
-                    item.setBackground(QBrush(QColor(WINNER_COLOR)))
+                item = table.item(r, c)
+                if item is None:
+                    item = QTableWidgetItem()
+                    table.setItem(r, c, item)
+                if item.text() != value:
+                    item.setText(value)
+                win = r == winner
+                if item.font().bold() != win:
                     font = item.font()
-                    font.setBold(True)
+                    font.setBold(win)
                     item.setFont(font)
-                self.table.setItem(r, c, item)
-        self.table.setUpdatesEnabled(True)
+                    item.setBackground(self._winner_brush if win else QBrush())
+        table.setUpdatesEnabled(True)
 
     def _show(self, token: str) -> str:
         config = self.config
