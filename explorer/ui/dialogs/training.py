@@ -89,6 +89,9 @@ DEFAULT_SAMPLE_LINE = 21
 """First corpus line of the sample (the bundled botchan.txt's prose starts there)."""
 KEEP_PHASES = ("merging", "em", "pruning")
 """Phases in which Cancel keeps the model so far."""
+READ_BLOCK_CHARS = 1 << 16
+"""The corpus is read in blocks this small: one regex pass over a block holds the GIL, and
+the window must not wait for a 1 MB one (~100 ms)."""
 DETAIL_SECONDS = 0.1
 """At full speed, a merge lists its top pairs at most this often (the table redraws at
 about that rate anyway); stepped or speed-limited, every merge does."""
@@ -352,7 +355,8 @@ class TrainingDialog(QDialog):
         self.progress.setValue(0)
         self._started = time.perf_counter()
         self._detail_at = 0.0
-        events = train(Corpus.from_files(files), config, cancel=self._cancel,
+        corpus = Corpus(paths=files, block_chars=READ_BLOCK_CHARS)
+        events = train(corpus, config, cancel=self._cancel,
                        finish=self._finish_now, details=self._want_details)
         run = SteppedGenerator(events, _is_done, self)
         run.events.connect(self._on_events)
