@@ -56,6 +56,7 @@ _SEQ_MASK = (1 << _SEQ_BITS) - 1
 _COUNT_SHIFT = _SEQ_BITS + 2 * _SHIFT
 _LOW_MASK = (1 << _COUNT_SHIFT) - 1
 _U64 = 1 << 64
+STOPPED_EARLY = "stopped early on request (the merges so far are kept)"
 
 
 @dataclass(frozen=True, slots=True)
@@ -222,8 +223,10 @@ def train_bpe_from_counts(
         vocab_size = config.vocab_size
         last_count = 0
         step_pairs = config.step_pairs
+        stop_reason = ""
         while len(word_to_id) < vocab_size and heap:
             if stop is not None and stop():
+                stop_reason = STOPPED_EARLY
                 break
             top = heap[0]
             key = top >> _SEQ_BITS & _PAIR_MASK
@@ -237,6 +240,8 @@ def train_bpe_from_counts(
                 heapreplace(heap, -count << _COUNT_SHIFT | top & _LOW_MASK)
                 continue
             if count < 1 or min_freq > count:
+                stop_reason = (f"the most frequent pair occurs {count:,} times, below the "
+                               f"minimum frequency {min_freq:,}" if count >= 1 else "")
                 break
             top_pairs: tuple[PairCount, ...] = ()
             if step_pairs and (details is None or details()):
@@ -277,6 +282,9 @@ def train_bpe_from_counts(
                 yield MergeSummary(
                     len(merges), target, len(id_to_word), count, time.perf_counter() - t0
                 )
+        if len(word_to_id) < vocab_size and not stop_reason:
+            stop_reason = ("no pair left to merge: every word of the corpus is already a "
+                           "single token")
         # Free the millions of small containers while the GC is still paused: once it is back
         # on, its first young-generation pass would otherwise walk them all (~10% of a run).
         heap.clear()
@@ -292,6 +300,7 @@ def train_bpe_from_counts(
         add_prefix_space=config.add_prefix_space,
         continuing_subword_prefix=prefix,
         end_of_word_suffix=suffix,
+        stop_reason=stop_reason,
     )
 
 

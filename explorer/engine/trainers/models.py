@@ -30,6 +30,8 @@ class TrainedBpe:
     """HF BPE model field: non-initial symbols of a word are spelled with this prefix."""
     end_of_word_suffix: str | None = None
     """HF BPE model field: a word's last symbol is spelled with this suffix."""
+    stop_reason: str = ""
+    """Why merging stopped before the requested size ("" when it reached it)."""
 
     @property
     def vocab_size(self) -> int:
@@ -58,9 +60,11 @@ class TrainedBpe:
             if prefix is not None and right.startswith(prefix):
                 right = right[len(prefix):]
             made.add(left + right)
+        if n == len(self.merges):
+            return self
         base = self.num_base
         vocab = self.vocab[:base] + tuple(t for t in self.vocab[base:] if t in made)
-        return replace(self, vocab=vocab, merges=merges)
+        return replace(self, vocab=vocab, merges=merges, stop_reason="")
 
     @property
     def marked(self) -> bool:

@@ -506,9 +506,12 @@ class TrainingDialog(QDialog):
             self._finish("stopped", f"Stopped early: {done.model.vocab_size:,} tokens kept. "
                                     "Use them in the explorer or save them.")
             return
-        self._finish("done", f"Done in {done.elapsed:.1f} s: {done.model.vocab_size:,} tokens. "
-                             "Use it in the explorer or save it; the slider picks a smaller "
-                             "vocabulary from the run.")
+        reason = getattr(done.model, "stop_reason", "")
+        short = (f" (not {self._target:,}: {reason})"
+                 if reason and self._target else "")
+        self._finish("done", f"Done in {done.elapsed:.1f} s: {done.model.vocab_size:,} tokens"
+                             f"{short}. Use it in the explorer or save it; the slider picks a "
+                             "smaller vocabulary from the run.")
         self._continue_both(done.model)
 
     def _on_error(self, error: Any) -> None:
