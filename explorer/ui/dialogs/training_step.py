@@ -51,6 +51,7 @@ from explorer.engine.trainers.events import (
 )
 from explorer.engine.trainers.models import TrainedUnigram
 from explorer.engine.trainers.sample import BpeSample, Span, changed_spans
+from explorer.ui.themed_plot import ThemedPlot
 from explorer.workers.latest import LatestRunner
 
 Kind = Literal["bpe", "unigram"]
@@ -157,9 +158,11 @@ class SampleView(QPlainTextEdit):
         for color in TOKEN_COLORS:
             tint = QTextCharFormat()
             tint.setBackground(QBrush(QColor(color)))
+            tint.setForeground(QBrush(QColor("black")))  # light tints: dark text, any theme
             self._tints.append(tint)
         self._mark = QTextCharFormat()
         self._mark.setBackground(QBrush(QColor(MARK_COLOR)))
+        self._mark.setForeground(QBrush(QColor("black")))
         self._mark.setUnderlineStyle(QTextCharFormat.UnderlineStyle.SingleUnderline)
         self._mark.setUnderlineColor(QColor("#c00000"))
         self._mark.setFontWeight(QFont.Weight.Bold)
@@ -213,9 +216,8 @@ class StepView(QWidget):
         self.sample = SampleView(self)
         self.merges = MergeList(self._show, self)
         self.merges.picked.connect(self._on_merge_row)
-        self.histogram = pg.PlotWidget(self)
-        self.histogram.setBackground("w")
-        self.histogram.setTitle("Piece scores (log probability)")
+        self.histogram = ThemedPlot(self)
+        self.histogram.set_title("Piece scores (log probability)")
         self.histogram.setLabel("bottom", "score")
         self.histogram.setLabel("left", "pieces")
         self._bars: pg.BarGraphItem | None = None
@@ -453,6 +455,7 @@ class StepView(QWidget):
                     font.setBold(win)
                     item.setFont(font)
                     item.setBackground(self._winner_brush if win else QBrush())
+                    item.setForeground(QBrush(QColor("black")) if win else QBrush())
         table.setUpdatesEnabled(True)
 
     def _show(self, token: str) -> str:
