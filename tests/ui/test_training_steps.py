@@ -240,6 +240,9 @@ def test_training_views_pause_at_a_fixed_step(qtbot, window, view):
         assert step.last_prune is not None and step.last_prune.round == UNIGRAM_VIEW_ROUNDS - 1
         assert step.sample.spans and step.sample.marked and step._bars is not None
         assert step.table.item(0, 0).text() == step.last_prune.removed[0][0]
+        snap = step.last_prune.snapshot
+        best = snap.pieces[snap.num_meta]
+        assert step.table.item(0, 2).text() == f"{best[0]}  ({best[1]:.2f})"
     heading = step.heading.text()
     dialog.cancel()  # the window is reused by no one, but leave no paused run behind
     qtbot.waitUntil(lambda: not dialog.is_running(), timeout=30000)

@@ -392,9 +392,17 @@ class StepView(QWidget):
                 f"Pruning round {p.round + 1}: removed {len(p.removed):,} pieces "
                 f"({len(p.removed) - len(priced):,} for free), kept {p.kept:,}. "
                 "Loss = likelihood lost by removing the piece.")
-            self._fill_table(["removed piece", "loss", ""],
-                             [(readable(s, False), f"{loss:.3g}", "")
-                              for s, loss in p.removed[:ROWS_SHOWN]])
+            snap = p.snapshot
+            kept = ([(piece, score) for piece, score in snap.pieces[snap.num_meta:]]
+                    if snap is not None else [])  # learned pieces, best score first
+            removed = p.removed[:ROWS_SHOWN]
+            rows = []
+            for r in range(min(ROWS_SHOWN, max(len(removed), len(kept)))):
+                piece, loss = removed[r] if r < len(removed) else ("", None)
+                rows.append((readable(piece, False), "" if loss is None else f"{loss:.3g}",
+                             f"{readable(kept[r][0], False)}  ({kept[r][1]:.2f})"
+                             if r < len(kept) else ""))
+            self._fill_table(["removed piece", "loss", "kept (log p)"], rows)
         elif self.seeds is not None:
             s = self.seeds
             self.heading.setText(f"Seed vocabulary: {s.size:,} pieces (characters and frequent "
