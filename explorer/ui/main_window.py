@@ -92,7 +92,7 @@ class MainWindow(QMainWindow):
         self.linker = TokenLinker(self.editor, self.table_model, self.table, self.inspector, self)
         self.status = StatusArea(self.statusBar(), self)
         self.loader = TokenizerLoader(report_error or message_box_reporter(self), self)
-        self.menus = build_menus(self)
+        self.menus = build_menus(self, self)
         self.picker = TokenizerPicker(self.open_source, self.open_vocabulary_dialog, self)
         self.addToolBar(build_toolbar(self, self.picker, self.load_sample))
 
