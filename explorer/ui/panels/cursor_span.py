@@ -39,3 +39,13 @@ def cursor_pre_token(tokenizer: Tokenizer, text: str,
     except TokenizerError:
         return None
     return None if span is None else (text[span[0]:span[1]], span)
+
+
+def line_window(text: str, offset: int | None, limit: int = WINDOW_CHARS) -> tuple[int, int]:
+    """Code-point span of the cursor's line, at most ``limit`` characters either side of
+    ``offset`` (the first line when there is no cursor yet)."""
+    offset = 0 if offset is None else max(0, min(offset, len(text)))
+    line_start = text.rfind("\n", 0, offset) + 1
+    line_end = text.find("\n", offset)
+    line_end = len(text) if line_end < 0 else line_end
+    return max(line_start, offset - limit), min(line_end, max(offset, line_start) + limit)
