@@ -26,6 +26,7 @@ from PySide6.QtGui import (
     QFont,
     QFontMetrics,
     QHelpEvent,
+    QImage,
     QPainter,
     QPaintEvent,
     QPalette,
@@ -64,6 +65,7 @@ class PipelineCanvas(QWidget):
         self.trace: PipelineTrace | None = None
         self._x: list[int] = []  # left edge of each original column (+ one past the end)
         self._hits: list[_Hit] = []
+        self._hits_dirty = True
         self._size = QSize(400, 8 * ROW_H)
         self.setMouseTracking(True)
         font = QFont(self.font())
@@ -74,6 +76,7 @@ class PipelineCanvas(QWidget):
     def set_trace(self, trace: PipelineTrace | None) -> None:
         """Show ``trace`` (None clears)."""
         self.trace = trace
+        self._hits_dirty = True
         self._layout()
         self.updateGeometry()
         self.update()
@@ -135,6 +138,12 @@ class PipelineCanvas(QWidget):
     # --- painting -----------------------------------------------------------------------------
     def paintEvent(self, event: QPaintEvent) -> None:
         p = QPainter(self)
+        self._paint(p)
+        p.end()
+        self._hits_dirty = False
+
+    def _paint(self, p: QPainter) -> None:
+        """Paint every row (and record the tooltip areas)."""
         pal = self.palette()
         p.fillRect(self.rect(), pal.color(QPalette.ColorRole.Base))
         text_color = pal.color(QPalette.ColorRole.Text)
@@ -147,7 +156,6 @@ class PipelineCanvas(QWidget):
                        Qt.AlignmentFlag.AlignVCenter | Qt.AlignmentFlag.AlignLeft, name)
         t = self.trace
         if t is None:
-            p.end()
             return
         changed_orig: set[int] = set()
         changed_norm: dict[int, str] = {}
@@ -268,7 +276,6 @@ class PipelineCanvas(QWidget):
                        else "∅")
             self._hits.append(_Hit(rect, f"decode(encode(text)) differs: {x.original!r} → "
                                          f"{x.decoded!r}"))
-        p.end()
 
     def event(self, e: QEvent) -> bool:
         if e.type() == QEvent.Type.ToolTip:
@@ -284,6 +291,13 @@ class PipelineCanvas(QWidget):
 
     def tip_at(self, pos: QPoint) -> str:
         """The tooltip at ``pos`` (what changed, which rule, which token)."""
+        if self._hits_dirty:  # not painted since the last trace: lay the marks out now
+            image = QImage(max(1, self.width()), max(1, self.height()),
+                           QImage.Format.Format_ARGB32)
+            painter = QPainter(image)
+            self._paint(painter)
+            painter.end()
+            self._hits_dirty = False
         for hit in reversed(self._hits):
             if hit.rect.contains(pos):
                 return hit.tip
