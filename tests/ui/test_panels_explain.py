@@ -65,7 +65,7 @@ def test_provenance_panel_tree_and_boundary_click(qtbot, window, no_qt_warnings)
     assert "pre-tokenizer" in view.explanation.text()
     assert "pattern alternative" in strip.tip_at(rect.center())
     # click a token: its provenance
-    token_index, token_rect = strip._tokens[1]
+    _index, token_rect = strip._tokens[1]
     qtbot.mouseClick(strip, Qt.MouseButton.LeftButton, pos=token_rect.center())
     assert view.tree.tree.symbol == b"ization"
 
