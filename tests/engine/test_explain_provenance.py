@@ -207,3 +207,23 @@ def test_locate_groups_tokens_by_pre_token() -> None:
     where = locate(tok, text, enc, 1)
     assert where is not None and where.original == " wonderful"
     assert [enc[i].piece for i in where.token_indices] == enc.pieces[1:-1]
+
+
+def test_byte_fallback_boundaries_and_provenance() -> None:
+    import sentencepiece as spm
+
+    path = require("mistral-common", "tokenizer.model.v1")
+    tok = load_tokenizer(path)
+    text = "Grüße 𞤀𞤣 naïve"
+    enc = tok.encode(text)
+    assert enc.ids == spm.SentencePieceProcessor(model_file=str(path)).encode(text)
+    first = enc.pieces.index("<0xF0>")
+    e = explain_boundary(tok, text, first + 1, enc)  # between two bytes of '𞤀'
+    assert e.cause == "byte-fallback" and e.data["symbol"] == "𞤀"
+    assert "4 UTF-8 bytes" in e.text
+    e = explain_boundary(tok, text, first + 4, enc)  # between '𞤀' and '𞤣'
+    assert e.cause == "merge" and (e.data["left"], e.data["right"]) == ("𞤀", "𞤣")
+    pr = token_provenance(tok, text, first, enc)
+    assert "byte fallback" in pr.summary and pr.tree.symbol == "𞤀"
+    pr = token_provenance(tok, text, enc.pieces.index("▁na"), enc)
+    assert "".join(leaf.symbol for leaf in pr.tree.leaves()) == "▁na"

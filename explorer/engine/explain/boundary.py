@@ -8,6 +8,7 @@
   names the pattern alternative that matched each side;
 - ``merge`` (BPE): no merge joins the two sides; when a merge across the boundary was queued,
   which lower-ranked (SentencePiece: higher-scored) merge took one of its symbols first;
+- ``byte-fallback``: both sides are bytes of one character missing from the vocabulary;
 - ``viterbi`` (Unigram): the best path through the boundary against the best path that
   crosses it, with both scores;
 - ``wordpiece``: the longer entries tried from the left token's start and rejected.
@@ -28,6 +29,7 @@ from explorer.engine.explain.provenance import (
     ModelInput,
     bpe_trace,
     locate,
+    symbol_of_tokens,
     unigram_lattice,
     wordpiece_steps,
 )
@@ -44,7 +46,8 @@ class BoundaryExplanation:
     position: int
     """Code-point offset of the boundary in the original text."""
     cause: str
-    """``special``, ``pre-tokenizer``, ``merge``, ``viterbi``, ``wordpiece`` or ``model``."""
+    """``special``, ``pre-tokenizer``, ``merge``, ``byte-fallback``, ``viterbi``,
+    ``wordpiece`` or ``model``."""
     text: str
     """The explanation in plain words."""
     data: dict[str, Any] = field(default_factory=dict)
@@ -99,7 +102,7 @@ def _cause(tokenizer: Tokenizer, text: str, enc: Encoding, index: int,
         return _pre_tokenizer(index, position, trace, where_l, where_r)
     kind = tokenizer.info.model_type
     if kind == "bpe":
-        return _bpe(tokenizer, index, position, where_r)
+        return _bpe(tokenizer, enc, index, position, where_r)
     if kind == "unigram":
         return _viterbi(tokenizer, enc, index, position, where_r)
     if kind == "wordpiece" and isinstance(tokenizer, PipelineTokenizer):
@@ -140,19 +143,28 @@ def _pre_tokenizer(index: int, position: int, trace: PipelineTrace,
 
 # --- BPE -------------------------------------------------------------------------------------
 
-def _bpe(tokenizer: Tokenizer, index: int, position: int,
+def _bpe(tokenizer: Tokenizer, enc: Encoding, index: int, position: int,
          where: ModelInput) -> BoundaryExplanation:
     steps, score = bpe_trace(tokenizer, where)
     if not steps:
         return BoundaryExplanation(index, position, "model",
                                    "This BPE tokenizer cannot show its merges.")
-    k = where.token_indices.index(index)
     last = steps[-1]
     first = steps[0]
-    if k >= len(last.nodes):
+    owner = symbol_of_tokens(last.symbols, [enc[i].piece for i in where.token_indices])
+    if owner is None:
         return BoundaryExplanation(index, position, "model",
                                    "The tokens here did not come straight from the merges "
-                                   "(unknown or byte-fallback pieces).")
+                                   "(unknown pieces).")
+    t = where.token_indices.index(index)
+    if owner[t] == owner[t - 1]:  # two bytes of one symbol
+        sym = _show(last.symbols[owner[t]])
+        return BoundaryExplanation(
+            index, position, "byte-fallback",
+            f"{sym!r} is not in the vocabulary: byte fallback spells it as its "
+            f"{len(sym.encode('utf-8'))} UTF-8 bytes, one token each, so there is a boundary "
+            "between its bytes.", {"symbol": sym})
+    k = owner[t]
     offsets: dict[int, int] = {}
     pos = 0
     for node, sym in zip(first.nodes, first.symbols, strict=True):

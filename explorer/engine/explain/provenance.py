@@ -15,6 +15,7 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
@@ -169,7 +170,7 @@ def token_provenance(tokenizer: Tokenizer, text: str, index: int,
     where = locate(tokenizer, text, enc, index)
     kind = tokenizer.info.model_type
     if kind == "bpe" and where is not None:
-        return _bpe(tokenizer, token, index, where)
+        return _bpe(tokenizer, token, index, where, enc)
     if kind == "unigram":
         return _unigram(tokenizer, token)
     if kind == "wordpiece" and where is not None and isinstance(tokenizer, PipelineTokenizer):
@@ -204,7 +205,8 @@ def bpe_trace(tokenizer: Tokenizer, where: ModelInput) -> tuple[list[MergeStep[A
     return list(tokenizer.trace_merges(where.original)), None  # type: ignore[attr-defined]
 
 
-def _bpe(tokenizer: Tokenizer, token: Token, index: int, where: ModelInput) -> Provenance:
+def _bpe(tokenizer: Tokenizer, token: Token, index: int, where: ModelInput,
+         enc: Encoding) -> Provenance:
     units = len(where.text.encode("utf-8")) if isinstance(where.text, str) else len(where.text)
     if units > MAX_TRACE_UNITS:
         return Provenance("bpe", token, f"The pre-token is longer than {MAX_TRACE_UNITS} "
@@ -214,18 +216,56 @@ def _bpe(tokenizer: Tokenizer, token: Token, index: int, where: ModelInput) -> P
         return Provenance("other", token, f"{token.piece!r}: this BPE tokenizer cannot show "
                           "its merges.", model_input=where)
     trees = merge_trees(steps, scores=score)
-    k = where.token_indices.index(index)
-    if len(trees) != len(where.token_indices):
+    tokens = where.token_indices
+    owner = symbol_of_tokens(steps[-1].symbols, [enc[i].piece for i in tokens])
+    if owner is None:
         return Provenance("bpe", token, f"{token.piece!r} did not come straight from the "
-                          "merges (unknown or byte-fallback pieces).", steps=steps,
-                          model_input=where)
-    tree = trees[k]
+                          "merges (unknown pieces).", steps=steps, model_input=where)
+    k = tokens.index(index)
+    tree = trees[owner[k]]
+    if is_byte_piece(token.piece):
+        return Provenance("bpe", token, f"{token.piece!r} (id {token.id}) is byte fallback: "
+                          f"the merges made {_shown(tree.symbol)!r}, which is not in the "
+                          "vocabulary, so it is spelled as its UTF-8 bytes, one token each.",
+                          tree, steps, where)
     merges = len(tree.inner())
     how = ("looked up whole (the pre-token is itself a token)" if tree.whole_token else
            f"built by {merges} merge{'s' if merges != 1 else ''}" if merges else
            "a single initial symbol (no merge)")
     return Provenance("bpe", token, f"{token.piece!r} (id {token.id}) was {how}.", tree,
                       steps, where)
+
+
+_BYTE_PIECE = re.compile(r"<0x[0-9A-Fa-f]{2}>")
+
+
+def is_byte_piece(piece: str) -> bool:
+    """True for a byte-fallback piece such as ``<0xE2>``."""
+    return _BYTE_PIECE.fullmatch(piece) is not None
+
+
+def _shown(symbol: bytes | str) -> str:
+    return symbol.decode("utf-8", "replace") if isinstance(symbol, bytes) else symbol
+
+
+def symbol_of_tokens(symbols: Sequence[Any], pieces: Sequence[str]) -> list[int] | None:
+    """For each token piece of one pre-token, the index of the final merge symbol it came
+    from: one token per symbol, or (byte fallback) one ``<0xNN>`` token per UTF-8 byte of a
+    symbol that is not in the vocabulary. None when the tokens do not line up."""
+    out: list[int] = []
+    t = 0
+    for k, sym in enumerate(symbols):
+        if t < len(pieces) and is_byte_piece(pieces[t]):
+            data = sym if isinstance(sym, bytes) else str(sym).encode("utf-8")
+            if not is_byte_piece(str(sym)) and all(
+                    t + j < len(pieces) and pieces[t + j] == f"<0x{b:02X}>"
+                    for j, b in enumerate(data)):
+                out += [k] * len(data)
+                t += len(data)
+                continue
+        out.append(k)
+        t += 1
+    return out if t == len(pieces) else None
 
 
 def unigram_lattice(tokenizer: Tokenizer, piece_text: str) -> Any:

@@ -125,7 +125,8 @@ class BoundaryStrip(QWidget):
         for index, rect in self._gaps:
             explanation = r.boundaries.get(index)
             colour = {"pre-tokenizer": "#5b7db1", "special": "#999999", "merge": "#d9534f",
-                      "viterbi": "#8a5bb1", "wordpiece": "#2e8b57"}.get(
+                      "viterbi": "#8a5bb1", "wordpiece": "#2e8b57",
+                      "byte-fallback": "#d08c2b"}.get(
                 explanation.cause if explanation else "", "#bbbbbb")
             width = 4 if index == self.selected_boundary else 2
             p.setPen(QPen(QColor(colour), width))
