@@ -203,6 +203,17 @@ class MainWindow(QMainWindow):
         """The editor's text (as ``toPlainText()``, without copying it out of Qt)."""
         return self.controller.text
 
+    def selection(self) -> tuple[int, int] | None:
+        """Code-point span of the editor's selection, or None when nothing is selected."""
+        from explorer.engine.offsets import Utf16Map
+
+        cur = self.editor.textCursor()
+        if not cur.hasSelection():
+            return None
+        utf16 = Utf16Map(self.text())
+        return (utf16.to_codepoint(cur.selectionStart()),
+                utf16.to_codepoint(cur.selectionEnd()))
+
     def set_text(self, text: str) -> None:
         """Replace the text (undoable like an edit)."""
         cur = self.editor.textCursor()

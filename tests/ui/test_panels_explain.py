@@ -40,6 +40,14 @@ def test_pipeline_panel_rows_match_hf_stages(qtbot, window, no_qt_warnings):
     canvas = panel.view.canvas
     x = (canvas._x[3] + canvas._x[4]) // 2
     assert canvas.tip_at(QPoint(x, canvas._row_y(0) + 5)) == "original 'é' → normalized 'e'"
+    # a selection is traced instead of the line
+    cur = w.editor.textCursor()
+    cur.setPosition(5)
+    cur.setPosition(16, cur.MoveMode.KeepAnchor)  # "ÉCOLE naïve"
+    w.editor.setTextCursor(cur)
+    qtbot.waitUntil(lambda: panel.view.canvas.trace.text == "ÉCOLE naïve"
+                    and not panel.busy(), timeout=10000)
+    assert panel.view.title.text().startswith("Selection at characters 5–16")
 
 
 def test_provenance_panel_tree_and_boundary_click(qtbot, window, no_qt_warnings):

@@ -1,5 +1,5 @@
-"""The *Pipeline* panel (dock ``pipeline``): every stage of the cursor's line, aligned to the
-original text (:mod:`explorer.ui.panels.pipeline_view`). The trace comes from
+"""The *Pipeline* panel (dock ``pipeline``): every stage of the selection (else the cursor's
+line), aligned to the original text (:mod:`explorer.ui.panels.pipeline_view`). The trace comes from
 :func:`explorer.engine.explain.pipeline.pipeline_trace`, run on a worker."""
 
 from __future__ import annotations
@@ -59,13 +59,20 @@ class PipelinePanel(ShownPanel):
             self.view.clear("No tokenizer loaded.")
             return
         text = self.host.text()
-        lo, hi = line_window(text, self._offset, MAX_LINE_CHARS)
+        selected = self.host.selection()
+        if selected is not None and selected[0] < selected[1]:
+            lo, hi = selected[0], min(selected[1], selected[0] + 2 * MAX_LINE_CHARS)
+            what = "Selection"
+        else:
+            lo, hi = line_window(text, self._offset, MAX_LINE_CHARS)
+            what = "Line"
         if lo >= hi:
-            self.view.clear("Place the cursor on a line with text to see its stages.")
+            self.view.clear("Place the cursor on a line with text (or select text) to see "
+                            "its stages.")
             return
         line = text[lo:hi]
-        title = (f"Line at characters {lo}–{hi} under {tok.info.name}: original, normalized, "
-                 "pre-tokens, tokens, post-processor, decoded (hover for details)")
+        title = (f"{what} at characters {lo}–{hi} under {tok.info.name}: original, "
+                 "normalized, pre-tokens, tokens, post-processor, decoded (hover for details)")
         self._runner.submit(_trace_job, tok, line,
                             on_return=lambda tr: self.view.set_trace(tr, title),
                             on_error=lambda e: self.view.clear(f"Could not trace: {e}"))
