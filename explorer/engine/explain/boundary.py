@@ -29,6 +29,7 @@ from explorer.engine.explain.provenance import (
     ModelInput,
     bpe_trace,
     locate,
+    model_input_text,
     symbol_of_tokens,
     unigram_lattice,
     wordpiece_steps,
@@ -306,10 +307,8 @@ def _best_path(lattice: Any, crossing: int | None) -> tuple[float, list[Any] | N
 
 def _wordpiece(tokenizer: PipelineTokenizer, enc: Encoding, index: int, position: int,
                where: ModelInput) -> BoundaryExplanation:
-    from explorer.engine.explain.provenance import _model_input_text
-
     model = tokenizer.model
-    word = _model_input_text(tokenizer, where.original)
+    word = model_input_text(tokenizer, where.original)
     steps = wordpiece_steps(model.vocab, model.prefix, model.max_len, word)  # type: ignore[attr-defined]
     k = where.token_indices.index(index)
     step = steps[k - 1] if 0 < k <= len(steps) else None

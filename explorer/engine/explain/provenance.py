@@ -22,7 +22,7 @@ from typing import Any, Literal
 
 from explorer.engine.bpe.trace import MergeStep, trace_merges
 from explorer.engine.encoding import Encoding, Token
-from explorer.engine.hf.pipeline import PipelineTokenizer, _Trace
+from explorer.engine.hf.pipeline import PipelineTokenizer
 from explorer.engine.sentencepiece.bpe import SentencePieceBPEModel
 from explorer.engine.sentencepiece.tokenizer import SentencePieceTokenizer
 from explorer.engine.tokenizer import Tokenizer
@@ -326,7 +326,7 @@ def wordpiece_steps(vocab: dict[str, int], prefix: str, max_len: int,
 def _wordpiece(tokenizer: PipelineTokenizer, token: Token, index: int,
                where: ModelInput) -> Provenance:
     model = tokenizer.model
-    word = _model_input_text(tokenizer, where.original)
+    word = model_input_text(tokenizer, where.original)
     steps = wordpiece_steps(model.vocab, model.prefix, model.max_len, word)  # type: ignore[attr-defined]
     if token.unknown or any(s.chosen is None for s in steps):
         return Provenance("wordpiece", token, f"{word!r} has no WordPiece segmentation: one "
@@ -343,8 +343,6 @@ def _wordpiece(tokenizer: PipelineTokenizer, token: Token, index: int,
                       model_input=where, wordpiece=steps)
 
 
-def _model_input_text(tokenizer: PipelineTokenizer, original: str) -> str:
+def model_input_text(tokenizer: PipelineTokenizer, original: str) -> str:
     """The first model input of ``original`` (normalized, pre-tokenized like encode)."""
-    trace = _Trace()
-    tokenizer._run(original, "all", trace)
-    return next((p.text for p in trace.pieces if p.text), "")
+    return next((p for p in tokenizer.model_inputs(original) if p), "")
