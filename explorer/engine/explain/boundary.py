@@ -316,7 +316,7 @@ def _wordpiece(tokenizer: PipelineTokenizer, enc: Encoding, index: int, position
         return BoundaryExplanation(index, position, "wordpiece",
                                    "WordPiece's greedy longest match ends a piece here.")
     tried = ", ".join(repr(r) for r in step.rejected[:5])
-    more = f" and {len(step.rejected) - 5} longer ones" if len(step.rejected) > 5 else ""
+    more = f" and {len(step.rejected) - 5} shorter ones" if len(step.rejected) > 5 else ""
     if step.rejected:
         words = (f"WordPiece takes the longest vocabulary entry from the left: from position "
                  f"{step.start} it tried {tried}{more} (not in the vocabulary) before "

@@ -41,7 +41,9 @@ def provenance_job(tokenizer: Tokenizer, line: str,
     current = 0 if current is None else current
     lo, hi = max(0, current - NEIGHBOURS), min(len(enc), current + NEIGHBOURS + 1)
     trace = pipeline_trace(tokenizer, line)
-    result = ProvenanceResult(list(enc.tokens[lo:hi]), lo, current=current)
+    info = tokenizer.info
+    result = ProvenanceResult(list(enc.tokens[lo:hi]), lo, current=current,
+                              byte_level=info.format == "tiktoken" or "ByteLevel" in info.decoder)
     for k in range(lo, hi):
         yield None
         result.provenance[k] = token_provenance(tokenizer, line, k, enc)

@@ -58,6 +58,8 @@ class ProvenanceResult:
     """The token under the cursor (encoding index)."""
     boundary: int | None = None
     """The boundary shown first."""
+    byte_level: bool = False
+    """Tokens are shown by their bytes (byte-level BPE), else by their vocabulary piece."""
 
 
 class BoundaryStrip(QWidget):
@@ -88,6 +90,11 @@ class BoundaryStrip(QWidget):
         right = self._tokens[-1][1].right() + 8 if self._tokens else 200
         return QSize(right, NODE_H + 24)
 
+    def label(self, tok: Token) -> str:
+        """A token's chip label: its bytes for byte-level BPE, else its piece."""
+        r = self.result
+        return symbol_label(tok.token_bytes if r is not None and r.byte_level else tok.piece)
+
     def _layout(self) -> None:
         self._tokens, self._gaps = [], []
         r = self.result
@@ -100,7 +107,7 @@ class BoundaryStrip(QWidget):
             if k:
                 self._gaps.append((index, QRect(x, 2, GAP, NODE_H + 4)))
                 x += GAP
-            w = fm.horizontalAdvance(symbol_label(tok.token_bytes)) + 12
+            w = fm.horizontalAdvance(self.label(tok)) + 12
             self._tokens.append((index, QRect(x, 4, w, NODE_H)))
             x += w
 
@@ -121,7 +128,7 @@ class BoundaryStrip(QWidget):
                 p.setPen(QPen(pal.color(QPalette.ColorRole.Highlight), 2))
                 p.drawRect(rect.adjusted(0, 0, -1, -1))
             p.setPen(text)
-            p.drawText(rect, Qt.AlignmentFlag.AlignCenter, symbol_label(tok.token_bytes))
+            p.drawText(rect, Qt.AlignmentFlag.AlignCenter, self.label(tok))
         for index, rect in self._gaps:
             explanation = r.boundaries.get(index)
             colour = {"pre-tokenizer": "#5b7db1", "special": "#999999", "merge": "#d9534f",
