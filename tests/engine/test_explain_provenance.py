@@ -196,8 +196,10 @@ def test_boundary_wordpiece_and_normalization() -> None:
     assert e.normalization == ""  # 'U' -> 'u' is not at this boundary
     k = enc.pieces.index(",")
     e = explain_boundary(tok, text, k, enc)
-    assert e.cause == "pre-tokenizer"
+    assert e.cause == "pre-tokenizer" and "around punctuation" in e.text
     assert "turned 'é' into 'e'" in e.normalization
+    e = explain_boundary(tok, text, k + 1, enc)  # ',' | 'ok'
+    assert e.cause == "pre-tokenizer" and "at whitespace" in e.text
 
 
 def test_locate_groups_tokens_by_pre_token() -> None:

@@ -112,6 +112,18 @@ def _cause(tokenizer: Tokenizer, text: str, enc: Encoding, index: int,
                                f"The {kind} model split {where_r.text!r} here.")
 
 
+_PLAIN_RULES = {
+    "BertPreTokenizer": "splits at whitespace and around every punctuation character",
+    "WhitespaceSplit": "splits at whitespace",
+    "Whitespace": "runs of word characters and runs of other non-space characters",
+    "Punctuation": "punctuation becomes its own piece",
+    "Digits": "digits are split from other characters",
+    "CharDelimiterSplit": "splits at its delimiter character",
+    "UnicodeScripts": "splits where the Unicode script changes",
+}
+"""Plain words for the character-class pre-tokenizers (by HF type name)."""
+
+
 def _rule_at(trace: PipelineTrace, orig: int) -> tuple[str | None, bool, str]:
     for p in trace.pre_tokens:
         if p.orig_start <= orig < p.orig_end:
@@ -134,9 +146,18 @@ def _pre_tokenizer(index: int, position: int, trace: PipelineTrace,
         words = (f"SentencePiece starts a new piece at every \u2581 (a space in the text): "
                  f"{piece_l!r} and {piece_r!r} are separate words.")
     else:
-        how = f" ({rule_r or rule_l})" if (rule_r or rule_l) else ""
-        words = (f"The pre-tokenizer cut here{how}: {piece_l!r} and {piece_r!r} are separate "
-                 "pre-tokens, and the model never joins pre-tokens.")
+        rule = rule_r or rule_l
+        plain = _PLAIN_RULES.get((rule or "").split("(")[0])
+        how = f" ({rule}: {plain})" if plain else f" ({rule})" if rule else ""
+        gap = trace.text[orig_l:orig_r] if orig_l < orig_r else ""
+        where = ""
+        if gap and len(piece_l) < len(gap) and gap[len(piece_l):].strip() == "":
+            where = " at whitespace"
+        elif any(len(x) == 1 and not x.isalnum() and not x.isspace()
+                 for x in (piece_l, piece_r)):
+            where = " around punctuation"
+        words = (f"The pre-tokenizer cut here{where}{how}: {piece_l!r} and {piece_r!r} are "
+                 "separate pre-tokens, and the model never joins pre-tokens.")
     return BoundaryExplanation(index, position, "pre-tokenizer", words,
                                {"left_rule": rule_l, "right_rule": rule_r,
                                 "left": piece_l, "right": piece_r})
