@@ -47,6 +47,15 @@ CHANGED = QColor("#f5c04a")
 LOST = QColor("#d9534f")
 
 
+def rule_numbers(trace: PipelineTrace) -> dict[str, int]:
+    """Pattern alternatives numbered in order of first use (captions ``#n``, legend)."""
+    numbers: dict[str, int] = {}
+    for pre in trace.pre_tokens:
+        if pre.regex and pre.rule and pre.rule not in numbers:
+            numbers[pre.rule] = len(numbers) + 1
+    return numbers
+
+
 def _visible(text: str) -> str:
     return symbol_label(text) if text else "∅"
 
@@ -202,14 +211,14 @@ class PipelineCanvas(QWidget):
             p.setPen(QColor("#5b7db1") if k % 2 == 0 else QColor("#8a5bb1"))
             p.drawRect(rect)
             p.setPen(text_color)
-            p.drawText(rect, Qt.AlignmentFlag.AlignCenter, symbol_label(pre.piece))
+            shown = t.normalized[pre.start:pre.end] if pre.end > pre.start else pre.piece
+            p.drawText(rect, Qt.AlignmentFlag.AlignCenter, symbol_label(shown))
             if pre.rule and pre.regex:
                 p.setFont(small)
                 p.setPen(pal.color(QPalette.ColorRole.PlaceholderText))
                 cap = QRect(x0, y + ROW_H, max(x1 - x0, 10), CAPTION_H)
-                label = fm.elidedText(pre.rule, Qt.TextElideMode.ElideRight, max(x1 - x0, 30))
-                p.drawText(cap, Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignVCenter,
-                           label)
+                p.drawText(cap, Qt.AlignmentFlag.AlignCenter,
+                           f"#{rule_numbers(t).get(pre.rule, 0)}")
                 p.setFont(self.font())
             how = "pattern alternative" if pre.regex else "cut by"
             self._hits.append(_Hit(QRect(x0, y, x1 - x0, ROW_H + CAPTION_H),
@@ -316,10 +325,14 @@ class PipelineView(QWidget):
         self.components.setWordWrap(True)
         self.components.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         self.canvas = PipelineCanvas(self)
+        self.legend = QLabel(self)
+        self.legend.setWordWrap(True)
+        self.legend.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         layout = QVBoxLayout(self)
         layout.addWidget(self.title)
         layout.addWidget(self.components)
         layout.addWidget(self.canvas)
+        layout.addWidget(self.legend)
         layout.addStretch(1)
 
     def set_trace(self, trace: PipelineTrace, title: str) -> None:
@@ -328,11 +341,17 @@ class PipelineView(QWidget):
         self.components.setText("  →  ".join(f"<b>{c.kind}</b> {_html(c.description)}"
                                              for c in trace.components))
         self.canvas.set_trace(trace)
+        numbers = rule_numbers(trace)
+        self.legend.setText(
+            ("<b>Pattern alternatives that cut the pre-tokens:</b> " + " &nbsp; ".join(
+                f"#{n} <code>{_html(rule)}</code>" for rule, n in numbers.items()))
+            if numbers else "")
 
     def clear(self, message: str) -> None:
         """Show ``message`` and no rows."""
         self.title.setText(message)
         self.components.setText("")
+        self.legend.setText("")
         self.canvas.set_trace(None)
 
 
