@@ -48,7 +48,8 @@ class ElidedLabel(QLabel):
                  min_chars: int = 12) -> None:
         super().__init__(text, parent)
         self._min_chars = min_chars
-        self.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Preferred)
+        # Preferred: the whole text when there is room, down to min_chars (elided) when not.
+        self.setSizePolicy(QSizePolicy.Policy.Preferred, QSizePolicy.Policy.Preferred)
         self.setToolTip(text)
 
     def setText(self, text: str) -> None:
@@ -87,10 +88,12 @@ class StatusArea:
         self.progress.setMaximumWidth(160)
         self.progress.setTextVisible(True)
         self.progress.hide()
-        bar.addWidget(self.message_label, 2)
-        bar.addPermanentWidget(self.stats, 3)
+        self.message_label.setSizePolicy(QSizePolicy.Policy.Ignored,
+                                         QSizePolicy.Policy.Preferred)
+        bar.addWidget(self.message_label, 1)  # takes what the others leave
+        bar.addPermanentWidget(self.stats)
         bar.addPermanentWidget(self.progress)
-        bar.addPermanentWidget(self.tokenizer, 1)
+        bar.addPermanentWidget(self.tokenizer)
         self._bar = bar
         self._clear = QTimer(parent)
         self._clear.setSingleShot(True)

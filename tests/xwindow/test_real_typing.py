@@ -221,3 +221,26 @@ def test_undo_redo_after_highlighting(start_app, base_file):
     assert _settled(s.app) == BASE
     s.app.key("ctrl+shift+z")
     assert _settled(s.app) == s.text, "Ctrl+Shift+Z did not redo"
+
+
+def test_typing_right_after_a_10_mb_paste(start_app, base_file, tmp_path, xserver):
+    """Issue 18: typing at 200 ms a key right after a 10 MB paste once moved the caret back."""
+    import shutil
+    import subprocess
+
+    if shutil.which("xclip") is None:
+        pytest.fail("this test needs xclip (apt-get install xclip)")
+    big = ("A paragraph of pasted text, long enough to take a while. " * 20 + "\n") * 8800
+    assert len(big) >= 10_000_000
+    path = tmp_path / "paste.txt"
+    path.write_text(big, encoding="utf-8")
+    s = _start(start_app, base_file)
+    env = {"DISPLAY": xserver.display, "PATH": "/usr/bin:/bin"}
+    subprocess.run(["xclip", "-selection", "clipboard", "-i", str(path)], env=env, check=True,
+                   timeout=60)
+    s.to_end()
+    s.app.key("ctrl+v")
+    s.text += big
+    s.caret = len(s.text)
+    s.type("typing", 200)
+    s.check("typing at 200 ms a key right after a 10 MB paste", timeout_s=120)
