@@ -16,13 +16,25 @@ from explorer.engine.hf.mark_tables import bert_nonspacing_marks, marks
 from explorer.engine.hf.normalized import Aligned
 from explorer.engine.hf.normalizers import BertNormalizer, StripAccents
 
-_CANDIDATES = [chr(o) for o in range(sys.maxunicode + 1)
-               if not 0xD800 <= o <= 0xDFFF
-               and (unicodedata.category(chr(o))[0] in "MLC" or bert_nonspacing_marks()
-                    .match(chr(o)) or marks().match(chr(o)))
-               and not unicodedata.decomposition(chr(o)).split(" ")[0].isalnum()]
-"""Marks, letters and others (where category changes happen); no canonical decompositions,
-whose strip is NFD's business."""
+
+def _candidates() -> list[str]:
+    """Marks, letters and format characters (where category changes happen), plus our
+    tables; unassigned and private-use code points cannot be marks in HF's older tables. No
+    canonical decompositions: their strip is NFD's business."""
+    out = []
+    for o in range(sys.maxunicode + 1):
+        c = chr(o)
+        cat = unicodedata.category(c)
+        if cat in ("Cn", "Co", "Cs") and not (bert_nonspacing_marks().match(c)
+                                              or marks().match(c)):
+            continue
+        if (cat[0] in "ML" or cat == "Cf" or bert_nonspacing_marks().match(c)
+                or marks().match(c)) and not unicodedata.decomposition(c)[:1].isalnum():
+            out.append(c)
+    return out
+
+
+_CANDIDATES = _candidates()
 
 
 def test_tables_are_hf_tables() -> None:
