@@ -180,14 +180,12 @@ def test_train_both_opens_compare_with_both(qtbot, window):
         qtbot.mouseClick(dialog.both_button, Qt.MouseButton.LeftButton)
     labels = [label for label, _tok in blocker.args[0]]
     assert labels == ["trained bpe 500", "trained unigram 500"]
-    from explorer.ui.panels.install import PanelHub
-
-    hub = w.findChild(PanelHub)
+    compare = w.panel_objects["compare"].compare
     qtbot.waitUntil(lambda: w.is_panel_shown("compare"), timeout=5000)
-    qtbot.waitUntil(lambda: len(hub.compare._tokenizers) == 3, timeout=20000)
-    names = [t.info.name for t in hub.compare._tokenizers]
+    qtbot.waitUntil(lambda: len(compare._tokenizers) == 3, timeout=20000)
+    names = [t.info.name for t in compare._tokenizers]
     assert names[1:] == ["trained bpe 500", "trained unigram 500"]
-    assert w.tokenizer is hub.compare._tokenizers[0]  # the editor's tokenizer is kept
+    assert w.tokenizer is compare._tokenizers[0]  # the editor's tokenizer is kept
 
 
 def test_training_views_are_offered(window):
@@ -196,30 +194,31 @@ def test_training_views_are_offered(window):
 
 def test_lattice_and_bpe_tabs_offer_a_tokenizer_of_their_kind(qtbot, window):
     w = window
-    hub = w.panel_objects["core"]
+    lattice = w.panel_objects["lattice"].lattice
+    merge_queue = w.panel_objects["bpe"].merge_queue
     editor_tok = w.tokenizer
     w.show_view("lattice")
     cur = w.editor.textCursor()
     cur.setPosition(8)  # in " world"
     w.editor.setTextCursor(cur)
-    title = hub.lattice.title
+    title = lattice.title
     qtbot.waitUntil(lambda: "corpus_unigram_4k" in title.text(), timeout=5000)
     assert 'href="stand-in"' in title.text() and "not a Unigram model" in title.text()
     assert title.textInteractionFlags() & Qt.TextInteractionFlag.LinksAccessibleByMouse
     title.linkActivated.emit("stand-in")  # what a click on the link sends
     qtbot.waitUntil(lambda: "the editor keeps cl100k_base" in title.text(), timeout=20000)
-    assert "Lattice of" in title.text() and hub.lattice.isEnabled()
+    assert "Lattice of" in title.text() and lattice.isEnabled()
     assert w.tokenizer is editor_tok  # the editor's tokenizer is unchanged
 
     # under a Unigram editor tokenizer the BPE tab offers the bundled BPE model
     with qtbot.waitSignal(w.tokenizer_changed, timeout=20000):
         w.open_source("bundled:corpus_unigram_4k")
     w.show_view("bpe")
-    qtbot.waitUntil(lambda: "corpus_bpe_4k" in hub.merge_queue.title.text(), timeout=5000)
-    hub.merge_queue.title.linkActivated.emit("stand-in")
-    qtbot.waitUntil(lambda: "the editor keeps corpus_unigram_4k" in hub.merge_queue.title.text(),
+    qtbot.waitUntil(lambda: "corpus_bpe_4k" in merge_queue.title.text(), timeout=5000)
+    merge_queue.title.linkActivated.emit("stand-in")
+    qtbot.waitUntil(lambda: "the editor keeps corpus_unigram_4k" in merge_queue.title.text(),
                     timeout=20000)
-    assert hub.merge_queue.final.chips
+    assert merge_queue.final.chips
 
 
 @pytest.mark.parametrize("view", ["train-step", "train-unigram"])

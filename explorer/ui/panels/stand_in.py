@@ -6,21 +6,24 @@ message), to show the same text under a tokenizer of its kind: the last trained 
 kind when there is one, else the bundled ``corpus_unigram_4k`` / ``corpus_bpe_4k``. The
 editor's tokenizer does not change: only that tab uses the stand-in.
 
-Not a panel (no ``register_panel``): :mod:`explorer.ui.panels.install` asks
-:meth:`StandIns.tokenizer_for` which tokenizer a tab shows and puts :func:`offer_link` in its
-message.
+Not a panel (no ``register_panel``): the BPE and lattice panels
+(:mod:`.bpe_panel`, :mod:`.lattice_panel`) ask :meth:`StandIns.tokenizer_for` which tokenizer
+they show and put :func:`offer_link` in their message.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Generator
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
 from PySide6.QtCore import QObject, Signal
 
 from explorer.engine.formats import load_tokenizer
 from explorer.engine.tokenizer import Tokenizer
 from explorer.workers.latest import LatestRunner
+
+if TYPE_CHECKING:
+    from explorer.ui.panels.registry import PanelHost
 
 Kind = Literal["bpe", "lattice"]
 BUNDLED = {"bpe": "bundled:corpus_bpe_4k", "lattice": "bundled:corpus_unigram_4k"}
@@ -33,6 +36,26 @@ def fits(kind: Kind, tokenizer: Tokenizer | None) -> bool:
     if tokenizer is None:
         return False
     return tokenizer.supports_merge_trace() if kind == "bpe" else tokenizer.supports_lattice()
+
+
+def last_trained(host: PanelHost, kind: Kind) -> Tokenizer | None:
+    """The Train panel's model (at its slider's point) as a tokenizer, when it fits tab
+    ``kind``; None when nothing was trained or it is of the other kind."""
+    from explorer.engine.errors import TokenizerError
+    from explorer.engine.trainers.models import TrainedUnigram
+    from explorer.ui.dialogs.training import TrainingDialog
+
+    dock = host.panels.get("train")
+    dialog = None if dock is None else dock.findChild(TrainingDialog)
+    model = None if dialog is None else dialog.chosen_model()
+    if dialog is None or model is None or isinstance(model, TrainedUnigram) != (
+            kind == "lattice"):
+        return None
+    try:
+        tok = dialog.trained_tokenizer()
+    except TokenizerError:
+        return None
+    return tok if fits(kind, tok) else None
 
 
 def _load_job(source: str) -> Generator[None, None, Tokenizer]:

@@ -1,6 +1,6 @@
 """Visual training wired into the window: editor sample, vocabulary slider, Train both, views.
 
-Registered after the core panels (which dock the Train panel's
+Registered after the Train panel (:mod:`.train_panel`, which docks the
 :class:`~explorer.ui.dialogs.training.TrainingDialog`), it connects that dialog to the window:
 
 - the step view's "Editor text" sample reads the editor (``host.text``);
@@ -63,11 +63,11 @@ class TrainingSteps(QObject):
         self.host.use_temporary_tokenizer(tokenizer, label)
 
     def _compare_both(self, trained: list[tuple[str, Tokenizer]]) -> None:
-        from explorer.ui.panels.install import PanelHub
+        from explorer.ui.panels.compare_panel import CompareDock
 
-        hub = self.host.findChild(PanelHub)  # type: ignore[attr-defined]
-        if hub is not None:
-            hub.compare_with({f"trained:{label}": tok for label, tok in trained})
+        dock = self.host.findChild(CompareDock)  # type: ignore[attr-defined]
+        if dock is not None:
+            dock.compare_with({f"trained:{label}": tok for label, tok in trained})
 
     # --- screenshot views -----------------------------------------------------------------
     def prepare_view(self, name: str) -> None:
@@ -108,9 +108,9 @@ class TrainingSteps(QObject):
         self.dialog.step()
 
 
-@register_panel("training-steps", order=20)
+@register_panel("training-steps", order=15)
 def install_training_steps(host: PanelHost) -> Any:
-    """Connect the docked Train panel to the window (after the core panels docked it)."""
+    """Connect the docked Train panel to the window (after train_panel docked it)."""
     dock = host.panels.get("train")
     dialog = None if dock is None else dock.findChild(TrainingDialog)
     if dialog is None:
