@@ -1,4 +1,5 @@
-"""Command line: ``tokenizer-explorer [gui options] | encode | info | train | parity | stats``.
+"""Command line: ``tokenizer-explorer [gui options] | encode | info | pipeline | train | parity |
+stats``.
 
 The ``encode`` and ``info`` contract is used by other tools; keep it stable. Every expected
 failure (missing or corrupt file, unknown format, invalid UTF-8) prints one line on stderr
@@ -179,6 +180,10 @@ def build_parser() -> argparse.ArgumentParser:
     _add_vocab_args(inf)
     inf.set_defaults(func=cmd_info)
 
+    from explorer.engine.explain.cli import add_pipeline_parser  # issue 17
+
+    add_pipeline_parser(sub, _add_vocab_args, _run_with_text)
+
     try:
         from explorer.engine.trainers.cli import add_train_parser
     except ImportError:
@@ -192,6 +197,13 @@ def build_parser() -> argparse.ArgumentParser:
     add_parity_parser(sub, _add_vocab_args)
     add_stats_parser(sub)
     return parser
+
+
+def _run_with_text(args: argparse.Namespace, emit) -> int:  # noqa: ANN001 - emit(tok, text, args)
+    """Read the input, load the vocabulary, hand both to ``emit``."""
+    text = _read_input(args.input)
+    emit(_load(args), text, args)
+    return 0
 
 
 def _run_gui(args: argparse.Namespace) -> int:

@@ -96,7 +96,7 @@ class MainWindow(QMainWindow):
         self.missing_glyphs = MissingGlyphs(self.editor, self.statusBar(), self)
         self.text_changed.connect(self.missing_glyphs.update_text)
         self.loader = TokenizerLoader(report_error or message_box_reporter(self), self)
-        self.menus = build_menus(self)
+        self.menus = build_menus(self, self)
         self.picker = TokenizerPicker(self.open_source, self.open_vocabulary_dialog, self)
         self.addToolBar(build_toolbar(self, self.picker, self.load_sample))
 
@@ -206,6 +206,17 @@ class MainWindow(QMainWindow):
         """The editor's text (as ``toPlainText()``, without copying it out of Qt)."""
         return self.controller.text
 
+    def selection(self) -> tuple[int, int] | None:
+        """Code-point span of the editor's selection, or None when nothing is selected."""
+        from explorer.engine.offsets import Utf16Map
+
+        cur = self.editor.textCursor()
+        if not cur.hasSelection():
+            return None
+        utf16 = Utf16Map(self.text())
+        return (utf16.to_codepoint(cur.selectionStart()),
+                utf16.to_codepoint(cur.selectionEnd()))
+
     def set_text(self, text: str) -> None:
         """Replace the text (undoable like an edit)."""
         cur = self.editor.textCursor()
@@ -221,6 +232,18 @@ class MainWindow(QMainWindow):
         """Load a vocabulary (``bundled:<name>`` or a path); the text is kept either way."""
         self.status.message(f"loading {source_label(source)}…", 0)
         self.loader.load(source)
+
+    def use_temporary_tokenizer(self, tokenizer: Tokenizer, label: str) -> None:
+        """Encode the text with a tokenizer made in the window (e.g. the Train panel's
+        vocabulary slider) without remembering it: not saved in the settings, not a recent
+        file; the tokenizer picker and the next :meth:`open_source` replace it."""
+        self.source = f"trained:{label}"
+        info = tokenizer.info
+        self.status.tokenizer.setText(f"{info.name} · {label} · {info.vocab_size:,} ids")
+        self.status.message(f"showing the text with {info.name} ({label})")
+        self.setWindowTitle(f"Tokenizer Explorer — {info.name}")
+        self.controller.set_tokenizer(tokenizer)
+        self.tokenizer_changed.emit(tokenizer)
 
     def restore(self, text: str | None = None, source: str | None = None) -> None:
         """Start-up: geometry, then the given or remembered vocabulary and text."""

@@ -68,6 +68,10 @@ class PanelHost(Protocol):
         """The editor's text."""
         ...
 
+    def selection(self) -> tuple[int, int] | None:
+        """Code-point span of the editor's selection, or None when nothing is selected."""
+        ...
+
     def add_panel(self, key: str, title: str, widget: QWidget,
                   area: Qt.DockWidgetArea = ...) -> QDockWidget:
         """Dock ``widget`` as panel ``key``."""
@@ -79,6 +83,10 @@ class PanelHost(Protocol):
 
     def open_source(self, source: str) -> None:
         """Load a vocabulary and make it current."""
+        ...
+
+    def use_temporary_tokenizer(self, tokenizer: Tokenizer, label: str) -> None:
+        """Encode the text with ``tokenizer`` (made by a panel) without remembering it."""
         ...
 
     def select_token_by_user(self, index: int) -> None:
