@@ -304,6 +304,8 @@ class MainWindow(QMainWindow):
         self.editor.document().contentsChange.connect(self._on_contents_change)
         self.editor.verticalScrollBar().valueChanged.connect(
             lambda _v: self.painter.paint_visible())
+        # Big documents are painted as they are shown: resizes and relayouts too.
+        self.editor.updateRequest.connect(lambda _r, _dy: self.painter.paint_visible())
         self.controller.encoding_ready.connect(self._on_result)
         self.controller.progress.connect(self.status.show_progress)
         self.controller.failed.connect(lambda m: self.status.message(f"encoding failed: {m}"))

@@ -7,7 +7,9 @@ block's tokens are the tokens of its segment that overlap the line, and every co
 goes through :class:`~explorer.engine.offsets.Utf16Map` because Qt counts UTF-16 units.
 
 After a full result (first encode, another tokenizer, another palette) the visible blocks are
-painted at once and the rest in small batches from a zero-timer, so the window stays live.
+painted at once and the rest in small batches from a zero-timer, so the window stays live; in
+a document of more than :data:`BACKGROUND_MAX_BLOCKS` blocks only what is shown is painted,
+each block when it comes into view.
 After an edit only the blocks of the re-encoded segments are painted. A block whose text no
 longer matches the result (the user typed since) is left alone until the next result lands.
 ``Block.userState()`` records the paint generation, so scrolled-to blocks are painted first.
@@ -49,6 +51,11 @@ from explorer.workers.doctokens import DocTokens
 
 BATCH_BLOCKS = 400
 """Blocks painted per zero-timer tick in the background pass."""
+BACKGROUND_MAX_BLOCKS = 20_000
+"""Documents with more blocks get no background pass: a block is painted when it is shown
+(scrolling, resizing: :meth:`TokenPainter.paint_visible` runs on the editor's update
+requests). Painting all 230k blocks of a 10 MB text took ~15 s of the GUI thread and kept a
+``QTextLayout`` with formats alive for every block."""
 
 VisibleRange = Callable[[], tuple[int, int]]
 
@@ -86,24 +93,28 @@ class TokenFormats:
 
     def format(self, tok: Token) -> QTextCharFormat:
         """Format of a token that covers whole characters."""
-        slot = color_index(tok.id, len(self._colors))
-        key = (slot, tok.special, tok.unknown)
+        return self.format_of(tok.id, tok.special, tok.unknown)
+
+    def format_of(self, token_id: int, special: bool, unknown: bool) -> QTextCharFormat:
+        """Format of a token ``token_id`` with these flags."""
+        slot = color_index(token_id, len(self._colors))
+        key = (slot, special, unknown)
         fmt = self._cache.get(key)
         if fmt is None:
             fmt = QTextCharFormat()
             fmt.setBackground(self._colors[slot])
-            if tok.special:
+            if special:
                 fmt.setFontWeight(QFont.Weight.Bold)
                 fmt.setFontUnderline(True)
-            if tok.unknown:
+            if unknown:
                 fmt.setUnderlineStyle(QTextCharFormat.UnderlineStyle.WaveUnderline)
                 fmt.setUnderlineColor(QColor("#d00000"))
             self._cache[key] = fmt
         return fmt
 
 
-Span16 = tuple[int, int, Token, bool]
-"""A token's UTF-16 ``(start, end)`` in the block, the token, and whether the following
+Span16 = tuple[int, int, QTextCharFormat, bool]
+"""A token's UTF-16 ``(start, end)`` in the block, its format, and whether the following
 tokens share exactly this span (partial-UTF-8 tokens of one character)."""
 
 
@@ -127,21 +138,24 @@ def block_ranges(doc: DocTokens, line: int, text: str,
     u16 = Utf16Map(text)
     lo, hi = a + seg.origin, b + seg.origin
     spans: list[Span16] = []
-    for tok in seg.tokens:
-        if tok.end <= lo and not (tok.start == tok.end == lo):
+    starts, ends, ids = seg.starts, seg.ends, seg.ids
+    flags, format_of = doc.flags, formats.format_of
+    for j in range(len(ids)):  # a segment is a few lines
+        t_start, t_end = starts[j], ends[j]
+        if t_end <= lo and not (t_start == t_end == lo):
             continue
-        if tok.start > hi or (tok.start == hi and hi > lo):
+        if t_start > hi or (t_start == hi and hi > lo):
             break
-        s, e = max(tok.start, lo) - lo, min(tok.end, hi) - lo
+        s, e = max(t_start, lo) - lo, min(t_end, hi) - lo
         if e <= s:
             continue
         s16, e16 = u16.to_utf16(s), u16.to_utf16(e)
         if spans and spans[-1][:2] == (s16, e16):  # another byte of the same character(s)
             spans[-1] = (s16, e16, spans[-1][2], True)
             continue
-        spans.append((s16, e16, tok, False))
+        spans.append((s16, e16, format_of(ids[j], *flags(seg, j)), False))
     if text.isascii() and "\r\n" not in text:  # one code unit per grapheme: nothing to split
-        return [_range(s, e, formats.format(tok)) for s, e, tok, _ in spans]
+        return [_range(s, e, fmt) for s, e, fmt, _ in spans]
     return _cluster_ranges(text, u16, spans, formats)
 
 
@@ -166,7 +180,7 @@ def split_clusters(text: str, u16: Utf16Map, spans: list[Span16]) -> list[tuple[
     down, up = g.down, g.up
     bad: list[tuple[int, int]] = []
     reach = 0  # furthest token end so far
-    for s, e, _tok, shared in spans:
+    for s, e, _fmt, shared in spans:
         if shared:
             bad.append((down(s), up(e)))
         else:
@@ -209,11 +223,10 @@ def _cluster_ranges(text: str, u16: Utf16Map, spans: list[Span16],
     """Token ranges minus the split clusters, plus one split-style range per split run."""
     split = split_clusters(text, u16, spans)
     if not split:
-        return [_range(s, e, formats.format(tok)) for s, e, tok, _ in spans]
+        return [_range(s, e, fmt) for s, e, fmt, _ in spans]
     out = [(s, e, formats.split) for s, e in split]
     starts = [s for s, _ in split]
-    for s, e, tok, _ in spans:
-        fmt = formats.format(tok)
+    for s, e, fmt, _ in spans:
         i = max(0, bisect_right(starts, s) - 1)
         pos = s
         while pos < e:
@@ -244,6 +257,7 @@ class TokenPainter(QObject):
         self.formats = TokenFormats()
         self._generation = 1
         self._next_block = 0
+        self._painting = False
         self._timer = QTimer(self)
         self._timer.setInterval(0)
         self._timer.timeout.connect(self._paint_batch)
@@ -281,16 +295,28 @@ class TokenPainter(QObject):
             self._paint(block)
             block = block.next()
         self._next_block = 0
-        self._timer.start()
+        if self._document.blockCount() <= BACKGROUND_MAX_BLOCKS:
+            self._timer.start()
+        else:  # the rest is painted as it is shown
+            self._timer.stop()
+            self.complete.emit()
 
     def paint_visible(self) -> None:
-        """Paint visible blocks the background pass has not reached (after scrolling)."""
-        first, last = self._visible()
-        block = self._document.findBlockByNumber(first)
-        while block.isValid() and block.blockNumber() <= last:
-            if block.userState() != self._generation:
-                self._paint(block)
-            block = block.next()
+        """Paint visible blocks not painted for the current result (after scrolling or
+        resizing; cheap when there are none: one state check per visible block)."""
+        if self._painting:
+            return  # our own format changes ask for updates too
+        self._painting = True
+        try:
+            first, last = self._visible()
+            block = self._document.findBlockByNumber(first)
+            generation = self._generation
+            while block.isValid() and block.blockNumber() <= last:
+                if block.userState() != generation:
+                    self._paint(block)
+                block = block.next()
+        finally:
+            self._painting = False
 
     def shift_for_edit(self, pos: int, removed: int, added: int) -> None:
         """Keep the edited block's colours on their characters until the new result."""

@@ -94,7 +94,7 @@ class TokenTableModel(HeaderTableModel):
         if role == TOKEN_INDEX_ROLE:
             return row
         if role == Qt.ItemDataRole.BackgroundRole and col == COL_ID and self._color_of:
-            return self._color_of(self._doc.token(row)[0].id)
+            return self._color_of(self._doc.token_id(row))
         if role not in (Qt.ItemDataRole.DisplayRole, Qt.ItemDataRole.ToolTipRole):
             return None
         view = token_view(self._doc, row)
