@@ -41,6 +41,9 @@ from explorer.engine.tokenizer import Tokenizer
 
 CHUNK_CHARS = 32_768
 """First-encode chunk size; each chunk is one progress step and cancellation point."""
+RETRIES = 3
+"""A window that disagrees with the previous one is retried from this many segments earlier
+before the whole first encode starts over in bigger windows."""
 GC_QUIET_CHARS = 256 * 1024
 """First encodes of texts this long run with the cyclic GC paused (see the module notes)."""
 
@@ -261,11 +264,12 @@ def _splice(sums: list[int], lo: int, hi: int, sizes: list[int]) -> list[int]:
     return head + mid + ([x + shift for x in tail] if shift else tail)
 
 
-def _cut(text: str, toks: CompactTokens, limit: int) -> list[Segment]:
-    """Split ``text[:limit]`` into segments at the line starts no token crosses.
+def _cut(text: str, toks: CompactTokens, limit: int, begin: int = 0) -> list[Segment]:
+    """Split ``text[begin:limit]`` into segments at the line starts no token crosses.
 
-    ``toks`` have offsets into ``text``. When ``limit < len(text)`` the result stops at the
-    last safe line start at or before ``limit``; otherwise the remainder is the last segment.
+    ``toks`` have offsets into ``text``; ``begin`` is 0 or a safe cut (tokens before it are
+    context and dropped). When ``limit < len(text)`` the result stops at the last safe line
+    start at or before ``limit``; otherwise the remainder is the last segment.
     """
     starts, ends, ids = toks.starts, toks.ends, toks.ids
     irr = sorted(toks.irregular)
@@ -281,8 +285,8 @@ def _cut(text: str, toks: CompactTokens, limit: int) -> list[Segment]:
         return Segment(seg_text, ids[a:b], starts[a:b], ends[a:b], origin, irregular,
                        unknown_ids)
 
-    seg_start, tok_start = 0, 0
-    pos = text.find("\n", 0, limit)
+    seg_start, tok_start = begin, bisect_left(starts, begin) if begin else 0
+    pos = text.find("\n", begin, limit)
     while pos != -1 and pos + 1 <= limit and pos + 1 < len(text):
         cut = pos + 1
         i = bisect_left(starts, cut)
@@ -313,6 +317,12 @@ def _agrees(seg: Segment, window: CompactTokens, at: int) -> bool:
         return starts[lo:hi] == seg.starts and ends[lo:hi] == seg.ends
     return (starts[lo:hi] == int_array(map(shift.__add__, seg.starts))
             and ends[lo:hi] == int_array(map(shift.__add__, seg.ends)))
+
+
+def _boundary(window: CompactTokens, at: int) -> bool:
+    """True when no token of ``window`` crosses offset ``at``."""
+    lo = bisect_left(window.starts, at)
+    return lo == 0 or window.ends[lo - 1] <= at
 
 
 def _common_prefix(a: str, b: str) -> int:
@@ -399,30 +409,50 @@ def _encode_chunks(tokenizer: Tokenizer, text: str,
     """The body of :func:`encode_document`."""
     segments: list[Segment] = []
     pos, size = 0, chunk
-    check: Segment | None = None  # what the next window must reproduce at its start
+    lead = 0  # characters of context at the window start (the previous window's last segment)
+    retries, retry_until = 0, 0
+    check: Segment | None = None  # what the next window must reproduce after its lead
     while True:
         end = text.find("\n", min(len(text), pos + size))
         end = len(text) if end == -1 else end + 1
         window = text[pos:end]
         toks = tokenizer.encode_compact(window)
-        if check is not None and not _agrees(check, toks, 0):
-            # Starting mid-text changes this tokenizer's tokens: start over in bigger windows
-            # (terminates: once a window holds the whole text there is nothing to check).
-            segments.clear()
-            pos, check, size = 0, None, max(size, pos) * 4
-            continue
+        if check is not None and not _agrees(check, toks, lead):
+            if retries < RETRIES and len(segments) >= 2:
+                # Start one segment earlier: the segment this window began with must then
+                # come out as it was (a near tie decided by what came before, for example).
+                retries += 1
+                retry_until = max(retry_until, pos + lead + len(check.text))
+                check = segments.pop()
+                lead = len(segments[-1].text)
+                pos -= lead
+                continue
+            if not _boundary(toks, lead):
+                # Starting mid-text changes this tokenizer's tokens: start over in bigger
+                # windows (terminates: a window holding the whole text has nothing to check).
+                segments.clear()
+                pos, lead, check, size = 0, 0, None, max(size, pos) * 4
+                continue
+            # Still different, yet the window has a token boundary where its context ends:
+            # a decision that depends on where the text starts (a near tie in a Unigram
+            # model's float32 path scores). Take this window's tokens from there on.
+        if pos >= retry_until:  # past the place that needed retries
+            retries = 0
         if end == len(text):
-            segments.extend(_cut(window, toks, len(window)))
+            segments.extend(_cut(window, toks, len(window), lead))
             break
         # Keep all but the last two lines: the window end may have changed their tokens.
         keep = window.rfind("\n", 0, window.rfind("\n", 0, len(window) - 1)) + 1
-        new = _cut(window, toks, keep) if keep > 0 else []
+        new = _cut(window, toks, keep, lead) if keep > lead else []
         if len(new) < 2:  # no safe cut in this window: this tokenizer needs more text
-            size *= 4
+            size *= 2
             continue
         last = new.pop()
         segments.extend(new)
-        pos, check = pos + last.origin, last
+        # The next window starts one segment early: that segment is only context (a
+        # SentencePiece text starts with a dummy-prefix piece), the one after it must agree.
+        pos, lead, check = pos + new[-1].origin, len(new[-1].text), last
+        size = max(chunk, len(last.text) + lead)  # grown only as long as needed
         yield Progress(pos, len(text))
     if not segments:
         segments.append(_empty_segment())
@@ -449,19 +479,22 @@ def update_document(base: DocTokens, text: str,
     ctx = 1
     while True:
         lo, hi = max(0, k0 - ctx), min(nseg, k1 + 1 + ctx)
-        start, end = base.cp_starts[lo], base.cp_starts[hi] + delta
+        # Segment lo - 1 is encoded too, as context only (a SentencePiece text starts with a
+        # dummy-prefix piece): segment lo must then come out as before.
+        start, end = base.cp_starts[max(0, lo - 1)], base.cp_starts[hi] + delta
+        lead = base.cp_starts[lo] - start
         if max_window is not None and end - start > max_window:
             return None
         window = text[start:end]
         toks = base.tokenizer.encode_compact(window)
-        ok = lo == 0 or _agrees(base.segments[lo], toks, 0)
+        ok = lo == 0 or _agrees(base.segments[lo], toks, lead)
         if ok and hi < nseg:
             last = base.segments[hi - 1]
             ok = _agrees(last, toks, len(window) - len(last.text))
         if ok or (lo == 0 and hi == nseg):
             break
         ctx *= 4
-    new = _cut(window, toks, len(window))
+    new = _cut(window, toks, len(window), lead)
     segments = base.segments[:lo] + new + base.segments[hi:] or [_empty_segment()]
     old_segs = base.segments[lo:hi]
     totals = (base.byte_count + sum(x.nbytes for x in new) - sum(x.nbytes for x in old_segs),
