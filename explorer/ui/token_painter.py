@@ -280,9 +280,18 @@ class TokenPainter(QObject):
             self.repaint_all()
             return
         block = self._document.findBlockByNumber(lines.start)
-        while block.isValid() and block.blockNumber() < lines.stop:
-            self._paint(block)
-            block = block.next()
+        if self._document.blockCount() > BACKGROUND_MAX_BLOCKS:  # shown blocks only
+            first, last = self._visible()
+            while block.isValid() and block.blockNumber() < lines.stop:
+                if first <= block.blockNumber() <= last:
+                    self._paint(block)
+                else:
+                    block.setUserState(0)  # painted when shown (generations start at 1)
+                block = block.next()
+        else:
+            while block.isValid() and block.blockNumber() < lines.stop:
+                self._paint(block)
+                block = block.next()
         if self.is_complete:
             self.complete.emit()
 
