@@ -308,6 +308,7 @@ class MainWindow(QMainWindow):
         self.editor.updateRequest.connect(lambda _r, _dy: self.painter.paint_visible())
         self.controller.encoding_ready.connect(self._on_result)
         self.controller.progress.connect(self.status.show_progress)
+        self.controller.partial_ready.connect(self.painter.set_partial)
         self.controller.failed.connect(lambda m: self.status.message(f"encoding failed: {m}"))
         self.painter.complete.connect(self._maybe_highlighted)
         self.loader.loaded.connect(self._on_loaded)

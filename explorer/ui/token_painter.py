@@ -295,6 +295,14 @@ class TokenPainter(QObject):
         if self.is_complete:
             self.complete.emit()
 
+    def set_partial(self, doc: DocTokens) -> None:
+        """Paint the shown blocks from a partial first result (the start of a big text)
+        while the rest is encoded; blocks it does not cover stay as they are."""
+        self._doc = doc
+        self._generation += 1
+        self._timer.stop()
+        self.paint_visible()
+
     def repaint_all(self) -> None:
         """Paint the visible blocks now and the rest in the background."""
         self._generation += 1

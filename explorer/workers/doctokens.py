@@ -101,10 +101,15 @@ def _empty_segment() -> Segment:
 
 @dataclass(frozen=True, slots=True)
 class Progress:
-    """Progress of a first encode: code points done of total."""
+    """Progress of a first encode: code points done of total.
+
+    After the first window, ``partial`` is the result so far (segments covering the start of
+    the text, ``text`` the whole text): enough to paint what a freshly opened document shows.
+    """
 
     done: int
     total: int
+    partial: DocTokens | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -411,6 +416,7 @@ def _encode_chunks(tokenizer: Tokenizer, text: str,
     pos, size = 0, chunk
     lead = 0  # characters of context at the window start (the previous window's last segment)
     retries, retry_until = 0, 0
+    first = True  # the first window's result is yielded as a partial result
     check: Segment | None = None  # what the next window must reproduce after its lead
     while True:
         end = text.find("\n", min(len(text), pos + size))
@@ -453,7 +459,9 @@ def _encode_chunks(tokenizer: Tokenizer, text: str,
         # SentencePiece text starts with a dummy-prefix piece), the one after it must agree.
         pos, lead, check = pos + new[-1].origin, len(new[-1].text), last
         size = max(chunk, len(last.text) + lead)  # grown only as long as needed
-        yield Progress(pos, len(text))
+        partial = DocTokens(tokenizer, text, list(segments)) if first else None
+        first = False
+        yield Progress(pos, len(text), partial)
     if not segments:
         segments.append(_empty_segment())
     return DocTokens(tokenizer, text, segments)
