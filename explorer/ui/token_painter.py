@@ -42,6 +42,7 @@ from PySide6.QtGui import (
     QTextDocument,
     QTextLayout,
 )
+from shiboken6 import isValid
 
 from explorer.engine.encoding import Token
 from explorer.engine.offsets import Utf16Map
@@ -321,8 +322,8 @@ class TokenPainter(QObject):
     def paint_visible(self) -> None:
         """Paint visible blocks not painted for the current result (after scrolling or
         resizing; cheap when there are none: one state check per visible block)."""
-        if self._painting:
-            return  # our own format changes ask for updates too
+        if self._painting or not isValid(self._document):
+            return  # our own format changes ask for updates too; the window is closing
         self._painting = True
         try:
             first, last = self._visible()
