@@ -52,16 +52,15 @@ def driver(vocab: str, text_file: str) -> None:
     t0 = time.perf_counter()
     import resource
 
-    from PySide6.QtCore import QElapsedTimer, QEventLoop
     from PySide6.QtWidgets import QApplication
 
-    from explorer.ui.app import SCREENSHOT_SIZE, application
+    from explorer.ui.app import SCREENSHOT_SIZE, application, wait_highlighted
     from explorer.ui.main_window import MainWindow
     from explorer.ui.settings import use_settings_dir
 
     tmp = tempfile.TemporaryDirectory()
     use_settings_dir(Path(tmp.name))
-    app = application()
+    application()
     text = Path(text_file).read_text(encoding="utf-8")
     window = MainWindow(autosave=False)
     marks: dict[str, float] = {}
@@ -71,13 +70,8 @@ def driver(vocab: str, text_file: str) -> None:
     window.show()
     window.restore(text=text, source=vocab)
     marks["window_with_text"] = time.perf_counter() - t0
-    clock = QElapsedTimer()
-    clock.start()
-    while not (window.is_highlighted and window.doc is not None
-               and window.doc.text is window.text()):
-        app.processEvents(QEventLoop.ProcessEventsFlag.AllEvents, 20)
-        if clock.elapsed() > 600_000:
-            raise SystemExit("timed out")
+    if not wait_highlighted(window, 600_000) or window.doc.text is not window.text():
+        raise SystemExit("timed out")
     marks["highlighted"] = time.perf_counter() - t0
     marks.setdefault("first_paint", marks["highlighted"])
     marks["tokens"] = window.doc.token_count
