@@ -487,10 +487,13 @@ def update_document(base: DocTokens, text: str,
     ctx = 1
     while True:
         lo, hi = max(0, k0 - ctx), min(nseg, k1 + 1 + ctx)
-        # Segment lo - 1 is encoded too, as context only (a SentencePiece text starts with a
-        # dummy-prefix piece): segment lo must then come out as before.
-        start, end = base.cp_starts[max(0, lo - 1)], base.cp_starts[hi] + delta
+        # Segments lo - 1 and hi are encoded too, as context only (a SentencePiece text
+        # starts with a dummy-prefix piece and drops trailing whitespace): segments lo and
+        # hi - 1 must then come out as before.
+        start = base.cp_starts[max(0, lo - 1)]
+        end = base.cp_starts[min(nseg, hi + 1)] + delta
         lead = base.cp_starts[lo] - start
+        trail = base.cp_starts[min(nseg, hi + 1)] - base.cp_starts[hi]
         if max_window is not None and end - start > max_window:
             return None
         window = text[start:end]
@@ -498,11 +501,11 @@ def update_document(base: DocTokens, text: str,
         ok = lo == 0 or _agrees(base.segments[lo], toks, lead)
         if ok and hi < nseg:
             last = base.segments[hi - 1]
-            ok = _agrees(last, toks, len(window) - len(last.text))
+            ok = _agrees(last, toks, len(window) - trail - len(last.text))
         if ok or (lo == 0 and hi == nseg):
             break
         ctx *= 4
-    new = _cut(window, toks, len(window), lead)
+    new = _cut(window, toks, len(window) - trail, lead)
     segments = base.segments[:lo] + new + base.segments[hi:] or [_empty_segment()]
     old_segs = base.segments[lo:hi]
     totals = (base.byte_count + sum(x.nbytes for x in new) - sum(x.nbytes for x in old_segs),
