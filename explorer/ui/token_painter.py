@@ -302,7 +302,8 @@ class TokenPainter(QObject):
         self._doc = doc
         self._generation += 1
         self._timer.stop()
-        self.paint_visible()
+        if isValid(self._document):
+            self._paint_shown()
 
     def repaint_all(self) -> None:
         """Paint the visible blocks now and the rest in the background."""
@@ -321,9 +322,16 @@ class TokenPainter(QObject):
 
     def paint_visible(self) -> None:
         """Paint visible blocks not painted for the current result (after scrolling or
-        resizing; cheap when there are none: one state check per visible block)."""
-        if self._painting or not isValid(self._document):
+        resizing). Nothing to do, and not even the visible range is computed, while every
+        block is painted (a document small enough for the background pass, once it ended)."""
+        if (self._painting or not isValid(self._document)
+                or (not self._timer.isActive()
+                    and self._document.blockCount() <= BACKGROUND_MAX_BLOCKS)):
             return  # our own format changes ask for updates too; the window is closing
+        self._paint_shown()
+
+    def _paint_shown(self) -> None:
+        """Paint the visible blocks whose paint generation is not the current one."""
         self._painting = True
         try:
             first, last = self._visible()
