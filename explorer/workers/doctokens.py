@@ -504,6 +504,11 @@ def update_document(base: DocTokens, text: str,
             ok = _agrees(last, toks, len(window) - trail - len(last.text))
         if ok or (lo == 0 and hi == nseg):
             break
+        if ctx >= 4 and _boundary(toks, lead) and _boundary(toks, len(window) - trail):
+            # Wider context did not make the context segments agree, yet no token crosses
+            # the window's ends: a decision that depends on where the text starts (a near
+            # tie in a Unigram model's float32 path scores), not on the edit. Keep it local.
+            break
         ctx *= 4
     new = _cut(window, toks, len(window) - trail, lead)
     segments = base.segments[:lo] + new + base.segments[hi:] or [_empty_segment()]
