@@ -349,8 +349,9 @@ class MainWindow(QMainWindow):
 
     def _on_result(self, doc: DocTokens, change: Change | None) -> None:
         lines = None if change is None else doc.changed_lines(change)
-        # A big change is painted like a new result: visible blocks first, the rest lazily.
-        self.painter.set_result(doc, lines if lines is not None and len(lines) <= 500 else None)
+        # A huge change is painted like a new result: visible blocks first, the rest lazily.
+        self.painter.set_result(doc, lines if lines is not None and len(lines) <= 20_000
+                                else None)
         self.table_model.set_result(doc, change)
         self.status.show_stats(doc)
         self.status.show_progress(1, 1)

@@ -30,7 +30,7 @@ the new clusters (a typed ZWJ or combining mark can join two clusters).
 
 from __future__ import annotations
 
-from bisect import bisect_right
+from bisect import bisect_left, bisect_right
 from collections.abc import Callable
 
 from PySide6.QtCore import QObject, QTimer, Signal
@@ -52,6 +52,8 @@ from explorer.workers.doctokens import DocTokens
 
 BATCH_BLOCKS = 400
 """Blocks painted per zero-timer tick in the background pass."""
+EDIT_SYNC_LINES = 500
+"""An edit's re-encoded lines up to this many are all painted at once (see set_result)."""
 BACKGROUND_MAX_BLOCKS = 20_000
 """Documents with more blocks get no background pass: a block is painted when it is shown
 (scrolling, resizing: :meth:`TokenPainter.paint_visible` runs on the editor's update
@@ -141,7 +143,10 @@ def block_ranges(doc: DocTokens, line: int, text: str,
     spans: list[Span16] = []
     starts, ends, ids = seg.starts, seg.ends, seg.ids
     flags, format_of = doc.flags, formats.format_of
-    for j in range(len(ids)):  # a segment is a few lines
+    first = bisect_left(starts, lo)  # tokens are in text order: start at the line
+    while first > 0 and ends[first - 1] >= lo:  # tokens reaching into it (or empty at lo)
+        first -= 1
+    for j in range(first, len(ids)):
         t_start, t_end = starts[j], ends[j]
         if t_end <= lo and not (t_start == t_end == lo):
             continue
@@ -259,6 +264,11 @@ class TokenPainter(QObject):
         self._generation = 1
         self._next_block = 0
         self._painting = False
+        self._edit_lines: range | None = None
+        self._edit_next = 0
+        self._edit_timer = QTimer(self)
+        self._edit_timer.setInterval(0)
+        self._edit_timer.timeout.connect(self._paint_edit_batch)
         self._timer = QTimer(self)
         self._timer.setInterval(0)
         self._timer.timeout.connect(self._paint_batch)
@@ -275,26 +285,62 @@ class TokenPainter(QObject):
         self.repaint_all()
 
     def set_result(self, doc: DocTokens | None, lines: range | None = None) -> None:
-        """Use ``doc``; repaint ``lines`` only (an edit) or everything (``None``)."""
+        """Use ``doc``; repaint ``lines`` only (an edit) or everything (``None``).
+
+        Up to :data:`EDIT_SYNC_LINES` lines are painted at once; of more (a big segment
+        re-encoded, a paste) only the shown ones, the rest by a background pass over just
+        those lines that does not hold back :attr:`is_complete` (or, in a big document,
+        when they are shown)."""
         self._doc = doc
         if lines is None:
             self.repaint_all()
             return
-        block = self._document.findBlockByNumber(lines.start)
-        if self._document.blockCount() > BACKGROUND_MAX_BLOCKS:  # shown blocks only
-            first, last = self._visible()
+        lazy = self._document.blockCount() > BACKGROUND_MAX_BLOCKS
+        first, last = self._visible() if lazy or len(lines) > EDIT_SYNC_LINES else (0, -1)
+        now = not lazy and len(lines) <= EDIT_SYNC_LINES
+        deferred = False
+        self._painting = True
+        try:
+            block = self._document.findBlockByNumber(lines.start)
             while block.isValid() and block.blockNumber() < lines.stop:
-                if first <= block.blockNumber() <= last:
+                if now or first <= block.blockNumber() <= last:
                     self._paint(block)
                 else:
-                    block.setUserState(0)  # painted when shown (generations start at 1)
+                    block.setUserState(0)  # painted later (generations start at 1)
+                    deferred = True
                 block = block.next()
-        else:
-            while block.isValid() and block.blockNumber() < lines.stop:
-                self._paint(block)
-                block = block.next()
+        finally:
+            self._painting = False
+        if deferred and not lazy:
+            self._edit_lines = lines if self._edit_lines is None else range(
+                min(lines.start, self._edit_lines.start), max(lines.stop, self._edit_lines.stop))
+            self._edit_next = self._edit_lines.start
+            self._edit_timer.start()
         if self.is_complete:
             self.complete.emit()
+
+    def _paint_edit_batch(self) -> None:
+        """Background painting of the not-shown lines of a big edit (see set_result)."""
+        lines = self._edit_lines
+        if lines is None or not isValid(self._document):
+            self._edit_timer.stop()
+            return
+        block = self._document.findBlockByNumber(self._edit_next)
+        n = 0
+        self._painting = True
+        try:
+            while block.isValid() and block.blockNumber() < lines.stop and n < BATCH_BLOCKS:
+                if block.userState() != self._generation:
+                    self._paint(block)
+                    n += 1
+                block = block.next()
+        finally:
+            self._painting = False
+        if block.isValid() and block.blockNumber() < lines.stop:
+            self._edit_next = block.blockNumber()
+            return
+        self._edit_lines = None
+        self._edit_timer.stop()
 
     def set_partial(self, doc: DocTokens) -> None:
         """Paint the shown blocks from a partial first result (the start of a big text)
@@ -308,6 +354,8 @@ class TokenPainter(QObject):
     def repaint_all(self) -> None:
         """Paint the visible blocks now and the rest in the background."""
         self._generation += 1
+        self._edit_lines = None
+        self._edit_timer.stop()
         first, last = self._visible()
         block = self._document.findBlockByNumber(first)
         while block.isValid() and block.blockNumber() <= last:
@@ -325,7 +373,7 @@ class TokenPainter(QObject):
         resizing). Nothing to do, and not even the visible range is computed, while every
         block is painted (a document small enough for the background pass, once it ended)."""
         if (self._painting or not isValid(self._document)
-                or (not self._timer.isActive()
+                or (not self._timer.isActive() and not self._edit_timer.isActive()
                     and self._document.blockCount() <= BACKGROUND_MAX_BLOCKS)):
             return  # our own format changes ask for updates too; the window is closing
         self._paint_shown()
@@ -369,13 +417,20 @@ class TokenPainter(QObject):
         block.layout().setFormats(shifted)
 
     def _paint_batch(self) -> None:
+        if not isValid(self._document):
+            self._timer.stop()
+            return
         block = self._document.findBlockByNumber(self._next_block)
         n = 0
-        while block.isValid() and n < BATCH_BLOCKS:
-            if block.userState() != self._generation:
-                self._paint(block)
-                n += 1
-            block = block.next()
+        self._painting = True
+        try:
+            while block.isValid() and n < BATCH_BLOCKS:
+                if block.userState() != self._generation:
+                    self._paint(block)
+                    n += 1
+                block = block.next()
+        finally:
+            self._painting = False
         if block.isValid():
             self._next_block = block.blockNumber()
             return

@@ -244,9 +244,14 @@ class DocTokens:
         k = self.segment_of_offset(offset)
         seg = self.segments[k]
         local = offset - self.cp_starts[k] + seg.origin
-        ends = seg.ends
-        for i, start in enumerate(seg.starts):  # segments are a few lines: linear is fine
-            if start <= local < ends[i]:
+        starts, ends = seg.starts, seg.ends
+        first = bisect_right(starts, local)  # tokens are in text order
+        while first > 0 and ends[first - 1] > local:  # back to the first token containing it
+            first -= 1
+        for i in range(first, len(starts)):
+            if starts[i] > local:
+                break
+            if local < ends[i]:
                 return self.tok_starts[k] + i
         return None
 
