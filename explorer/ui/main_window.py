@@ -28,10 +28,12 @@ from explorer.ui.about import AboutDialog
 from explorer.ui.autosave import Autosaver, load_text
 from explorer.ui.editor import TokenEditor, local_files
 from explorer.ui.encoding_controller import EncodingController
+from explorer.ui.font_warmup import FontWarmer
 from explorer.ui.ids_view import IdsView
 from explorer.ui.inspector import InspectorPanel
 from explorer.ui.linking import TokenLinker
 from explorer.ui.menus import build_menus
+from explorer.ui.missing_glyphs import MissingGlyphs
 from explorer.ui.palettes import DEFAULT_PALETTE, PALETTES, THEME_TEXT, theme_palette
 from explorer.ui.samples import DEFAULT_SAMPLE, sample_text
 from explorer.ui.settings import Settings
@@ -91,8 +93,10 @@ class MainWindow(QMainWindow):
         self.ids_view = IdsView(self)
         self.linker = TokenLinker(self.editor, self.table_model, self.table, self.inspector, self)
         self.status = StatusArea(self.statusBar(), self)
+        self.missing_glyphs = MissingGlyphs(self.editor, self.statusBar(), self)
+        self.text_changed.connect(self.missing_glyphs.update_text)
         self.loader = TokenizerLoader(report_error or message_box_reporter(self), self)
-        self.menus = build_menus(self)
+        self.menus = build_menus(self, self)
         self.picker = TokenizerPicker(self.open_source, self.open_vocabulary_dialog, self)
         self.addToolBar(build_toolbar(self, self.picker, self.load_sample))
 
@@ -113,6 +117,10 @@ class MainWindow(QMainWindow):
         self.set_show_whitespace(self.settings.show_whitespace)
         self._refresh_recent()
         self._install_panels()
+        self.font_warmer = FontWarmer([self.editor.font(), self.table.font(),
+                                       self.inspector.font(), self.font()], self)
+        self.editor.cursorPositionChanged.connect(self.font_warmer.note_input)
+        self.font_warmer.start()
 
     # ----- panels -------------------------------------------------------------------------
     def add_panel(self, key: str, title: str, widget: QWidget,
@@ -197,6 +205,17 @@ class MainWindow(QMainWindow):
     def text(self) -> str:
         """The editor's text (as ``toPlainText()``, without copying it out of Qt)."""
         return self.controller.text
+
+    def selection(self) -> tuple[int, int] | None:
+        """Code-point span of the editor's selection, or None when nothing is selected."""
+        from explorer.engine.offsets import Utf16Map
+
+        cur = self.editor.textCursor()
+        if not cur.hasSelection():
+            return None
+        utf16 = Utf16Map(self.text())
+        return (utf16.to_codepoint(cur.selectionStart()),
+                utf16.to_codepoint(cur.selectionEnd()))
 
     def set_text(self, text: str) -> None:
         """Replace the text (undoable like an edit)."""
@@ -338,6 +357,7 @@ class MainWindow(QMainWindow):
                                       f"{info.vocab_size:,} ids")
         self.status.message(f"loaded {source_label(source)}")
         self.setWindowTitle(f"Tokenizer Explorer — {info.name}")
+        self.status.counts_pending(info.name)
         self.controller.set_tokenizer(tokenizer)
         self.tokenizer_changed.emit(tokenizer)
 
