@@ -79,11 +79,22 @@ def percentile(xs: list[float], q: float) -> float:
     return xs[min(len(xs) - 1, int(q * len(xs)))]
 
 
+def tiktoken_pattern() -> str:
+    from explorer.engine.formats import load_tokenizer
+
+    tok = load_tokenizer(resource_path("vocab", "cl100k_base.tiktoken"))
+    return tok.info.extra["pattern"]
+
+
 def main() -> int:
     ap = argparse.ArgumentParser()
     ap.add_argument("--edits", type=int, default=300)
     ap.add_argument("--size-mb", type=float, default=1.0)
     ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument("--vocab", default=None,
+                    help="tokenizer: bundled:<name> or a file (default: bundled cl100k)")
+    ap.add_argument("--profile", action="store_true",
+                    help="cProfile the GUI thread over the edits; print the top functions")
     ap.add_argument("--with-panels", action="store_true",
                     help="keep the side panels (comparison, merges, ...) open; by default they "
                          "are closed so the editor's own cost is measured")
@@ -98,7 +109,7 @@ def main() -> int:
         for key, dock in w.panels.items():
             if key not in ("tokens", "ids", "inspector"):
                 dock.close()
-    w.restore()  # bundled cl100k + the welcome sample
+    w.restore(source=args.vocab)  # bundled cl100k (default) + the welcome sample
     pump_until(lambda: w.is_highlighted and w.doc is not None)
     startup = time.perf_counter() - T_START
 
@@ -110,6 +121,11 @@ def main() -> int:
 
     rng = random.Random(args.seed)
     editor = w.editor
+    prof = None
+    if args.profile:
+        import cProfile
+
+        prof = cProfile.Profile()
     lat: list[float] = []
     cpu: list[float] = []  # CPU seconds of this process (all threads) per edit
     for _ in range(args.edits):
@@ -120,20 +136,31 @@ def main() -> int:
         pump_until(lambda: w.is_highlighted)
         key = Qt.Key.Key_Backspace if rng.random() < 0.3 else Qt.Key.Key_A + rng.randrange(26)
         t0, c0 = time.perf_counter(), time.process_time()
+        if prof is not None:
+            prof.enable()
         if key == Qt.Key.Key_Backspace:
             QTest.keyClick(editor, key)
         else:
             QTest.keyClick(editor, chr(ord("a") + key - Qt.Key.Key_A))
         pump_until(lambda: w.is_highlighted, signal=w.highlighted)
+        if prof is not None:
+            prof.disable()
         lat.append(time.perf_counter() - t0)
         cpu.append(time.process_time() - c0)
-    assert [t.id for t, _, _ in w.doc.tokens()] == w.tokenizer.encode(w.text()).ids
+    if prof is not None:
+        import pstats
+
+        pstats.Stats(prof).sort_stats("tottime").print_stats(25)
+    if args.vocab is None:  # one text: the whole document's encoding
+        assert w.doc.ids().tolist() == w.tokenizer.encode(w.text()).ids
+    print(f"tokenizer: {w.tokenizer.info.name}")
 
     import tiktoken
     from tiktoken.load import load_tiktoken_bpe
 
     ranks = load_tiktoken_bpe(str(resource_path("vocab", "cl100k_base.tiktoken")))
-    pat = w.tokenizer.info.extra.get("pattern", "")
+    pat = (w.tokenizer.info.extra.get("pattern", "") if args.vocab is None
+           else tiktoken_pattern())
     ref = tiktoken.Encoding("cl100k", pat_str=pat, mergeable_ranks=ranks, special_tokens={})
     t0 = time.perf_counter()
     ref.encode_ordinary(w.text())
@@ -147,7 +174,7 @@ def main() -> int:
     print(f"first encode + paint of the document: {first:.2f} s")
     print(f"key event -> highlighting complete over {len(lat)} edits: "
           f"p50 {p50 * 1000:.1f} ms, p95 {p95 * 1000:.1f} ms, max {max(lat) * 1000:.1f} ms "
-          f"(target p95 <= 50 ms)")
+          f"(target p95 <= 16 ms)")
     print(f"CPU time of the process per edit (independent of machine load): "
           f"p50 {statistics.median(cpu) * 1000:.1f} ms, p95 {percentile(cpu, 0.95) * 1000:.1f} ms")
     print(f"machine load average while running: {os.getloadavg()[0]:.1f} "
@@ -157,7 +184,7 @@ def main() -> int:
     w.controller.shutdown()
     w.close()
     use_settings_dir(None)
-    return 0 if p95 <= 0.050 else 1
+    return 0 if p95 <= 0.016 else 1
 
 
 if __name__ == "__main__":

@@ -12,7 +12,8 @@ import argparse
 import json
 import os
 import sys
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from itertools import islice
 from typing import TextIO
 
 from explorer import __version__
@@ -70,9 +71,41 @@ def _print_encoding(enc, output: str, out: TextIO) -> None:  # noqa: ANN001
         out.write(json.dumps(_encode_payload(enc), ensure_ascii=False) + "\n")
 
 
+LINES_BATCH = 4096
+"""``encode --lines`` reads and encodes this many lines at a time (memory stays flat)."""
+
+
+def _read_lines(source: str) -> Iterator[str]:
+    """The lines of a file path or ``-`` (stdin), read as they are encoded (strict UTF-8,
+    a final ``\r`` dropped). An invalid line stops the stream with a :class:`CliError`."""
+    try:
+        f = sys.stdin.buffer if source == "-" else open(source, "rb")  # noqa: SIM115
+    except OSError as e:
+        raise CliError(f"cannot read {source}: {e.strerror}") from None
+    where = "stdin" if source == "-" else source
+    offset = 0
+    try:
+        for raw in f:
+            try:
+                line = raw.decode("utf-8")
+            except UnicodeDecodeError as e:
+                raise CliError(f"{where}: invalid UTF-8 at byte {offset + e.start}") from None
+            offset += len(raw)
+            yield line.removesuffix("\n").removesuffix("\r")
+    except OSError as e:
+        raise CliError(f"cannot read {source}: {e.strerror}") from None
+    finally:
+        if f is not sys.stdin.buffer:
+            f.close()
+
+
 def cmd_encode(args: argparse.Namespace) -> int:
-    """``encode``: print ids, pieces or JSON for the input text (or each line of it)."""
-    text = _read_input(args.input)
+    """``encode``: print ids, pieces or JSON for the input text (or each line of it).
+
+    ``--lines`` streams: lines are read, encoded and printed in batches, so memory does not
+    grow with the input (an invalid UTF-8 line ends the output there, with the error).
+    """
+    text = None if args.lines else _read_input(args.input)
     tok = _load(args)
     out = sys.stdout
     add_special = getattr(args, "add_special_tokens", False)
@@ -92,16 +125,16 @@ def cmd_encode(args: argparse.Namespace) -> int:
             _print_encoding(tok.encode(chunk), args.output, out)
 
     if args.lines:
-        lines = [line.removesuffix("\r") for line in text.split("\n")]
-        if lines and lines[-1] == "":
-            lines.pop()
         encode_batch = getattr(tok, "encode_ids_batch", None) if encode_ids is not None else None
-        if encode_batch is not None:  # Unigram models solve all lines' new words at once
-            out.writelines(" ".join(map(str, ids)) + "\n" for ids in encode_batch(lines))
-            return 0
-        for line in lines:
-            emit(line)
+        lines = _read_lines(args.input)
+        while batch := list(islice(lines, LINES_BATCH)):
+            if encode_batch is not None:  # Unigram models solve a batch's new words at once
+                out.writelines(" ".join(map(str, ids)) + "\n" for ids in encode_batch(batch))
+            else:
+                for line in batch:
+                    emit(line)
     else:
+        assert text is not None
         emit(text)
     return 0
 

@@ -165,3 +165,21 @@ def test_encode_lines_ids_on_a_unigram_model_match_sentencepiece(monkeypatch, ca
     sp = spm.SentencePieceProcessor(model_file=str(model))
     expected = sp.encode([line.removesuffix("\r") for line in lines])
     assert out.split("\n")[:-1] == [" ".join(map(str, ids)) for ids in expected]
+
+
+def test_encode_lines_streams_and_reports_a_bad_line(cl100k, ref, monkeypatch, capsys):
+    """``--lines`` reads batch by batch: good lines before a bad one are printed, then one
+    error line with the byte offset, exit 2; CRLF line ends are dropped like LF."""
+    from explorer import cli
+
+    monkeypatch.setattr(cli, "LINES_BATCH", 2)
+    good = ["one\r", "two", "three", ""]
+    stdin = ("\n".join(good) + "\n").encode() + b"ok \xff\n"
+    code, out, err = run(["encode", "--vocab", str(cl100k), "--lines"], stdin, monkeypatch,
+                         capsys)
+    assert code == 2 and err.count("\n") == 1 and "invalid UTF-8 at byte" in err
+    offset = len(("\n".join(good) + "\n").encode()) + 3
+    assert f"byte {offset}" in err
+    enc = ref("cl100k", cl100k)
+    assert out.split("\n")[:-1] == [" ".join(map(str, enc.encode(x.removesuffix("\r"))))
+                                    for x in good]

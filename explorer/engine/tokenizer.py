@@ -12,6 +12,7 @@ from collections.abc import Collection, Sequence
 from dataclasses import dataclass, field
 from typing import Literal
 
+from explorer.engine.compact import CompactTokens, token_table
 from explorer.engine.encoding import Encoding, Token
 
 ModelType = Literal["bpe", "unigram", "wordpiece", "wordlevel"]
@@ -78,6 +79,15 @@ class Tokenizer(ABC):
         the explorer, where users type chat templates), or a set; others are encoded as
         ordinary text.
         """
+
+    def encode_compact(self, text: str) -> CompactTokens:
+        """:meth:`encode` (all special tokens allowed) as arrays of ids and spans, for long
+        documents (see :mod:`explorer.engine.compact`); a Token is rebuilt exactly from it.
+
+        This default builds the Tokens and drops the regular ones; engines override it to
+        fill the arrays without any Token object.
+        """
+        return token_table(self).compact(self.encode(text).tokens)
 
     @abstractmethod
     def decode_bytes(self, ids: Sequence[int]) -> bytes:

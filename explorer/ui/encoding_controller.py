@@ -38,6 +38,8 @@ class EncodingController(QObject):
     """``(DocTokens, Change | None)``: a new result; ``Change`` None means everything changed."""
     progress = Signal(int, int)
     """``(done, total)`` code points of a full encode."""
+    partial_ready = Signal(object)
+    """``DocTokens`` covering the start of the text during a full encode (paint it first)."""
     busy_changed = Signal(bool)
     failed = Signal(str)
     """An encode failed (message for the status bar)."""
@@ -137,6 +139,9 @@ class EncodingController(QObject):
 
     def _on_progress(self, p: Progress) -> None:
         self.progress.emit(p.done, p.total)
+        if (p.partial is not None and p.partial.text is self._text
+                and p.partial.tokenizer is self._tokenizer):
+            self.partial_ready.emit(p.partial)
 
     def _on_result(self, result: Encoded) -> None:
         self.doc = result.doc

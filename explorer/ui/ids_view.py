@@ -14,6 +14,8 @@ file's truncation and padding settings (as with HF's ``no_truncation()``/``no_pa
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from PySide6.QtCore import Signal
 from PySide6.QtGui import QGuiApplication, QShowEvent
 from PySide6.QtWidgets import (
@@ -94,24 +96,33 @@ class IdsView(QWidget):
         """True while the post-processed ids of the current result are being computed."""
         return self.post_processed() and self._special_doc is not self._doc
 
-    def _ids(self) -> list[int] | None:
-        """Ids to show: the plain ones, the post-processed ones, or None while pending."""
+    def _ids(self, limit: int | None = None) -> Sequence[int] | None:
+        """Ids to show (the first ``limit`` when given): the plain ones, the post-processed
+        ones, or None while pending."""
         if self._doc is None:
             return []
         if not self.post_processed():
-            return [t.id for seg in self._doc.segments for t in seg.tokens]
+            return self._doc.ids(limit)
         if self.pending or self._special_ids is None:
             return None
-        return self._special_ids
+        return self._special_ids if limit is None else self._special_ids[:limit]
+
+    def _id_count(self) -> int:
+        """Number of ids :meth:`_ids` gives (0 while pending)."""
+        if self._doc is None:
+            return 0
+        if not self.post_processed():
+            return self._doc.token_count
+        return len(self._special_ids or ()) if not self.pending else 0
 
     def ids_text(self, limit: int | None = None) -> str:
         """The ids joined by the chosen separator (the first ``limit`` when given); with
         special tokens on and their ids not computed yet, an empty string."""
-        ids = self._ids()
+        ids = self._ids(limit)
         if not ids:
             return ""
         sep = SEPARATORS[self.separator.currentText()]
-        return sep.join(map(str, ids if limit is None else ids[:limit]))
+        return sep.join(map(str, ids))
 
     def set_active(self, active: bool) -> None:
         """Whether the panel is the shown tab (hidden tabs of Qt docks stay "visible")."""
@@ -173,10 +184,10 @@ class IdsView(QWidget):
         if self.post_processed() and self._special_error is not None:
             self.text_view.setPlainText(f"The post-processor failed: {self._special_error}")
             return
-        ids = self._ids() or []
+        count = self._id_count()
         text = self.ids_text(MAX_SHOWN)
-        if len(ids) > MAX_SHOWN:
-            text += f"\n… {len(ids) - MAX_SHOWN:,} more (Copy copies all)"
+        if count > MAX_SHOWN:
+            text += f"\n… {count - MAX_SHOWN:,} more (Copy copies all)"
         self.text_view.setPlainText(text)
 
     def showEvent(self, event: QShowEvent) -> None:

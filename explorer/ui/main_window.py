@@ -335,8 +335,11 @@ class MainWindow(QMainWindow):
         self.editor.document().contentsChange.connect(self._on_contents_change)
         self.editor.verticalScrollBar().valueChanged.connect(
             lambda _v: self.painter.paint_visible())
+        # Big documents are painted as they are shown: resizes and relayouts too.
+        self.editor.updateRequest.connect(lambda _r, _dy: self.painter.paint_visible())
         self.controller.encoding_ready.connect(self._on_result)
         self.controller.progress.connect(self.status.show_progress)
+        self.controller.partial_ready.connect(self.painter.set_partial)
         self.controller.failed.connect(lambda m: self.status.message(f"encoding failed: {m}"))
         self.painter.complete.connect(self._maybe_highlighted)
         self.loader.loaded.connect(self._on_loaded)
@@ -378,8 +381,9 @@ class MainWindow(QMainWindow):
 
     def _on_result(self, doc: DocTokens, change: Change | None) -> None:
         lines = None if change is None else doc.changed_lines(change)
-        # A big change is painted like a new result: visible blocks first, the rest lazily.
-        self.painter.set_result(doc, lines if lines is not None and len(lines) <= 500 else None)
+        # A huge change is painted like a new result: visible blocks first, the rest lazily.
+        self.painter.set_result(doc, lines if lines is not None and len(lines) <= 20_000
+                                else None)
         self.table_model.set_result(doc, change)
         self.status.show_stats(doc)
         self.status.show_progress(1, 1)

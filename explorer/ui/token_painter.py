@@ -7,7 +7,9 @@ block's tokens are the tokens of its segment that overlap the line, and every co
 goes through :class:`~explorer.engine.offsets.Utf16Map` because Qt counts UTF-16 units.
 
 After a full result (first encode, another tokenizer, another palette) the visible blocks are
-painted at once and the rest in small batches from a zero-timer, so the window stays live.
+painted at once and the rest in small batches from a zero-timer, so the window stays live; in
+a document of more than :data:`BACKGROUND_MAX_BLOCKS` blocks only what is shown is painted,
+each block when it comes into view.
 After an edit only the blocks of the re-encoded segments are painted. A block whose text no
 longer matches the result (the user typed since) is left alone until the next result lands.
 ``Block.userState()`` records the paint generation, so scrolled-to blocks are painted first.
@@ -28,7 +30,7 @@ the new clusters (a typed ZWJ or combining mark can join two clusters).
 
 from __future__ import annotations
 
-from bisect import bisect_right
+from bisect import bisect_left, bisect_right
 from collections.abc import Callable
 
 from PySide6.QtCore import QObject, QTimer, Signal
@@ -40,6 +42,7 @@ from PySide6.QtGui import (
     QTextDocument,
     QTextLayout,
 )
+from shiboken6 import isValid
 
 from explorer.engine.encoding import Token
 from explorer.engine.offsets import Utf16Map
@@ -49,6 +52,13 @@ from explorer.workers.doctokens import DocTokens
 
 BATCH_BLOCKS = 400
 """Blocks painted per zero-timer tick in the background pass."""
+EDIT_SYNC_LINES = 500
+"""An edit's re-encoded lines up to this many are all painted at once (see set_result)."""
+BACKGROUND_MAX_BLOCKS = 20_000
+"""Documents with more blocks get no background pass: a block is painted when it is shown
+(scrolling, resizing: :meth:`TokenPainter.paint_visible` runs on the editor's update
+requests). Painting all 230k blocks of a 10 MB text took ~15 s of the GUI thread and kept a
+``QTextLayout`` with formats alive for every block."""
 
 VisibleRange = Callable[[], tuple[int, int]]
 
@@ -86,24 +96,28 @@ class TokenFormats:
 
     def format(self, tok: Token) -> QTextCharFormat:
         """Format of a token that covers whole characters."""
-        slot = color_index(tok.id, len(self._colors))
-        key = (slot, tok.special, tok.unknown)
+        return self.format_of(tok.id, tok.special, tok.unknown)
+
+    def format_of(self, token_id: int, special: bool, unknown: bool) -> QTextCharFormat:
+        """Format of a token ``token_id`` with these flags."""
+        slot = color_index(token_id, len(self._colors))
+        key = (slot, special, unknown)
         fmt = self._cache.get(key)
         if fmt is None:
             fmt = QTextCharFormat()
             fmt.setBackground(self._colors[slot])
-            if tok.special:
+            if special:
                 fmt.setFontWeight(QFont.Weight.Bold)
                 fmt.setFontUnderline(True)
-            if tok.unknown:
+            if unknown:
                 fmt.setUnderlineStyle(QTextCharFormat.UnderlineStyle.WaveUnderline)
                 fmt.setUnderlineColor(QColor("#d00000"))
             self._cache[key] = fmt
         return fmt
 
 
-Span16 = tuple[int, int, Token, bool]
-"""A token's UTF-16 ``(start, end)`` in the block, the token, and whether the following
+Span16 = tuple[int, int, QTextCharFormat, bool]
+"""A token's UTF-16 ``(start, end)`` in the block, its format, and whether the following
 tokens share exactly this span (partial-UTF-8 tokens of one character)."""
 
 
@@ -127,21 +141,27 @@ def block_ranges(doc: DocTokens, line: int, text: str,
     u16 = Utf16Map(text)
     lo, hi = a + seg.origin, b + seg.origin
     spans: list[Span16] = []
-    for tok in seg.tokens:
-        if tok.end <= lo and not (tok.start == tok.end == lo):
+    starts, ends, ids = seg.starts, seg.ends, seg.ids
+    flags, format_of = doc.flags, formats.format_of
+    first = bisect_left(starts, lo)  # tokens are in text order: start at the line
+    while first > 0 and ends[first - 1] >= lo:  # tokens reaching into it (or empty at lo)
+        first -= 1
+    for j in range(first, len(ids)):
+        t_start, t_end = starts[j], ends[j]
+        if t_end <= lo and not (t_start == t_end == lo):
             continue
-        if tok.start > hi or (tok.start == hi and hi > lo):
+        if t_start > hi or (t_start == hi and hi > lo):
             break
-        s, e = max(tok.start, lo) - lo, min(tok.end, hi) - lo
+        s, e = max(t_start, lo) - lo, min(t_end, hi) - lo
         if e <= s:
             continue
         s16, e16 = u16.to_utf16(s), u16.to_utf16(e)
         if spans and spans[-1][:2] == (s16, e16):  # another byte of the same character(s)
             spans[-1] = (s16, e16, spans[-1][2], True)
             continue
-        spans.append((s16, e16, tok, False))
+        spans.append((s16, e16, format_of(ids[j], *flags(seg, j)), False))
     if text.isascii() and "\r\n" not in text:  # one code unit per grapheme: nothing to split
-        return [_range(s, e, formats.format(tok)) for s, e, tok, _ in spans]
+        return [_range(s, e, fmt) for s, e, fmt, _ in spans]
     return _cluster_ranges(text, u16, spans, formats)
 
 
@@ -166,7 +186,7 @@ def split_clusters(text: str, u16: Utf16Map, spans: list[Span16]) -> list[tuple[
     down, up = g.down, g.up
     bad: list[tuple[int, int]] = []
     reach = 0  # furthest token end so far
-    for s, e, _tok, shared in spans:
+    for s, e, _fmt, shared in spans:
         if shared:
             bad.append((down(s), up(e)))
         else:
@@ -209,11 +229,10 @@ def _cluster_ranges(text: str, u16: Utf16Map, spans: list[Span16],
     """Token ranges minus the split clusters, plus one split-style range per split run."""
     split = split_clusters(text, u16, spans)
     if not split:
-        return [_range(s, e, formats.format(tok)) for s, e, tok, _ in spans]
+        return [_range(s, e, fmt) for s, e, fmt, _ in spans]
     out = [(s, e, formats.split) for s, e in split]
     starts = [s for s, _ in split]
-    for s, e, tok, _ in spans:
-        fmt = formats.format(tok)
+    for s, e, fmt, _ in spans:
         i = max(0, bisect_right(starts, s) - 1)
         pos = s
         while pos < e:
@@ -244,6 +263,12 @@ class TokenPainter(QObject):
         self.formats = TokenFormats()
         self._generation = 1
         self._next_block = 0
+        self._painting = False
+        self._edit_lines: range | None = None
+        self._edit_next = 0
+        self._edit_timer = QTimer(self)
+        self._edit_timer.setInterval(0)
+        self._edit_timer.timeout.connect(self._paint_edit_batch)
         self._timer = QTimer(self)
         self._timer.setInterval(0)
         self._timer.timeout.connect(self._paint_batch)
@@ -260,37 +285,112 @@ class TokenPainter(QObject):
         self.repaint_all()
 
     def set_result(self, doc: DocTokens | None, lines: range | None = None) -> None:
-        """Use ``doc``; repaint ``lines`` only (an edit) or everything (``None``)."""
+        """Use ``doc``; repaint ``lines`` only (an edit) or everything (``None``).
+
+        Up to :data:`EDIT_SYNC_LINES` lines are painted at once; of more (a big segment
+        re-encoded, a paste) only the shown ones, the rest by a background pass over just
+        those lines that does not hold back :attr:`is_complete` (or, in a big document,
+        when they are shown)."""
         self._doc = doc
         if lines is None:
             self.repaint_all()
             return
-        block = self._document.findBlockByNumber(lines.start)
-        while block.isValid() and block.blockNumber() < lines.stop:
-            self._paint(block)
-            block = block.next()
+        lazy = self._document.blockCount() > BACKGROUND_MAX_BLOCKS
+        first, last = self._visible() if lazy or len(lines) > EDIT_SYNC_LINES else (0, -1)
+        now = not lazy and len(lines) <= EDIT_SYNC_LINES
+        deferred = False
+        self._painting = True
+        try:
+            block = self._document.findBlockByNumber(lines.start)
+            while block.isValid() and block.blockNumber() < lines.stop:
+                if now or first <= block.blockNumber() <= last:
+                    self._paint(block)
+                else:
+                    block.setUserState(0)  # painted later (generations start at 1)
+                    deferred = True
+                block = block.next()
+        finally:
+            self._painting = False
+        if deferred and not lazy:
+            self._edit_lines = lines if self._edit_lines is None else range(
+                min(lines.start, self._edit_lines.start), max(lines.stop, self._edit_lines.stop))
+            self._edit_next = self._edit_lines.start
+            self._edit_timer.start()
         if self.is_complete:
             self.complete.emit()
+
+    def _paint_edit_batch(self) -> None:
+        """Background painting of the not-shown lines of a big edit (see set_result)."""
+        lines = self._edit_lines
+        if lines is None or not isValid(self._document):
+            self._edit_timer.stop()
+            return
+        block = self._document.findBlockByNumber(self._edit_next)
+        n = 0
+        self._painting = True
+        try:
+            while block.isValid() and block.blockNumber() < lines.stop and n < BATCH_BLOCKS:
+                if block.userState() != self._generation:
+                    self._paint(block)
+                    n += 1
+                block = block.next()
+        finally:
+            self._painting = False
+        if block.isValid() and block.blockNumber() < lines.stop:
+            self._edit_next = block.blockNumber()
+            return
+        self._edit_lines = None
+        self._edit_timer.stop()
+
+    def set_partial(self, doc: DocTokens) -> None:
+        """Paint the shown blocks from a partial first result (the start of a big text)
+        while the rest is encoded; blocks it does not cover stay as they are."""
+        self._doc = doc
+        self._generation += 1
+        self._timer.stop()
+        if isValid(self._document):
+            self._paint_shown()
 
     def repaint_all(self) -> None:
         """Paint the visible blocks now and the rest in the background."""
         self._generation += 1
+        self._edit_lines = None
+        self._edit_timer.stop()
         first, last = self._visible()
         block = self._document.findBlockByNumber(first)
         while block.isValid() and block.blockNumber() <= last:
             self._paint(block)
             block = block.next()
         self._next_block = 0
-        self._timer.start()
+        if self._document.blockCount() <= BACKGROUND_MAX_BLOCKS:
+            self._timer.start()
+        else:  # the rest is painted as it is shown
+            self._timer.stop()
+            self.complete.emit()
 
     def paint_visible(self) -> None:
-        """Paint visible blocks the background pass has not reached (after scrolling)."""
-        first, last = self._visible()
-        block = self._document.findBlockByNumber(first)
-        while block.isValid() and block.blockNumber() <= last:
-            if block.userState() != self._generation:
-                self._paint(block)
-            block = block.next()
+        """Paint visible blocks not painted for the current result (after scrolling or
+        resizing). Nothing to do, and not even the visible range is computed, while every
+        block is painted (a document small enough for the background pass, once it ended)."""
+        if (self._painting or not isValid(self._document)
+                or (not self._timer.isActive() and not self._edit_timer.isActive()
+                    and self._document.blockCount() <= BACKGROUND_MAX_BLOCKS)):
+            return  # our own format changes ask for updates too; the window is closing
+        self._paint_shown()
+
+    def _paint_shown(self) -> None:
+        """Paint the visible blocks whose paint generation is not the current one."""
+        self._painting = True
+        try:
+            first, last = self._visible()
+            block = self._document.findBlockByNumber(first)
+            generation = self._generation
+            while block.isValid() and block.blockNumber() <= last:
+                if block.userState() != generation:
+                    self._paint(block)
+                block = block.next()
+        finally:
+            self._painting = False
 
     def shift_for_edit(self, pos: int, removed: int, added: int) -> None:
         """Keep the edited block's colours on their characters until the new result."""
@@ -317,13 +417,20 @@ class TokenPainter(QObject):
         block.layout().setFormats(shifted)
 
     def _paint_batch(self) -> None:
+        if not isValid(self._document):
+            self._timer.stop()
+            return
         block = self._document.findBlockByNumber(self._next_block)
         n = 0
-        while block.isValid() and n < BATCH_BLOCKS:
-            if block.userState() != self._generation:
-                self._paint(block)
-                n += 1
-            block = block.next()
+        self._painting = True
+        try:
+            while block.isValid() and n < BATCH_BLOCKS:
+                if block.userState() != self._generation:
+                    self._paint(block)
+                    n += 1
+                block = block.next()
+        finally:
+            self._painting = False
         if block.isValid():
             self._next_block = block.blockNumber()
             return

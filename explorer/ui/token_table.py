@@ -15,7 +15,7 @@ from PySide6.QtCore import QModelIndex, QPersistentModelIndex, Qt, Signal
 from PySide6.QtGui import QColor, QKeyEvent, QMouseEvent
 from PySide6.QtWidgets import QAbstractItemView, QHeaderView, QTableView, QWidget
 
-from explorer.ui.inspector import hex_bytes, token_view, visible
+from explorer.ui.inspector import TokenView, hex_bytes, token_view, visible
 from explorer.ui.table_model import HeaderTableModel
 from explorer.workers.doctokens import Change, DocTokens
 
@@ -36,6 +36,9 @@ class TokenTableModel(HeaderTableModel):
         super().__init__(parent)
         self._doc: DocTokens | None = None
         self._color_of: Callable[[int], QColor] | None = None
+        self._views: dict[int, TokenView] = {}
+        """Rows of the current result already built (a view asks for each cell and role;
+        the Token behind a row is rebuilt from the compact result once)."""
 
     @property
     def doc(self) -> DocTokens | None:
@@ -52,6 +55,7 @@ class TokenTableModel(HeaderTableModel):
     def set_result(self, doc: DocTokens | None, change: Change | None = None) -> None:
         """Show ``doc``; with ``change`` only the replaced rows are updated."""
         old = self._doc
+        self._views = {}
         consistent = (change is not None and old is not None and doc is not None
                       and change.first_token + change.old_tokens <= old.token_count
                       and old.token_count - change.old_tokens + change.new_tokens
@@ -94,10 +98,14 @@ class TokenTableModel(HeaderTableModel):
         if role == TOKEN_INDEX_ROLE:
             return row
         if role == Qt.ItemDataRole.BackgroundRole and col == COL_ID and self._color_of:
-            return self._color_of(self._doc.token(row)[0].id)
+            return self._color_of(self._doc.token_id(row))
         if role not in (Qt.ItemDataRole.DisplayRole, Qt.ItemDataRole.ToolTipRole):
             return None
-        view = token_view(self._doc, row)
+        view = self._views.get(row)
+        if view is None or view.doc is not self._doc:
+            if len(self._views) > 4096:
+                self._views.clear()
+            view = self._views[row] = token_view(self._doc, row)
         if role == Qt.ItemDataRole.ToolTipRole:
             return view.html()
         tok = view.token

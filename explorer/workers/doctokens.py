@@ -1,9 +1,11 @@
 """Tokens of a whole editable document, stored so that one edit re-encodes only a window.
 
 The document is split into *segments*: runs of whole lines whose first character starts a
-token (no token crosses a segment boundary). Each segment keeps the token objects of the
-encoding it came from together with that encoding's coordinate of the segment start, so
-segments after an edit are reused as they are (no token is rebuilt to shift its offsets).
+token (no token crosses a segment boundary). Each segment keeps its tokens compactly (ids,
+starts and ends in ``array('i')``, see :mod:`explorer.engine.compact`: a 10 MB document holds
+~2.5 million tokens, a Token object each would take half a gigabyte) with the encoding's
+coordinate of the segment start, so segments after an edit are reused as they are (no offset
+is shifted). :meth:`DocTokens.token` rebuilds a Token when one is looked at.
 
 After an edit, :func:`update_document` re-encodes the changed segments plus context segments
 on both sides and accepts the result only when the window's tokens *agree* with the old tokens
@@ -26,51 +28,88 @@ Pure Python (no Qt): the worker jobs run these on pool threads.
 from __future__ import annotations
 
 import gc
+from array import array
 from bisect import bisect_left, bisect_right
 from collections.abc import Generator, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from itertools import accumulate
 
+from explorer.engine.compact import CompactTokens, int_array, token_table
 from explorer.engine.encoding import Token
 from explorer.engine.tokenizer import Tokenizer
 
 CHUNK_CHARS = 32_768
 """First-encode chunk size; each chunk is one progress step and cancellation point."""
+RETRIES = 3
+"""A window that disagrees with the previous one is retried from this many segments earlier
+before the whole first encode starts over in bigger windows."""
 GC_QUIET_CHARS = 256 * 1024
 """First encodes of texts this long run with the cyclic GC paused (see the module notes)."""
 
 
 class Segment:
-    """Whole lines of the document with the tokens covering exactly them."""
+    """Whole lines of the document with the tokens covering exactly them, as arrays."""
 
-    __slots__ = ("astral", "lines", "nbytes", "origin", "text", "tokens", "unknown")
+    __slots__ = ("astral", "ends", "ids", "irregular", "lines", "nbytes", "origin", "starts",
+                 "text", "unknown")
 
-    def __init__(self, text: str, tokens: Sequence[Token], origin: int) -> None:
+    def __init__(self, text: str, ids: array, starts: array, ends: array, origin: int,
+                 irregular: dict[int, Token] | None = None,
+                 unknown_ids: frozenset[int] = frozenset()) -> None:
         self.text = text
-        self.tokens = tokens
-        """Tokens whose offsets minus ``origin`` are offsets into ``text``."""
+        self.ids = ids
+        self.starts = starts
+        """Token starts; minus ``origin`` they are offsets into ``text`` (so are ``ends``)."""
+        self.ends = ends
         self.origin = origin
+        self.irregular = irregular or None
+        """Local token index -> Token, for tokens that are not their vocabulary entry
+        (:mod:`explorer.engine.compact`); None when there are none."""
         self.lines = text.count("\n")
         if text.isascii():
             self.astral, self.nbytes = 0, len(text)
         else:
             self.astral = sum(1 for ch in text if ord(ch) > 0xFFFF)
             self.nbytes = len(text.encode("utf-8", "surrogatepass"))
-        self.unknown = sum(1 for t in tokens if t.unknown)
+        unknown = sum(ids.count(u) for u in unknown_ids) if unknown_ids else 0
+        if irregular:
+            unknown += sum(1 for t in irregular.values() if t.unknown)
+            unknown -= sum(1 for t in irregular.values() if t.id in unknown_ids)
+        self.unknown = unknown
+
+    @classmethod
+    def from_tokens(cls, text: str, tokens: Sequence[Token], origin: int) -> Segment:
+        """A segment holding ``tokens`` as they are (each kept whole: any tokenizer)."""
+        return cls(text, int_array(t.id for t in tokens), int_array(t.start for t in tokens),
+                   int_array(t.end for t in tokens), origin, dict(enumerate(tokens)))
 
     @property
     def utf16_len(self) -> int:
         """Length of the segment in UTF-16 code units."""
         return len(self.text) + self.astral
 
+    @property
+    def token_count(self) -> int:
+        """Number of tokens in the segment."""
+        return len(self.ids)
+
+
+def _empty_segment() -> Segment:
+    return Segment("", int_array(), int_array(), int_array(), 0)
+
 
 @dataclass(frozen=True, slots=True)
 class Progress:
-    """Progress of a first encode: code points done of total."""
+    """Progress of a first encode: code points done of total.
+
+    After the first window, ``partial`` is the result so far (segments covering the start of
+    the text, ``text`` the whole text): enough to paint what a freshly opened document shows.
+    """
 
     done: int
     total: int
+    partial: DocTokens | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -89,8 +128,8 @@ class Change:
 class DocTokens:
     """An immutable snapshot: the document text, its segments and prefix sums for lookups."""
 
-    __slots__ = ("byte_count", "cp_starts", "line_starts", "segments", "text", "tok_starts",
-                 "tokenizer", "u16_starts", "unknown_count")
+    __slots__ = ("byte_count", "cp_starts", "line_starts", "segments", "table", "text",
+                 "tok_starts", "tokenizer", "u16_starts", "unknown_count")
 
     def __init__(self, tokenizer: Tokenizer, text: str, segments: list[Segment],
                  totals: tuple[int, int] | None = None,
@@ -98,6 +137,8 @@ class DocTokens:
         """``splice=(base, lo, hi, count)``: ``segments`` are ``base``'s with ``[lo, hi)``
         replaced by ``count`` new ones; prefix sums are then spliced, not recomputed."""
         self.tokenizer = tokenizer
+        self.table = token_table(tokenizer)
+        """Rebuilds Token objects from the segments' arrays."""
         self.text = text
         self.segments = segments
         if totals is None:
@@ -108,14 +149,14 @@ class DocTokens:
             self.cp_starts = [0, *accumulate(len(s.text) for s in segments)]
             self.u16_starts = [0, *accumulate(s.utf16_len for s in segments)]
             self.line_starts = [0, *accumulate(s.lines for s in segments)]
-            self.tok_starts = [0, *accumulate(len(s.tokens) for s in segments)]
+            self.tok_starts = [0, *accumulate(len(s.ids) for s in segments)]
             return
         base, lo, hi, count = splice
         new = segments[lo:lo + count]
         self.cp_starts = _splice(base.cp_starts, lo, hi, [len(s.text) for s in new])
         self.u16_starts = _splice(base.u16_starts, lo, hi, [s.utf16_len for s in new])
         self.line_starts = _splice(base.line_starts, lo, hi, [s.lines for s in new])
-        self.tok_starts = _splice(base.tok_starts, lo, hi, [len(s.tokens) for s in new])
+        self.tok_starts = _splice(base.tok_starts, lo, hi, [len(s.ids) for s in new])
 
     def changed_lines(self, change: Change) -> range:
         """Block numbers covered by the segments a :class:`Change` produced."""
@@ -132,16 +173,61 @@ class DocTokens:
     def token(self, index: int) -> tuple[Token, int]:
         """Token number ``index`` and the document code-point offset of its segment origin.
 
-        The token's document span is ``token.start + shift, token.end + shift``.
+        The token's document span is ``token.start + shift, token.end + shift``. The Token is
+        rebuilt from the arrays (see :mod:`explorer.engine.compact`).
         """
         k = bisect_right(self.tok_starts, index) - 1
         seg = self.segments[k]
-        return seg.tokens[index - self.tok_starts[k]], self.cp_starts[k] - seg.origin
+        return self.segment_token(seg, index - self.tok_starts[k]), self.cp_starts[k] - seg.origin
+
+    def segment_token(self, seg: Segment, j: int) -> Token:
+        """Token ``j`` of segment ``seg`` (offsets relative to the segment's origin)."""
+        if seg.irregular is not None:
+            tok = seg.irregular.get(j)
+            if tok is not None:
+                return tok
+        return self.table.make(seg.ids[j], seg.starts[j], seg.ends[j])
+
+    def flags(self, seg: Segment, j: int) -> tuple[bool, bool]:
+        """``(special, unknown)`` of token ``j`` of segment ``seg``, without a Token."""
+        if seg.irregular is not None:
+            tok = seg.irregular.get(j)
+            if tok is not None:
+                return tok.special, tok.unknown
+        return self.table.flags(seg.ids[j])
 
     def span(self, index: int) -> tuple[int, int]:
         """Document code-point span of token ``index``."""
-        tok, shift = self.token(index)
-        return tok.start + shift, tok.end + shift
+        k = bisect_right(self.tok_starts, index) - 1
+        seg = self.segments[k]
+        j = index - self.tok_starts[k]
+        shift = self.cp_starts[k] - seg.origin
+        return seg.starts[j] + shift, seg.ends[j] + shift
+
+    def token_id(self, index: int) -> int:
+        """Id of token ``index``."""
+        k = bisect_right(self.tok_starts, index) - 1
+        return self.segments[k].ids[index - self.tok_starts[k]]
+
+    def ids(self, limit: int | None = None) -> array:
+        """Every token id in order (one array), or the first ``limit``."""
+        out = int_array()
+        for seg in self.segments:
+            out += seg.ids
+            if limit is not None and len(out) >= limit:
+                return out[:limit]
+        return out
+
+    def count_id(self, token_id: int) -> int:
+        """How many tokens have id ``token_id``."""
+        return sum(seg.ids.count(token_id) for seg in self.segments)
+
+    def first_index_of(self, token_id: int) -> int | None:
+        """Index of the first token with id ``token_id``, or None."""
+        for k, seg in enumerate(self.segments):
+            if token_id in seg.ids:
+                return self.tok_starts[k] + seg.ids.index(token_id)
+        return None
 
     def segment_of_line(self, line: int) -> int:
         """Index of the segment holding 0-based line ``line`` (a Qt block number)."""
@@ -158,16 +244,24 @@ class DocTokens:
         k = self.segment_of_offset(offset)
         seg = self.segments[k]
         local = offset - self.cp_starts[k] + seg.origin
-        for i, tok in enumerate(seg.tokens):  # segments are a few lines: linear is fine
-            if tok.start <= local < tok.end:
+        starts, ends = seg.starts, seg.ends
+        first = bisect_right(starts, local)  # tokens are in text order
+        while first > 0 and ends[first - 1] > local:  # back to the first token containing it
+            first -= 1
+        for i in range(first, len(starts)):
+            if starts[i] > local:
+                break
+            if local < ends[i]:
                 return self.tok_starts[k] + i
         return None
 
     def tokens(self) -> Generator[tuple[Token, int, int], None, None]:
-        """Every token with its document span, in order."""
+        """Every token with its document span, in order (each Token rebuilt: slow on a big
+        document; prefer :meth:`ids`, :meth:`span`)."""
         for k, seg in enumerate(self.segments):
             shift = self.cp_starts[k] - seg.origin
-            for tok in seg.tokens:
+            for j in range(len(seg.ids)):
+                tok = self.segment_token(seg, j)
                 yield tok, tok.start + shift, tok.end + shift
 
 
@@ -180,43 +274,65 @@ def _splice(sums: list[int], lo: int, hi: int, sizes: list[int]) -> list[int]:
     return head + mid + ([x + shift for x in tail] if shift else tail)
 
 
-def _cut(text: str, tokens: Sequence[Token], limit: int) -> list[Segment]:
-    """Split ``text[:limit]`` into segments at the line starts no token crosses.
+def _cut(text: str, toks: CompactTokens, limit: int, begin: int = 0) -> list[Segment]:
+    """Split ``text[begin:limit]`` into segments at the line starts no token crosses.
 
-    ``tokens`` have offsets into ``text``. When ``limit < len(text)`` the result stops at the
-    last safe line start at or before ``limit``; otherwise the remainder is the last segment.
+    ``toks`` have offsets into ``text``; ``begin`` is 0 or a safe cut (tokens before it are
+    context and dropped). When ``limit < len(text)`` the result stops at the last safe line
+    start at or before ``limit``; otherwise the remainder is the last segment.
     """
-    starts = [t.start for t in tokens]
+    starts, ends, ids = toks.starts, toks.ends, toks.ids
+    irr = sorted(toks.irregular)
+    unknown_ids = toks.unknown_ids
     out: list[Segment] = []
-    seg_start, tok_start = 0, 0
-    pos = text.find("\n", 0, limit)
+
+    def segment(seg_text: str, a: int, b: int, origin: int) -> Segment:
+        irregular = None
+        if irr:
+            lo, hi = bisect_left(irr, a), bisect_left(irr, b)
+            if hi > lo:
+                irregular = {i - a: toks.irregular[i] for i in irr[lo:hi]}
+        return Segment(seg_text, ids[a:b], starts[a:b], ends[a:b], origin, irregular,
+                       unknown_ids)
+
+    seg_start, tok_start = begin, bisect_left(starts, begin) if begin else 0
+    pos = text.find("\n", begin, limit)
     while pos != -1 and pos + 1 <= limit and pos + 1 < len(text):
         cut = pos + 1
         i = bisect_left(starts, cut)
-        if i > tok_start and tokens[i - 1].end <= cut:
-            out.append(Segment(text[seg_start:cut], tokens[tok_start:i], seg_start))
+        if i > tok_start and ends[i - 1] <= cut:
+            out.append(segment(text[seg_start:cut], tok_start, i, seg_start))
             seg_start, tok_start = cut, i
         pos = text.find("\n", cut, limit)
-    if limit >= len(text) and (seg_start < len(text) or len(tokens) > tok_start):
-        out.append(Segment(text[seg_start:], tokens[tok_start:], seg_start))
+    if limit >= len(text) and (seg_start < len(text) or len(ids) > tok_start):
+        out.append(segment(text[seg_start:], tok_start, len(ids), seg_start))
     return out
 
 
-def _agrees(seg: Segment, window: Sequence[Token], starts: list[int], at: int) -> bool:
+def _agrees(seg: Segment, window: CompactTokens, at: int) -> bool:
     """True when ``window`` tokens inside ``[at, at+len(seg))`` equal ``seg``'s tokens."""
+    starts, ends = window.starts, window.ends
     lo = bisect_left(starts, at)
     hi = bisect_left(starts, at + len(seg.text))
-    if hi - lo != len(seg.tokens):
+    if hi - lo != len(seg.ids):
         return False
-    if lo > 0 and window[lo - 1].end > at:
+    if lo > 0 and ends[lo - 1] > at:
         return False
-    if hi > lo and window[hi - 1].end > at + len(seg.text):
+    if hi > lo and ends[hi - 1] > at + len(seg.text):
+        return False
+    if window.ids[lo:hi] != seg.ids:
         return False
     shift = at - seg.origin
-    for a, b in zip(window[lo:hi], seg.tokens, strict=True):
-        if a.id != b.id or a.start != b.start + shift or a.end != b.end + shift:
-            return False
-    return True
+    if shift == 0:
+        return starts[lo:hi] == seg.starts and ends[lo:hi] == seg.ends
+    return (starts[lo:hi] == int_array(map(shift.__add__, seg.starts))
+            and ends[lo:hi] == int_array(map(shift.__add__, seg.ends)))
+
+
+def _boundary(window: CompactTokens, at: int) -> bool:
+    """True when no token of ``window`` crosses offset ``at``."""
+    lo = bisect_left(window.starts, at)
+    return lo == 0 or window.ends[lo - 1] <= at
 
 
 def _common_prefix(a: str, b: str) -> int:
@@ -303,33 +419,56 @@ def _encode_chunks(tokenizer: Tokenizer, text: str,
     """The body of :func:`encode_document`."""
     segments: list[Segment] = []
     pos, size = 0, chunk
-    check: Segment | None = None  # what the next window must reproduce at its start
+    lead = 0  # characters of context at the window start (the previous window's last segment)
+    retries, retry_until = 0, 0
+    first = True  # the first window's result is yielded as a partial result
+    check: Segment | None = None  # what the next window must reproduce after its lead
     while True:
         end = text.find("\n", min(len(text), pos + size))
         end = len(text) if end == -1 else end + 1
         window = text[pos:end]
-        toks = tokenizer.encode(window).tokens
-        if check is not None and not _agrees(check, toks, [t.start for t in toks], 0):
-            # Starting mid-text changes this tokenizer's tokens: start over in bigger windows
-            # (terminates: once a window holds the whole text there is nothing to check).
-            segments.clear()
-            pos, check, size = 0, None, max(size, pos) * 4
-            continue
+        toks = tokenizer.encode_compact(window)
+        if check is not None and not _agrees(check, toks, lead):
+            if retries < RETRIES and len(segments) >= 2:
+                # Start one segment earlier: the segment this window began with must then
+                # come out as it was (a near tie decided by what came before, for example).
+                retries += 1
+                retry_until = max(retry_until, pos + lead + len(check.text))
+                check = segments.pop()
+                lead = len(segments[-1].text)
+                pos -= lead
+                continue
+            if not _boundary(toks, lead):
+                # Starting mid-text changes this tokenizer's tokens: start over in bigger
+                # windows (terminates: a window holding the whole text has nothing to check).
+                segments.clear()
+                pos, lead, check, size = 0, 0, None, max(size, pos) * 4
+                continue
+            # Still different, yet the window has a token boundary where its context ends:
+            # a decision that depends on where the text starts (a near tie in a Unigram
+            # model's float32 path scores). Take this window's tokens from there on.
+        if pos >= retry_until:  # past the place that needed retries
+            retries = 0
         if end == len(text):
-            segments.extend(_cut(window, toks, len(window)))
+            segments.extend(_cut(window, toks, len(window), lead))
             break
         # Keep all but the last two lines: the window end may have changed their tokens.
         keep = window.rfind("\n", 0, window.rfind("\n", 0, len(window) - 1)) + 1
-        new = _cut(window, toks, keep) if keep > 0 else []
+        new = _cut(window, toks, keep, lead) if keep > lead else []
         if len(new) < 2:  # no safe cut in this window: this tokenizer needs more text
-            size *= 4
+            size *= 2
             continue
         last = new.pop()
         segments.extend(new)
-        pos, check = pos + last.origin, last
-        yield Progress(pos, len(text))
+        # The next window starts one segment early: that segment is only context (a
+        # SentencePiece text starts with a dummy-prefix piece), the one after it must agree.
+        pos, lead, check = pos + new[-1].origin, len(new[-1].text), last
+        size = max(chunk, len(last.text) + lead)  # grown only as long as needed
+        partial = DocTokens(tokenizer, text, list(segments)) if first else None
+        first = False
+        yield Progress(pos, len(text), partial)
     if not segments:
-        segments.append(Segment("", [], 0))
+        segments.append(_empty_segment())
     return DocTokens(tokenizer, text, segments)
 
 
@@ -353,21 +492,31 @@ def update_document(base: DocTokens, text: str,
     ctx = 1
     while True:
         lo, hi = max(0, k0 - ctx), min(nseg, k1 + 1 + ctx)
-        start, end = base.cp_starts[lo], base.cp_starts[hi] + delta
+        # Segments lo - 1 and hi are encoded too, as context only (a SentencePiece text
+        # starts with a dummy-prefix piece and drops trailing whitespace): segments lo and
+        # hi - 1 must then come out as before.
+        start = base.cp_starts[max(0, lo - 1)]
+        end = base.cp_starts[min(nseg, hi + 1)] + delta
+        lead = base.cp_starts[lo] - start
+        trail = base.cp_starts[min(nseg, hi + 1)] - base.cp_starts[hi]
         if max_window is not None and end - start > max_window:
             return None
         window = text[start:end]
-        toks = base.tokenizer.encode(window).tokens
-        starts = [t.start for t in toks]
-        ok = lo == 0 or _agrees(base.segments[lo], toks, starts, 0)
+        toks = base.tokenizer.encode_compact(window)
+        ok = lo == 0 or _agrees(base.segments[lo], toks, lead)
         if ok and hi < nseg:
             last = base.segments[hi - 1]
-            ok = _agrees(last, toks, starts, len(window) - len(last.text))
+            ok = _agrees(last, toks, len(window) - trail - len(last.text))
         if ok or (lo == 0 and hi == nseg):
             break
+        if ctx >= 4 and _boundary(toks, lead) and _boundary(toks, len(window) - trail):
+            # Wider context did not make the context segments agree, yet no token crosses
+            # the window's ends: a decision that depends on where the text starts (a near
+            # tie in a Unigram model's float32 path scores), not on the edit. Keep it local.
+            break
         ctx *= 4
-    new = _cut(window, toks, len(window))
-    segments = base.segments[:lo] + new + base.segments[hi:] or [Segment("", [], 0)]
+    new = _cut(window, toks, len(window) - trail, lead)
+    segments = base.segments[:lo] + new + base.segments[hi:] or [_empty_segment()]
     old_segs = base.segments[lo:hi]
     totals = (base.byte_count + sum(x.nbytes for x in new) - sum(x.nbytes for x in old_segs),
               base.unknown_count + sum(x.unknown for x in new)
@@ -382,7 +531,7 @@ def update_document(base: DocTokens, text: str,
         new_segments=len(new),
         first_token=base.tok_starts[lo],
         old_tokens=base.tok_starts[hi] - base.tok_starts[lo],
-        new_tokens=sum(len(x.tokens) for x in new),
+        new_tokens=sum(len(x.ids) for x in new),
         full=lo == 0 and hi == nseg,
     )
     return doc, change

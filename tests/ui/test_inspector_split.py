@@ -94,7 +94,7 @@ def test_normalized_tokens_show_their_whole_bytes():
     text = "e\u0301x"
     toks = [Token(id=7, piece="▁e", token_bytes="▁e".encode(), start=0, end=1),
             Token(id=8, piece="\u0301x", token_bytes="\u0301x".encode(), start=1, end=3)]
-    doc = DocTokens(TOKENIZER, text, [Segment(text, toks, 0)])
+    doc = DocTokens(TOKENIZER, text, [Segment.from_tokens(text, toks, 0)])
     (ch,) = split_characters(doc, 1)
     assert ch.text == "e\u0301" and not ch.exact
     assert [(p.index, p.token_id, p.data) for p in ch.parts] == [

@@ -186,3 +186,19 @@ def test_small_first_encode_leaves_gc_alone():
     assert gc.isenabled()
     _full(gen)
     assert gc.get_freeze_count() == 0
+
+
+def test_sentencepiece_edit_reencodes_locally():
+    """A SentencePiece text starts with a dummy-prefix piece and drops trailing whitespace:
+    the window's context segments absorb both, so an edit stays local (not the whole text)
+    and the result still equals a full encode."""
+    tok = _engine("sentencepiece", "botchan_en_unigram_1000.model")
+    text = "".join(f"Line {i} of the text.\n\nIt goes on here {i}.\n" for i in range(60))
+    doc = _full(encode_document(tok, text, chunk=64))
+    assert len(doc.segments) > 10
+    assert _flat(doc) == _expected(tok, text)
+    at = text.index("Line 30")
+    text = text[:at] + "Zebra " + text[at:]
+    doc, change = update_document(doc, text)
+    assert not change.full and change.old_segments <= 10
+    assert _flat(doc) == _expected(tok, text)

@@ -30,6 +30,7 @@ from explorer.engine.bpe.specials import (
     split_specials,
 )
 from explorer.engine.bpe.trace import MergeStep
+from explorer.engine.compact import CompactTokens, int_array
 from explorer.engine.encoding import Encoding, Token
 from explorer.engine.pretokenizers.byte_level import bytes_to_piece
 from explorer.engine.pretokenizers.regex_split import RegexSplitter
@@ -63,6 +64,8 @@ class ByteLevelBPETokenizer(Tokenizer):
         self.splitter = RegexSplitter(pattern)
         self._pieces: dict[int, str] = {}
         self._layouts: dict[str, Layout] = {}  # chunk -> token layout (see bpe.layout)
+        # chunk -> its single id, or (ids, relative starts, relative ends)
+        self._spans: dict[str, int | tuple[tuple[int, ...], ...]] = {}
         self._info = TokenizerInfo(
             name=name,
             format=format,
@@ -130,6 +133,51 @@ class ByteLevelBPETokenizer(Tokenizer):
             for tid, piece, data, rel_start, rel_end in layout:
                 append(make(tid, piece, data, pos + rel_start, pos + rel_end))
 
+    def encode_compact(self, text: str) -> CompactTokens:
+        """:meth:`encode` as arrays (every token is its vocabulary entry: none irregular)."""
+        allowed, _ = resolve(self.vocab.special_tokens, "all", ())
+        ids: list[int] = []
+        starts: list[int] = []
+        ends: list[int] = []
+        specials = self.vocab.special_tokens
+        with gc_paused(len(text) >= GC_PAUSE_CHARS):
+            for segment, seg_start, is_special in split_specials(text, allowed):
+                if is_special:
+                    ids.append(specials[segment])
+                    starts.append(seg_start)
+                    ends.append(seg_start + len(segment))
+                else:
+                    self._compact_segment(segment, seg_start, ids, starts, ends)
+        return CompactTokens(int_array(ids), int_array(starts), int_array(ends))
+
+    def _compact_segment(self, segment: str, offset: int, ids: list[int], starts: list[int],
+                         ends: list[int]) -> None:
+        spans = self._spans
+        get_spans = spans.get
+        add_id, add_start, add_end = ids.append, starts.append, ends.append
+        splitter = self.splitter
+        for chunk, start in splitter.split_with_starts(segment):
+            pos = offset + start
+            hit = get_spans(chunk)
+            if hit is None:
+                layout = chunk_layout(chunk, self.model.encode_chunk(chunk),
+                                      self.vocab.id_to_bytes, self._piece)
+                hit = (tuple(x[0] for x in layout), tuple(x[3] for x in layout),
+                       tuple(x[4] for x in layout))
+                if len(layout) == 1:
+                    hit = layout[0][0]
+                if len(spans) >= self.model.cache_limit:
+                    spans.clear()
+                spans[chunk] = hit
+            if hit.__class__ is int:
+                add_id(hit)
+                add_start(pos)
+                add_end(pos + len(chunk))
+            else:
+                ids += hit[0]
+                starts += map(pos.__add__, hit[1])
+                ends += map(pos.__add__, hit[2])
+
     def _piece(self, token_id: int) -> str:
         p = self._pieces.get(token_id)
         if p is None:
@@ -187,6 +235,7 @@ class ByteLevelBPETokenizer(Tokenizer):
         """Forget every memoised pre-token (cold-cache benchmarks)."""
         self.model.clear_cache()
         self._layouts.clear()
+        self._spans.clear()
 
     def supports_merge_trace(self) -> bool:
         """Byte-level BPE can show its merge queue."""

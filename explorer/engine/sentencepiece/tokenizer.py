@@ -24,6 +24,7 @@ from collections.abc import Collection, Mapping, Sequence
 from itertools import compress
 from typing import Literal, Protocol
 
+from explorer.engine.compact import CompactTokens, int_array, token_table
 from explorer.engine.encoding import Encoding, Token
 from explorer.engine.normalizers.base import Normalized, Normalizer
 from explorer.engine.sentencepiece.decoding import (
@@ -151,6 +152,42 @@ class SentencePieceTokenizer(Tokenizer):
             spans = self.model.encode(normalized.text)
             tokens.extend(self._tokens(normalized, spans, start))
         return Encoding(text, tokens)
+
+    def encode_compact(self, text: str) -> CompactTokens:
+        """:meth:`encode` as arrays, without Token objects where tokens are plain pieces
+        (an ``<unk>``, a byte-fallback or a control piece is kept whole)."""
+        table = token_table(self)
+        model = self.model
+        unk_id, types = model.unk_id, model.types
+        control = PieceType.CONTROL
+        ids, starts, ends = int_array(), int_array(), int_array()
+        irregular: dict[int, Token] = {}
+        unknown: set[int] = set()
+        for start, end, special_id in self._segments(text, "all"):
+            if special_id is not None:
+                piece = model.pieces[special_id]
+                tok = Token(special_id, piece, b"", start, end, special=True)
+                more = table.compact([tok])
+            else:
+                normalized = self.normalizer.normalize(text[start:end])
+                spans = model.encode(normalized.text)
+                seg_ids = [x[2] for x in spans]
+                if unk_id in seg_ids or any(types[i] == control for i in set(seg_ids)):
+                    more = table.compact(self._tokens(normalized, spans, start))
+                else:  # every token is its piece: no Token needed
+                    n2o = normalized.norm_to_orig
+                    shift = start.__add__
+                    ids.extend(seg_ids)
+                    starts.extend(map(shift, map(n2o.__getitem__, [x[0] for x in spans])))
+                    ends.extend(map(shift, map(n2o.__getitem__, [x[1] for x in spans])))
+                    continue
+            base = len(ids)
+            ids.extend(more.ids)
+            starts.extend(more.starts)
+            ends.extend(more.ends)
+            irregular.update((base + i, t) for i, t in more.irregular.items())
+            unknown |= more.unknown_ids
+        return CompactTokens(ids, starts, ends, irregular, frozenset(unknown))
 
     def encode_ids(self, text: str) -> list[int]:
         """Ids only, no special-token splitting: exactly ``SentencePieceProcessor.encode``."""

@@ -50,10 +50,7 @@ FIRST_ROWS = 200
 
 def first_token_index(doc: DocTokens, token_id: int) -> int | None:
     """Index of the first token of ``doc`` whose id is ``token_id``, or None."""
-    for index, (tok, _start, _end) in enumerate(doc.tokens()):
-        if tok.id == token_id:
-            return index
-    return None
+    return doc.first_index_of(token_id)
 
 
 class VocabBrowser(QWidget):
@@ -137,7 +134,7 @@ class VocabBrowser(QWidget):
         if doc is None or index is None:
             self.status.setText(f"Token id {token_id} does not occur in the text.")
             return None
-        count = sum(1 for tok, _, _ in doc.tokens() if tok.id == token_id)
+        count = doc.count_id(token_id)
         self.status.setText(f"Token id {token_id}: first of {count:,} in the text "
                             f"(token #{index}) selected.")
         return index

@@ -1,0 +1,185 @@
+"""A 10 MB document in the window, and ``encode --lines`` over 100 MB: time and peak memory.
+
+For each model (the bundled cl100k, and a 32k SentencePiece Unigram model trained here with
+sentencepiece on English + the all-language UDHR):
+
+1. the real command, ``/usr/bin/time -v python -m explorer --screenshot OUT.png --vocab V
+   --text-file BIG.txt`` (the window opens, encodes, highlights and renders, then exits):
+   wall time and peak RSS;
+2. the same start in a driver process that records when the shown part is first painted
+   (the first window's partial result) and when the whole text is highlighted;
+3. the reference library encoding the same text in this process (tiktoken
+   ``encode_ordinary`` / sentencepiece ``encode`` of the whole text, CPU time).
+
+Then ``/usr/bin/time -v python -m explorer encode --lines --output ids`` over 10 MB and 100 MB
+(the 10 MB text repeated): the peak RSS must not grow with the input (streamed).
+
+    python benchmarks/bench_bigdoc.py [--size-mb 10] [--lines-mb 100] [--unigram PATH]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import re
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT / "benchmarks"))
+sys.path.insert(0, str(ROOT / "tests"))
+
+
+def time_v(cmd: list[str], stdout=subprocess.DEVNULL) -> tuple[float, float, int]:
+    """``(wall s, peak RSS MB, exit status)`` of ``cmd`` under ``/usr/bin/time -v``."""
+    env = {**os.environ, "QT_QPA_PLATFORM": "offscreen", "PYTHONPATH": str(ROOT)}
+    r = subprocess.run(["/usr/bin/time", "-v", *cmd], stdout=stdout, stderr=subprocess.PIPE,
+                       env=env, text=True, check=False)
+    wall = re.search(r"Elapsed \(wall clock\) time \(h:mm:ss or m:ss\): (\S+)", r.stderr)
+    rss = re.search(r"Maximum resident set size \(kbytes\): (\d+)", r.stderr)
+    assert wall and rss, r.stderr[-2000:]
+    parts = [float(x) for x in wall.group(1).split(":")]
+    seconds = parts[-1] + 60 * parts[-2] + (3600 * parts[-3] if len(parts) > 2 else 0)
+    return seconds, int(rss.group(1)) / 1024, r.returncode
+
+
+def driver(vocab: str, text_file: str) -> None:
+    """Open the window on ``text_file`` as ``--screenshot`` does; print the times as JSON."""
+    t0 = time.perf_counter()
+    import resource
+
+    from PySide6.QtWidgets import QApplication
+
+    from explorer.ui.app import SCREENSHOT_SIZE, application, wait_highlighted
+    from explorer.ui.main_window import MainWindow
+    from explorer.ui.settings import use_settings_dir
+
+    tmp = tempfile.TemporaryDirectory()
+    use_settings_dir(Path(tmp.name))
+    application()
+    text = Path(text_file).read_text(encoding="utf-8")
+    window = MainWindow(autosave=False)
+    marks: dict[str, float] = {}
+    window.controller.partial_ready.connect(
+        lambda _d: marks.setdefault("first_paint", time.perf_counter() - t0))
+    window.resize(*SCREENSHOT_SIZE)
+    window.show()
+    window.restore(text=text, source=vocab)
+    marks["window_with_text"] = time.perf_counter() - t0
+    if not wait_highlighted(window, 600_000) or window.doc.text is not window.text():
+        raise SystemExit("timed out")
+    marks["highlighted"] = time.perf_counter() - t0
+    marks.setdefault("first_paint", marks["highlighted"])
+    marks["tokens"] = window.doc.token_count
+    marks["peak_rss_mb"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    window.controller.shutdown()
+    QApplication.processEvents()
+    print(json.dumps(marks))
+
+
+def train_unigram(folder: Path) -> Path:
+    import sentencepiece as spm
+    from bench_unigram import english_lines, udhr_lines
+
+    corpus = folder / "unigram32k_corpus.txt"
+    corpus.write_text("\n".join(english_lines(3.0) + udhr_lines()[::2]) + "\n", encoding="utf-8")
+    spm.SentencePieceTrainer.train(
+        input=str(corpus), model_prefix=str(folder / "unigram32k"), vocab_size=32000,
+        model_type="unigram", byte_fallback=True, character_coverage=0.9995, num_threads=1,
+        minloglevel=2, input_sentence_size=300000, shuffle_input_sentence=False)
+    return folder / "unigram32k.model"
+
+
+def reference_seconds(kind: str, vocab: str, text: str) -> float:
+    """CPU seconds of the reference library encoding ``text`` (best of 2)."""
+    if kind == "tiktoken":
+        import tiktoken
+        from tiktoken.load import load_tiktoken_bpe
+
+        from explorer.engine.formats import load_tokenizer
+
+        pattern = load_tokenizer(vocab).info.extra["pattern"]
+        enc = tiktoken.Encoding("cl100k", pat_str=pattern,
+                                mergeable_ranks=load_tiktoken_bpe(vocab), special_tokens={})
+        fn = lambda: enc.encode_ordinary(text)  # noqa: E731
+    else:
+        import sentencepiece as spm
+
+        sp = spm.SentencePieceProcessor(model_file=vocab, num_threads=1)
+        fn = lambda: sp.encode(text)  # noqa: E731
+    best = float("inf")
+    for _ in range(2):
+        t = time.process_time()
+        fn()
+        best = min(best, time.process_time() - t)
+    return best
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--size-mb", type=float, default=10.0)
+    parser.add_argument("--lines-mb", type=int, default=100)
+    parser.add_argument("--unigram", help="a SentencePiece Unigram .model (default: train 32k)")
+    parser.add_argument("--only", choices=("cl100k", "unigram"))
+    parser.add_argument("--driver", nargs=2, metavar=("VOCAB", "TEXT"), help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    if args.driver:
+        driver(*args.driver)
+        return
+    from train_corpus import build
+
+    from explorer.bundled import resource_path
+
+    with tempfile.TemporaryDirectory() as tmp_name:
+        tmp = Path(tmp_name)
+        big = build(int(args.size_mb * 1_000_000), tmp)
+        text = big.read_text(encoding="utf-8")
+        models = []
+        if args.only in (None, "cl100k"):
+            models.append(("cl100k", "tiktoken", str(resource_path("vocab",
+                                                                   "cl100k_base.tiktoken"))))
+        if args.only in (None, "unigram"):
+            unigram = args.unigram or str(train_unigram(tmp))
+            models.append(("Unigram 32k", "sentencepiece", unigram))
+        print(f"document: {big.stat().st_size / 1e6:.2f} MB, {len(text):,} characters, "
+              f"{text.count(chr(10)):,} lines")
+        print("| model | screenshot command: wall / peak RSS | shown part painted | whole "
+              "text highlighted | reference encode (CPU) | highlighted / reference |")
+        print("|---|---|---|---|---|---|")
+        for name, kind, vocab in models:
+            wall, rss, status = time_v([sys.executable, "-m", "explorer", "--screenshot",
+                                        str(tmp / "out.png"), "--vocab", vocab, "--text-file",
+                                        str(big)])
+            assert status == 0, f"screenshot failed ({status})"
+            out = subprocess.run([sys.executable, __file__, "--driver", vocab, str(big)],
+                                 capture_output=True, text=True, check=True,
+                                 env={**os.environ, "QT_QPA_PLATFORM": "offscreen",
+                                      "PYTHONPATH": str(ROOT)})
+            marks = json.loads(out.stdout.strip().splitlines()[-1])
+            ref = reference_seconds(kind, vocab, text)
+            print(f"| {name} | {wall:.1f} s / {rss:.0f} MB | {marks['first_paint']:.2f} s | "
+                  f"{marks['highlighted']:.1f} s ({marks['tokens']:,} tokens) | {kind} "
+                  f"{ref:.2f} s | {marks['highlighted'] / ref:.1f}x |")
+        if args.lines_mb:
+            reps = max(1, round(args.lines_mb / args.size_mb))
+            many = tmp / "many.txt"
+            with open(many, "w", encoding="utf-8") as f:
+                for _ in range(reps):
+                    f.write(text)
+            print("\n| model | encode --lines: input | wall | peak RSS |\n|---|---|---|---|")
+            for name, _kind, vocab in models:
+                for path in (big, many):
+                    wall, rss, status = time_v([sys.executable, "-m", "explorer", "encode",
+                                                "--vocab", vocab, "--lines", "--output", "ids",
+                                                str(path)])
+                    assert status == 0
+                    print(f"| {name} | {path.stat().st_size / 1e6:.0f} MB | {wall:.1f} s | "
+                          f"{rss:.0f} MB |")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,146 @@
+"""Tokens of a long text stored compactly: three int arrays instead of a Token per token.
+
+A 10 MB document has ~2.5 million tokens; as :class:`~explorer.engine.encoding.Token` objects
+(plus their ``int`` offsets and the list holding them) that is ~150 bytes each, half a
+gigabyte. :class:`CompactTokens` keeps ``ids``, ``starts`` and ``ends`` in ``array('i')`` (12
+bytes per token) and rebuilds a Token only when one is looked at (:class:`TokenTable`).
+
+Rebuilding is exact: a token is stored as ids + span only when it equals its vocabulary entry
+(:meth:`~explorer.engine.tokenizer.Tokenizer.id_to_token`) with that span; any other token (an
+``<unk>`` whose piece is the text it covers, a decoder that changes the first token's bytes,
+...) is kept whole in ``irregular`` under its index. Engines that know their tokens are regular
+build the arrays directly (:meth:`Tokenizer.encode_compact`), without any Token object.
+"""
+
+from __future__ import annotations
+
+import threading
+import weakref
+from array import array
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field, replace
+from typing import TYPE_CHECKING
+
+from explorer.engine.encoding import Token
+
+if TYPE_CHECKING:
+    from explorer.engine.tokenizer import Tokenizer
+
+_Key = tuple[str, bytes, bool, bool, float | None, int | None]
+
+
+def int_array(values: Iterable[int] = ()) -> array:
+    """An ``array('i')`` of ``values`` (code-point offsets and ids fit in 32 bits)."""
+    return array("i", values)
+
+
+@dataclass(slots=True)
+class CompactTokens:
+    """Tokens of one text as parallel arrays; ``irregular`` holds the tokens that are not
+    their vocabulary entry plus a span (index -> Token, same offsets as the arrays)."""
+
+    ids: array = field(default_factory=int_array)
+    starts: array = field(default_factory=int_array)
+    ends: array = field(default_factory=int_array)
+    irregular: dict[int, Token] = field(default_factory=dict)
+    unknown_ids: frozenset[int] = frozenset()
+    """Ids whose vocabulary entry is marked ``unknown`` and that occur as regular tokens (to
+    count unknown tokens without rebuilding them; irregular tokens carry their own flag)."""
+
+    def __len__(self) -> int:
+        return len(self.ids)
+
+
+class TokenTable:
+    """Vocabulary entries of one tokenizer, to rebuild tokens from ``(id, start, end)``.
+
+    Thread-safe for the pattern used (dict reads and idempotent inserts under the GIL).
+    """
+
+    def __init__(self, tokenizer: Tokenizer) -> None:
+        self._tokenizer = tokenizer
+        self._protos: dict[int, Token | None] = {}
+        self._keys: dict[int, _Key | None] = {}
+        self._flags: dict[int, tuple[bool, bool]] = {}
+
+    def proto(self, token_id: int) -> Token | None:
+        """The vocabulary entry ``token_id`` (empty span), None when the tokenizer has none."""
+        try:
+            return self._protos[token_id]
+        except KeyError:
+            pass
+        try:
+            tok: Token | None = self._tokenizer.id_to_token(token_id)
+        except (KeyError, IndexError, ValueError):
+            tok = None
+        self._protos[token_id] = tok
+        return tok
+
+    def key(self, token_id: int) -> _Key | None:
+        """Everything of entry ``token_id`` except its span (None when it has no entry)."""
+        try:
+            return self._keys[token_id]
+        except KeyError:
+            pass
+        p = self.proto(token_id)
+        k = None if p is None else _key(p)
+        self._keys[token_id] = k
+        return k
+
+    def flags(self, token_id: int) -> tuple[bool, bool]:
+        """``(special, unknown)`` of a regular token with id ``token_id``."""
+        f = self._flags.get(token_id)
+        if f is None:
+            p = self.proto(token_id)
+            f = self._flags[token_id] = (False, False) if p is None else (p.special, p.unknown)
+        return f
+
+    def make(self, token_id: int, start: int, end: int) -> Token:
+        """The regular token ``token_id`` over ``[start, end)``."""
+        p = self.proto(token_id)
+        if p is None:
+            raise KeyError(f"token id {token_id} has no vocabulary entry")
+        return replace(p, start=start, end=end)
+
+    def compact(self, tokens: Sequence[Token]) -> CompactTokens:
+        """``tokens`` as arrays; those that are not regular are kept whole."""
+        keys = self._keys
+        key_of = self.key
+        irregular: dict[int, Token] = {}
+        unknown: set[int] = set()
+        for i, t in enumerate(tokens):
+            tid = t.id
+            k = keys.get(tid)
+            if k is None:
+                k = key_of(tid)
+            if k is None or (t.piece, t.token_bytes, t.special, t.unknown, t.score,
+                             t.rank) != k:
+                irregular[i] = t
+            elif t.unknown:
+                unknown.add(tid)
+        return CompactTokens(
+            int_array([t.id for t in tokens]),
+            int_array([t.start for t in tokens]),
+            int_array([t.end for t in tokens]),
+            irregular,
+            frozenset(unknown),
+        )
+
+
+def _key(t: Token) -> _Key:
+    return (t.piece, t.token_bytes, t.special, t.unknown, t.score, t.rank)
+
+
+_TABLES: weakref.WeakKeyDictionary[Tokenizer, TokenTable] = weakref.WeakKeyDictionary()
+_LOCK = threading.Lock()
+
+
+def token_table(tokenizer: Tokenizer) -> TokenTable:
+    """The (shared) :class:`TokenTable` of ``tokenizer``."""
+    table = _TABLES.get(tokenizer)
+    if table is None:
+        with _LOCK:
+            table = _TABLES.get(tokenizer)
+            if table is None:
+                table = _TABLES[tokenizer] = TokenTable(tokenizer)
+    return table

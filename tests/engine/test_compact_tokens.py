@@ -1,0 +1,66 @@
+"""``Tokenizer.encode_compact``: the arrays and the Tokens rebuilt from them equal ``encode``.
+
+Every engine (tiktoken-style BPE, SentencePiece Unigram/BPE, HF tokenizer.json, GGUF) on real
+vocabularies and text that exercises their irregular tokens: special tokens, ``<unk>`` runs,
+byte fallback, split UTF-8, normalizers, combining marks, astral characters.
+"""
+
+from __future__ import annotations
+
+import pytest
+from references import require
+
+from explorer.bundled import resource_path
+from explorer.engine.compact import token_table
+from explorer.engine.formats import load_tokenizer
+
+TEXT = ("Hello wörld, naïve café!\n  indented\tcode(x) == 42\n\n"
+        "<|endoftext|><s> </s> <unk> [CLS] x\u2047y 😀👍🏽 🇫🇷 𠀋 e\u0301 ﬁ Ⅻ 日本語のテキスト "
+        "हिन्दी ภาษาไทย \x01\x7f end  ")
+FILES = [
+    ("gpt-tokenizer", "cl100k_base.tiktoken"),
+    ("gpt-tokenizer", "o200k_base.tiktoken"),
+    ("sentencepiece", "botchan_en_unigram_1000.model"),
+    ("sentencepiece", "kyoto_ja_unigram_8000.model"),
+    ("mistral-common", "tokenizer.model.v1"),
+    ("mon-tokenizer", "mon_tokenizer.json"),
+    ("minilm", "tokenizer.json"),
+    ("llama-cpp", "ggml-vocab-llama-bpe.gguf"),
+    ("llama-cpp", "ggml-vocab-nomic-bert-moe.gguf"),
+]
+
+
+def _check(tok, text: str) -> None:
+    enc = tok.encode(text)
+    compact = tok.encode_compact(text)
+    assert list(compact.ids) == enc.ids
+    assert list(zip(compact.starts, compact.ends, strict=True)) == enc.offsets
+    table = token_table(tok)
+    rebuilt = [compact.irregular.get(i) or table.make(tid, s, e)
+               for i, (tid, s, e) in enumerate(zip(compact.ids, compact.starts, compact.ends,
+                                                   strict=True))]
+    assert rebuilt == enc.tokens
+    unknown = sum(t.unknown for t in compact.irregular.values()) + sum(
+        1 for i, tid in enumerate(compact.ids)
+        if i not in compact.irregular and tid in compact.unknown_ids)
+    assert unknown == sum(t.unknown for t in enc.tokens)
+
+
+@pytest.mark.parametrize(("pkg", "name"), FILES, ids=[n for _, n in FILES])
+def test_compact_tokens_rebuild_exactly(pkg, name):
+    tok = load_tokenizer(require(pkg, name))
+    _check(tok, TEXT)
+    _check(tok, TEXT * 3 + "\n" + TEXT.upper())
+    _check(tok, "")
+
+
+def test_bundled_unigram_and_bpe_compact():
+    for name in ("corpus_unigram_4k.model", "corpus_bpe_4k.json"):
+        _check(load_tokenizer(resource_path("vocab", name)), TEXT)
+
+
+def test_bpe_compact_stores_no_token_objects():
+    """The byte-level BPE fills the arrays directly: no token is irregular."""
+    tok = load_tokenizer(resource_path("vocab", "cl100k_base.tiktoken"))
+    compact = tok.encode_compact(TEXT * 5)
+    assert not compact.irregular and len(compact) > 100

@@ -1,0 +1,40 @@
+"""Big documents are painted as they are shown: only visible blocks at first, each block
+when it scrolls into view, exactly as the full painting would colour it."""
+
+from __future__ import annotations
+
+from conftest import wait_highlighted
+from painting_oracle import expected_ranges, painted_ranges
+
+from explorer.ui import token_painter
+
+
+def test_big_document_paints_what_is_shown(qtbot, window, monkeypatch):
+    monkeypatch.setattr(token_painter, "BACKGROUND_MAX_BLOCKS", 50)
+    text = "".join(f"line {i} with wörds 😀 and more\n" for i in range(400))
+    window.set_text(text)
+    wait_highlighted(qtbot, window)
+    painted = painted_ranges(window)
+    expected = expected_ranges(window)
+    first, last = window.editor.visible_blocks()
+    assert set(painted) <= set(range(first, last + 1)) and painted, (sorted(painted), first, last)
+    assert all(painted[b] == expected[b] for b in painted)
+    bar = window.editor.verticalScrollBar()
+    bar.setValue(bar.maximum() // 2)  # scrolled into view: painted at once
+    qtbot.wait(10)
+    first, last = window.editor.visible_blocks()
+    painted = painted_ranges(window)
+    assert all(b in painted for b in range(first, last) if b in expected)
+    assert all(painted[b] == expected[b] for b in painted)
+
+
+def test_big_document_resize_paints_newly_shown_blocks(qtbot, window, monkeypatch):
+    monkeypatch.setattr(token_painter, "BACKGROUND_MAX_BLOCKS", 50)
+    window.resize(800, 300)
+    window.set_text("".join(f"row {i} text\n" for i in range(300)))
+    wait_highlighted(qtbot, window)
+    window.resize(800, 900)
+    qtbot.waitUntil(lambda: all(
+        b in painted_ranges(window) for b in range(*window.editor.visible_blocks())
+        if b < 300), timeout=5000)
+    assert all(r == expected_ranges(window)[b] for b, r in painted_ranges(window).items())
