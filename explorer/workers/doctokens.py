@@ -329,12 +329,6 @@ def _agrees(seg: Segment, window: CompactTokens, at: int) -> bool:
             and ends[lo:hi] == int_array(map(shift.__add__, seg.ends)))
 
 
-def _boundary(window: CompactTokens, at: int) -> bool:
-    """True when no token of ``window`` crosses offset ``at``."""
-    lo = bisect_left(window.starts, at)
-    return lo == 0 or window.ends[lo - 1] <= at
-
-
 def _common_prefix(a: str, b: str) -> int:
     """Length of the common prefix: galloping block compares (C speed), then bisection."""
     n = min(len(a), len(b))
@@ -438,15 +432,13 @@ def _encode_chunks(tokenizer: Tokenizer, text: str,
                 lead = len(segments[-1].text)
                 pos -= lead
                 continue
-            if not _boundary(toks, lead):
-                # Starting mid-text changes this tokenizer's tokens: start over in bigger
-                # windows (terminates: a window holding the whole text has nothing to check).
-                segments.clear()
-                pos, lead, check, size = 0, 0, None, max(size, pos) * 4
-                continue
-            # Still different, yet the window has a token boundary where its context ends:
-            # a decision that depends on where the text starts (a near tie in a Unigram
-            # model's float32 path scores). Take this window's tokens from there on.
+            # Starting mid-text changes this tokenizer's tokens (a near tie in a Unigram
+            # model's float32 path scores is decided by where the text starts): start over
+            # in bigger windows, so the result stays exactly one whole-text encode
+            # (terminates: a window holding the whole text has nothing to check).
+            segments.clear()
+            pos, lead, check, size = 0, 0, None, max(size, pos) * 4
+            continue
         if pos >= retry_until:  # past the place that needed retries
             retries = 0
         if end == len(text):
@@ -508,11 +500,6 @@ def update_document(base: DocTokens, text: str,
             last = base.segments[hi - 1]
             ok = _agrees(last, toks, len(window) - trail - len(last.text))
         if ok or (lo == 0 and hi == nseg):
-            break
-        if ctx >= 4 and _boundary(toks, lead) and _boundary(toks, len(window) - trail):
-            # Wider context did not make the context segments agree, yet no token crosses
-            # the window's ends: a decision that depends on where the text starts (a near
-            # tie in a Unigram model's float32 path scores), not on the edit. Keep it local.
             break
         ctx *= 4
     new = _cut(window, toks, len(window) - trail, lead)
