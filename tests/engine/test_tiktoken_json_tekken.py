@@ -135,7 +135,8 @@ def test_small_tekken_fills_specials(tmp_path):
     (lambda o: o["config"].update(default_vocab_size=10**9), "does not fit"),
     (lambda o: o["vocab"][5].update(rank=7), "vocab[5]"),
     (lambda o: o["vocab"][300 - 4].update(token_bytes="@@"), "not base64"),
-    (lambda o: o.update(special_tokens=[{"rank": 0, "token_str": "<s>"}] * 2), "unique"),
+    (lambda o: o.update(special_tokens=[{"rank": i, "token_str": "<s>"} for i in (0, 1)]),
+     "unique"),
     (lambda o: o["config"].update(version=None), "version"),
 ])
 def test_bad_tekken_names_the_problem(tmp_path, mutate, needle):
