@@ -1,3 +1,4 @@
+# ruff: noqa: B905, RUF005, RUF007 - kept as minbpe writes it
 """minbpe's own code (karpathy/minbpe, MIT), transcribed from the seed document
 ``seeds/003_*``: the reference our minbpe loader and encoder are checked against.
 

@@ -115,7 +115,7 @@ def load(path: Path, *, preset: str | None = None) -> ByteLevelBPETokenizer:
         extra["explicit_n_vocab"] = f"{n_vocab} (file: {len(ranks) + len(specials)} tokens)"
     kwargs: dict[str, Any] = dict(name=path.name, format="tiktoken-json",
                                   pattern_name="file's pat_str", pair_table=table)
-    if CLAUDE_SPECIALS <= set(specials):
+    if set(specials) >= CLAUDE_SPECIALS:
         extra["normalization"] = "NFKC before encoding (as @anthropic-ai/tokenizer does)"
         return NormalizedBPETokenizer(ranks, pat, specials, normalizer=UnicodeNormalizer("NFKC"),
                                       extra=extra, **kwargs)
