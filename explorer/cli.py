@@ -121,12 +121,15 @@ def cmd_info(args: argparse.Namespace) -> int:
 
 def _add_vocab_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--vocab", required=True, metavar="PATH",
-                   help="vocabulary file: .tiktoken, tokenizer.json, SentencePiece .model, .gguf")
+                   help="vocabulary file: .tiktoken, tokenizer.json, SentencePiece .model, .gguf, "
+                        "tiktoken JSON, tekken.json, minbpe .model, or a model folder (or any "
+                        "file in it)")
     p.add_argument("--preset", metavar="NAME", default=None,
                    help="tiktoken preset for the pattern and specials "
                         "(r50k, p50k, cl100k, o200k, qwen); detected from the file when absent")
     p.add_argument("--format", default=None,
-                   choices=["tiktoken", "tokenizer.json", "sentencepiece", "gguf"],
+                   choices=["tiktoken", "tokenizer.json", "sentencepiece", "gguf",
+                            "tiktoken-json", "tekken", "minbpe", "folder"],
                    help="force the file format instead of detecting it")
 
 

@@ -86,11 +86,82 @@ def seed_gguf(folder: Path) -> Path:
     return p
 
 
+def _ranks_b64(limit: int) -> list[tuple[str, int]]:
+    return [(t.decode(), int(r)) for t, r in (ln.split() for ln in _tiktoken_lines(limit))]
+
+
+def seed_tiktoken_json(folder: Path) -> Path:
+    ranks = _ranks_b64(600)
+    p = folder / "ranks.json"
+    p.write_text(json.dumps({
+        "pat_str": r"""'s|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)|\s+""",
+        "special_tokens": {"<|endoftext|>": 600},
+        "bpe_ranks": "! 0 " + " ".join(t for t, _ in ranks)}))
+    return p
+
+
+def seed_tekken(folder: Path) -> Path:
+    ranks = _ranks_b64(600)
+    p = folder / "tekken.json"
+    p.write_text(json.dumps({
+        "config": {"pattern": r"\s+|[^\s]+", "default_vocab_size": 610,
+                   "default_num_special_tokens": 10, "version": "v13", "num_vocab_tokens": 600},
+        "vocab": [{"rank": r, "token_bytes": t, "token_str": None} for t, r in ranks],
+        "special_tokens": [{"rank": 0, "token_str": "<unk>", "is_control": True},
+                           {"rank": 1, "token_str": "<s>", "is_control": True}]}))
+    return p
+
+
+def seed_minbpe(folder: Path) -> Path:
+    merges = [(97, 97), (256, 97), (257, 98), (32, 116), (104, 101)]
+    lines = ["minbpe v1", r"""'(?i:[sdmt]|ll|ve|re)|[^\r\n\p{L}\p{N}]?+\p{L}+|\p{N}{1,3}""",
+             "1", "<|endoftext|> 300", *(f"{a} {b}" for a, b in merges)]
+    (folder / "toy.vocab").write_text("[a] 97\n", encoding="utf-8")
+    p = folder / "toy.model"
+    p.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    return p
+
+
+def seed_folder_bpe(folder: Path) -> Path:
+    from explorer.engine.pretokenizers.byte_level import bytes_to_unicode
+
+    table = bytes_to_unicode()
+    vocab = {table[b]: b for b in range(256)}
+    merges = []
+    for a, b in (("h", "e"), ("l", "l"), ("he", "ll"), ("Ġ", "w"), ("o", "r")):
+        vocab[a + b] = len(vocab)
+        merges.append(f"{a} {b}")
+    vocab["<|endoftext|>"] = len(vocab)
+    (folder / "vocab.json").write_text(json.dumps(vocab, ensure_ascii=False), encoding="utf-8")
+    (folder / "merges.txt").write_text("#version: 0.2\n" + "\n".join(merges) + "\n",
+                                       encoding="utf-8")
+    (folder / "tokenizer_config.json").write_text(json.dumps({
+        "tokenizer_class": "GPT2Tokenizer", "model_max_length": 1024,
+        "chat_template": "{% for m in messages %}{{ m['content'] }}{% endfor %}"}))
+    return folder / "vocab.json"
+
+
+def seed_folder_bert(folder: Path) -> Path:
+    tokens = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]", *"abcdefghijklmnopqrstuvwxyz",
+              "##s", "##ing", "hello", "world", ",", "."]
+    (folder / "vocab.txt").write_text("\n".join(tokens) + "\n", encoding="utf-8")
+    (folder / "tokenizer_config.json").write_text(json.dumps({
+        "do_lower_case": True, "tokenizer_class": "BertTokenizer", "model_max_length": 512}))
+    (folder / "special_tokens_map.json").write_text(json.dumps({
+        "unk_token": "[UNK]", "cls_token": "[CLS]", "sep_token": "[SEP]"}))
+    return folder / "vocab.txt"
+
+
 SEEDS: dict[str, Callable[[Path], Path]] = {
     "tiktoken": seed_tiktoken,
     "tokenizer.json": seed_tokenizer_json,
     "sentencepiece": seed_sentencepiece,
     "gguf": seed_gguf,
+    "tiktoken-json": seed_tiktoken_json,
+    "tekken": seed_tekken,
+    "minbpe": seed_minbpe,
+    "folder (vocab.json + merges.txt)": seed_folder_bpe,
+    "folder (vocab.txt)": seed_folder_bert,
 }
 """Format name -> builder of one small valid file (or folder's main file) in a folder."""
 

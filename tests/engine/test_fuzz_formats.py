@@ -72,7 +72,7 @@ def test_sentencepiece_piece_not_utf8(tmp_path, capsys):
 
 def test_seeded_fuzz_over_every_format():
     """Every format's mutants: exit 0, or exit 2 with one stderr line (3 GB cap, 1 process)."""
-    mutants = int(os.environ.get("EXPLORER_FUZZ_MUTANTS", "25"))
+    mutants = int(os.environ.get("EXPLORER_FUZZ_MUTANTS", "60"))
     env = dict(os.environ, PYTHONPATH=str(ROOT), EXPLORER_NO_VOCAB_CACHE="1")
     proc = subprocess.run(
         [sys.executable, str(ROOT / "tests" / "fuzz_formats.py"), "--seed", "16",

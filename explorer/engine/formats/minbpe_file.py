@@ -9,6 +9,7 @@ dump "just for vis" (minbpe's words): choosing it opens its ``.model``.
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 from explorer.engine.bpe.minbpe import MinBPETokenizer
@@ -16,6 +17,8 @@ from explorer.engine.errors import VocabFormatError
 from explorer.engine.pretokenizers.regex_split import compile_pattern
 
 MAGIC = "minbpe v1"
+_ID = re.compile(r"[0-9]{1,18}")
+"""An id as minbpe writes it (ASCII digits; longer numbers are corrupt, not ids)."""
 MAX_SPECIAL_ID_SLACK = 2**21
 """How far beyond the merged vocabulary a special token's id may be (ids index tables)."""
 
@@ -28,18 +31,16 @@ def parse(text: str, source: str) -> tuple[str, dict[str, int], dict[tuple[int, 
     if len(lines) < 3:
         raise VocabFormatError(f"{source}: truncated minbpe model (no pattern or special count)")
     pattern = lines[1].strip()
-    try:
-        n_special = int(lines[2].strip())
-    except ValueError:
-        raise VocabFormatError(f"{source}:3: the number of special tokens is not an integer") \
-            from None
+    if not _ID.fullmatch(lines[2].strip()):
+        raise VocabFormatError(f"{source}:3: the number of special tokens is not an integer")
+    n_special = int(lines[2].strip())
     if n_special < 0 or n_special > len(lines) - 3:
         raise VocabFormatError(f"{source}:3: {n_special} special tokens announced, "
                                f"the file has {max(0, len(lines) - 3)} more lines")
     specials: dict[str, int] = {}
     for k in range(n_special):
         parts = lines[3 + k].strip().split()
-        if len(parts) != 2 or not parts[1].isdigit():
+        if len(parts) != 2 or not _ID.fullmatch(parts[1]):
             raise VocabFormatError(f"{source}:{4 + k}: expected '<special token> <id>'")
         specials[parts[0]] = int(parts[1])
     merges: dict[tuple[int, int], int] = {}
@@ -48,7 +49,7 @@ def parse(text: str, source: str) -> tuple[str, dict[str, int], dict[tuple[int, 
         if not line.strip():
             continue
         parts = line.split()
-        if len(parts) != 2 or not all(p.isdigit() for p in parts):
+        if len(parts) != 2 or not all(_ID.fullmatch(p) for p in parts):
             raise VocabFormatError(f"{source}:{lineno}: expected '<id1> <id2>'")
         a, b = int(parts[0]), int(parts[1])
         if a >= idx or b >= idx:

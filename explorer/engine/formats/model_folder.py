@@ -20,6 +20,7 @@ half-loads.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -242,10 +243,13 @@ def _added_tokens(folder: ModelFolder, vocab: dict[str, int],
         if not isinstance(decoder, dict):
             raise VocabFormatError(f"{cfg}: added_tokens_decoder must be an object")
         for key, entry in decoder.items():
-            if not (key.isdigit() and isinstance(entry, dict)
+            if not (re.fullmatch(r"[0-9]{1,18}", key) and isinstance(entry, dict)
                     and isinstance(entry.get("content"), str)):
                 raise VocabFormatError(f"{cfg}: added_tokens_decoder[{key!r}] is not "
                                        "id -> {content, ...}")
+            if int(key) >= 2 * len(vocab) + 65536:
+                raise VocabFormatError(f"{cfg}: added token id {key} is far beyond the "
+                                       f"{len(vocab)} tokens")
             out[int(key)] = {"id": int(key), "content": entry["content"],
                              "single_word": bool(entry.get("single_word", False)),
                              "lstrip": bool(entry.get("lstrip", False)),

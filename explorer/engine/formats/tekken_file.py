@@ -31,6 +31,8 @@ LEGACY_SPECIALS = (
 )
 """mistral-common's special tokens for files without a ``special_tokens`` list (<= v7)."""
 LEGACY_VERSIONS = ("v1", "v2", "v3", "v7")
+MAX_SPECIALS = 2**20
+"""More special tokens than this is a corrupt count (real files have 1000)."""
 
 
 def _int(obj: dict[str, Any], key: str, source: str) -> int:
@@ -58,6 +60,10 @@ def parse(data: bytes, source: str) -> tuple[str, dict[str, int], dict[bytes, in
     version = config.get("version")
     if not isinstance(version, str):
         raise VocabFormatError(f"{source}: config.version must be a string")
+    inner = vocab_size - n_special
+    if inner < 256 or inner > len(vocab) or n_special > MAX_SPECIALS:
+        raise VocabFormatError(f"{source}: default_vocab_size {vocab_size} does not fit "
+                               f"{len(vocab)} ranks and {n_special} special tokens")
     specials_list = obj.get("special_tokens")
     if specials_list is None:
         if version not in LEGACY_VERSIONS:
@@ -73,10 +79,6 @@ def parse(data: bytes, source: str) -> tuple[str, dict[str, int], dict[bytes, in
     if len(names) > n_special or len(set(names)) != len(names):
         raise VocabFormatError(f"{source}: special tokens are not {n_special} unique strings")
     names += [f"<SPECIAL_{i}>" for i in range(len(names), n_special)]
-    inner = vocab_size - n_special
-    if inner < 256 or inner > len(vocab):
-        raise VocabFormatError(f"{source}: default_vocab_size {vocab_size} does not fit "
-                               f"{len(vocab)} ranks and {n_special} special tokens")
     ranks: dict[bytes, int] = {}
     for i, entry in enumerate(vocab[:inner]):
         if not isinstance(entry, dict) or entry.get("rank") != i \

@@ -69,7 +69,7 @@ def _ranks(value: Any, source: str) -> dict[bytes, int]:
                 if not line:
                     continue
                 parts = line.split(" ")
-                if len(parts) < 2 or not parts[1].isdigit():
+                if len(parts) < 2 or not re.fullmatch(r"[0-9]{1,18}", parts[1]):
                     raise VocabFormatError(
                         f"{source}: bpe_ranks line {lineno} is not '<label> <offset> tokens...'")
                 offset = int(parts[1])
