@@ -94,7 +94,8 @@ def seed_tiktoken_json(folder: Path) -> Path:
     ranks = _ranks_b64(600)
     p = folder / "ranks.json"
     p.write_text(json.dumps({
-        "pat_str": r"""'s|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)|\s+""",
+        "pat_str": r"""'s|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+"""
+                   r"""|\s+(?!\S)|\s+""",
         "special_tokens": {"<|endoftext|>": 600},
         "bpe_ranks": "! 0 " + " ".join(t for t, _ in ranks)}))
     return p
