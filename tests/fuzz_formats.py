@@ -153,6 +153,14 @@ def seed_folder_bert(folder: Path) -> Path:
     return folder / "vocab.txt"
 
 
+def seed_folder_tokenizer_json(folder: Path) -> Path:
+    shutil.copyfile(RESOURCES / "corpus_bpe_4k.json", folder / "tokenizer.json")
+    (folder / "tokenizer_config.json").write_text(json.dumps({
+        "model_max_length": 2048, "bos_token": "<s>", "add_bos_token": True,
+        "chat_template": [{"name": "default", "template": "{{ messages }}"}]}))
+    return folder / "tokenizer_config.json"
+
+
 SEEDS: dict[str, Callable[[Path], Path]] = {
     "tiktoken": seed_tiktoken,
     "tokenizer.json": seed_tokenizer_json,
@@ -163,6 +171,7 @@ SEEDS: dict[str, Callable[[Path], Path]] = {
     "minbpe": seed_minbpe,
     "folder (vocab.json + merges.txt)": seed_folder_bpe,
     "folder (vocab.txt)": seed_folder_bert,
+    "folder (tokenizer.json + config)": seed_folder_tokenizer_json,
 }
 """Format name -> builder of one small valid file (or folder's main file) in a folder."""
 

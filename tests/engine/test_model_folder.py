@@ -76,6 +76,19 @@ def test_gpt2_vocab_json_merges_txt(tmp_path, gpt2_files):
     assert cfg.model_max_length == 1024 and cfg.chat_templates == {"default": CHATML}
 
 
+def test_gpt2_folder_add_bos_and_eos_token(tmp_path, gpt2_files):
+    vocab, merges = gpt2_files
+    folder = write_bpe_folder(tmp_path / "gpt2bos", vocab, merges, {
+        "tokenizer_class": "GPT2Tokenizer", "add_bos_token": True, "add_eos_token": True})
+    ref, tok = auto(folder), load_tokenizer(folder)
+    assert tok.info.extra["add_bos_token"] == "True"
+    for text in ("Hello world", EXTRA):
+        enc = tok.encode(text, add_special_tokens=True)
+        r = ref(text, return_offsets_mapping=True)
+        assert enc.ids == r["input_ids"] and enc.ids[0] == enc.ids[-1] == 50256
+        assert enc.offsets == [tuple(o) for o in r["offset_mapping"]]
+
+
 def test_roberta_vocab_json_merges_txt_with_prefix_space(tmp_path, gpt2_files):
     vocab, merges = gpt2_files
     vocab = dict(vocab)

@@ -286,9 +286,12 @@ def _byte_level_bpe(folder: ModelFolder) -> Tokenizer:
     added = _added_tokens(folder, vocab, defaults)
     ids = {t["content"]: t["id"] for t in added}
     sep, cls = folder.token("sep_token") or "</s>", folder.token("cls_token") or "<s>"
-    post = ({"type": "RobertaProcessing", "sep": [sep, ids[sep]], "cls": [cls, ids[cls]],
-             "trim_offsets": folder.flag("trim_offsets", True), "add_prefix_space": prefix}
-            if roberta and sep in ids and cls in ids else None)
+    if roberta:
+        post = ({"type": "RobertaProcessing", "sep": [sep, ids[sep]], "cls": [cls, ids[cls]],
+                 "trim_offsets": folder.flag("trim_offsets", True), "add_prefix_space": prefix}
+                if sep in ids and cls in ids else None)
+    else:
+        post = _bos_eos_processor(folder, ids, defaults)
     obj = {
         "added_tokens": added,
         "normalizer": None,
@@ -303,6 +306,23 @@ def _byte_level_bpe(folder: ModelFolder) -> Tokenizer:
                   "vocab": vocab, "merges": merges},
     }
     return from_dict(obj, name=folder.root.name)
+
+
+def _bos_eos_processor(folder: ModelFolder, ids: dict[str, int],
+                       defaults: dict[str, str]) -> dict[str, Any]:
+    """transformers v5's ``update_post_processor`` for a tokenizer without one:
+    ``[bos] $A [eos]`` by ``add_bos_token`` / ``add_eos_token`` (both default False)."""
+    single: list[dict[str, Any]] = [{"Sequence": {"id": "A", "type_id": 0}}]
+    specials: dict[str, Any] = {}
+    for key, flag, front in (("bos_token", "add_bos_token", True),
+                             ("eos_token", "add_eos_token", False)):
+        token = folder.token(key) or defaults.get(key)
+        if folder.flag(flag) and token is not None and token in ids:
+            piece = {"SpecialToken": {"id": token, "type_id": 0}}
+            single = [piece, *single] if front else [*single, piece]
+            specials[token] = {"id": token, "ids": [ids[token]], "tokens": [token]}
+    return {"type": "TemplateProcessing", "single": single, "pair": single,
+            "special_tokens": specials}
 
 
 def _vocab_txt(path: Path) -> dict[str, int]:
