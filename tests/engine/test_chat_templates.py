@@ -192,10 +192,16 @@ def test_escaping_the_sandbox_is_refused(src):
     "{{ 'x' * 10**10 }}",
     "{{ [1] * 10**9 }}",
     "{{ 7 ** 100000000 }}",
+    "{{ 'x' | center(10**9) }}",
+    "{{ 'x' | indent(10**9) }}",
+    "{{ '%*d' % (10**9, 1) }}",
+    "{{ '%1000000000d' % 1 }}",
+    "{{ '{:>1000000000}'.format(1) }}",
+    "{{ '{0:>{1}}'.format(1, 10**9) }}",
     "{{ 7 ** 1000000 }}",
 ])
 def test_output_and_allocation_limits(src):
-    with pytest.raises(ChatTemplateError, match=r"exceeds|would build"):
+    with pytest.raises(ChatTemplateError, match=r"exceeds|would build|wider|field width"):
         render(src, MSGS, max_output=100_000)
 
 

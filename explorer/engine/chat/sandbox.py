@@ -13,8 +13,9 @@ A chat template is untrusted code from a downloaded file, so on top of the sandb
 - a **time limit**: a trace function on the rendering thread checks a deadline on every line
   the compiled template runs (loops included) and aborts past it;
 - an **output-size limit**: output is streamed (``Template.generate``) and cut when it grows
-  past the limit; ``*`` and ``**`` on strings, lists and numbers are checked before they
-  allocate (``'x' * 10**10`` would never reach the output);
+  past the limit; what could allocate a huge value before reaching the output is checked
+  first: ``*`` and ``**`` on strings, lists and numbers (``'x' * 10**10``), ``%`` and
+  ``str.format`` field widths, the ``center`` and ``indent`` filters;
 - recursion (a macro calling itself) and everything the sandbox refuses (``__class__``,
   ``mro``, methods that mutate) end as a :class:`ChatTemplateError` with a clear message.
 """
@@ -22,6 +23,7 @@ A chat template is untrusted code from a downloaded file, so on top of the sandb
 from __future__ import annotations
 
 import json
+import re
 import sys
 import time
 from collections.abc import Callable, Mapping, Sequence
@@ -34,6 +36,7 @@ from typing import Any
 
 import jinja2
 import jinja2.ext
+import jinja2.filters
 import jinja2.nodes
 import jinja2.parser
 import jinja2.utils
@@ -131,10 +134,31 @@ def _too_big(n: int) -> bool:
     return n > _MAX_OPERATION
 
 
-class _LimitedEnvironment(ImmutableSandboxedEnvironment):
-    """The immutable sandbox, plus size checks on ``*`` and ``**``."""
+_WIDE_FIELD = re.compile(r"\d{7,}|\*")
+"""A format spec asking for a field of a million characters or more (or a ``*`` width)."""
 
-    intercepted_binops = frozenset(["*", "**"])
+
+def _check_format(spec: str) -> None:
+    if _WIDE_FIELD.search(spec):
+        raise SecurityError("a format with a huge (or '*') field width is refused")
+
+
+class _LimitedEnvironment(ImmutableSandboxedEnvironment):
+    """The immutable sandbox, plus size checks on ``*``, ``**``, ``%`` and ``str.format``."""
+
+    intercepted_binops = frozenset(["*", "**", "%"])
+
+    def wrap_str_format(self, value: Any) -> Callable[..., str] | None:
+        """``str.format``/``format_map`` in a template: refuse fields a million characters
+        wide, and widths taken from arguments (``{0:>{1}}``)."""
+        wrapped = super().wrap_str_format(value)
+        fmt = getattr(value, "__self__", None)
+        if wrapped is not None and isinstance(fmt, str):
+            if re.search(r"\{[^{}]*:[^{}]*\{", fmt):
+                raise SecurityError("a format with a nested field width is refused")
+            for part in re.findall(r"\{[^{}]*\}", fmt):
+                _check_format(part)
+        return wrapped
 
     def unsafe_undefined(self, obj: Any, attribute: str) -> jinja2.Undefined:
         """Refuse at once: Jinja would return an Undefined that prints as ``""``, so a
@@ -150,11 +174,27 @@ class _LimitedEnvironment(ImmutableSandboxedEnvironment):
                         and _too_big(len(seq) * max(count, 0)):
                     raise SecurityError(f"'*' would build {len(seq) * count:,} items "
                                         f"(limit {_MAX_OPERATION:,})")
+        elif operator == "%" and isinstance(left, str):
+            for spec in re.findall(r"%[^a-zA-Z%]*[a-zA-Z%]", left):
+                _check_format(spec)
         elif operator == "**" and isinstance(left, int) and isinstance(right, int) \
                 and abs(left) > 1 and right * left.bit_length() * 0.302 > _MAX_POWER_DIGITS:
             raise SecurityError("'**' would build a number of more than "
                                 f"{_MAX_POWER_DIGITS:,} digits")
         return super().call_binop(context, operator, left, right)
+
+
+def _center(value: str, width: int = 80) -> str:
+    if isinstance(width, int) and _too_big(width):
+        raise SecurityError(f"center({width}) is wider than {_MAX_OPERATION:,} characters")
+    return jinja2.filters.do_center(value, width)
+
+
+def _indent(s: str, width: int | str = 4, first: bool = False, blank: bool = False) -> str:
+    if (isinstance(width, int) and _too_big(width)) or \
+            (isinstance(width, str) and _too_big(len(width))):
+        raise SecurityError("indent() wider than the output limit is refused")
+    return jinja2.filters.do_indent(s, width, first, blank)
 
 
 @lru_cache(maxsize=64)
@@ -163,6 +203,8 @@ def compile_template(source: str) -> jinja2.Template:
     env = _LimitedEnvironment(trim_blocks=True, lstrip_blocks=True,
                               extensions=[_AssistantTracker, jinja2.ext.loopcontrols])
     env.filters["tojson"] = _tojson
+    env.filters["center"] = _center
+    env.filters["indent"] = _indent
     env.globals["raise_exception"] = _raise_exception
     env.globals["strftime_now"] = _strftime_now
     env.globals["dict"] = _TemplateDict()
