@@ -17,6 +17,8 @@ from explorer import __version__
 from explorer.engine.errors import TokenizerError
 
 EXIT_USAGE = 2
+INFO_MAX_SPECIALS = 40
+"""``info`` lists this many special tokens, then says how many more there are."""
 
 
 class CliError(Exception):
@@ -100,8 +102,10 @@ def cmd_info(args: argparse.Namespace) -> int:
     """``info``: format, model type, vocab size, special tokens, components."""
     tok = _load(args)
     info = tok.info
-    specials = ", ".join(f"{k}={v}" for k, v in sorted(info.special_tokens.items(),
-                                                       key=lambda kv: kv[1]))
+    ordered = sorted(info.special_tokens.items(), key=lambda kv: kv[1])
+    specials = ", ".join(f"{k}={v}" for k, v in ordered[:INFO_MAX_SPECIALS])
+    if len(ordered) > INFO_MAX_SPECIALS:  # tekken has 1000 (<SPECIAL_20>...)
+        specials += f", ... and {len(ordered) - INFO_MAX_SPECIALS} more"
     rows = [
         ("name", info.name),
         ("format", info.format),
