@@ -35,8 +35,13 @@ def visible(text: str) -> str:
 
 
 def hex_bytes(data: bytes) -> str:
-    """``E6 97 A5`` style hex."""
+    """``E6 97 A5`` style hex: the one spelling of bytes in every view."""
     return " ".join(f"{b:02X}" for b in data)
+
+
+def count(n: int, noun: str, plural: str | None = None) -> str:
+    """``1 char``, ``2 chars``, ``1,024 bytes``."""
+    return f"{n:,} {noun if n == 1 else plural or noun + 's'}"
 
 
 @dataclass(frozen=True, slots=True)
@@ -68,7 +73,7 @@ class TokenView:
         t = self.token
         rows = [("token", f"#{self.index}"), ("id", str(t.id)), ("piece", visible(t.piece)),
                 ("bytes", hex_bytes(t.token_bytes) or "(none)"),
-                ("span", f"{self.start}–{self.end} ({self.end - self.start} chars)")]
+                ("span", f"{self.start}–{self.end} ({count(self.end - self.start, 'char')})")]
         if t.rank is not None:
             rows.append(("rank", str(t.rank)))
         if t.score is not None:

@@ -29,6 +29,7 @@ from explorer.ui.about import AboutDialog
 from explorer.ui.autosave import Autosaver, load_text
 from explorer.ui.editor import TokenEditor, local_files
 from explorer.ui.encoding_controller import EncodingController
+from explorer.ui.font_warmup import FontWarmer
 from explorer.ui.ids_view import IdsView
 from explorer.ui.inspector import InspectorPanel
 from explorer.ui.linking import TokenLinker
@@ -114,6 +115,10 @@ class MainWindow(QMainWindow):
         self.set_show_whitespace(self.settings.show_whitespace)
         self._refresh_recent()
         self._install_panels()
+        self.font_warmer = FontWarmer([self.editor.font(), self.table.font(),
+                                       self.inspector.font(), self.font()], self)
+        self.editor.cursorPositionChanged.connect(self.font_warmer.note_input)
+        self.font_warmer.start()
 
     # ----- panels -------------------------------------------------------------------------
     def add_panel(self, key: str, title: str, widget: QWidget,
@@ -344,6 +349,7 @@ class MainWindow(QMainWindow):
                                       f"{info.vocab_size:,} ids")
         self.status.message(f"loaded {source_label(source)}")
         self.setWindowTitle(f"Tokenizer Explorer — {info.name}")
+        self.status.counts_pending(info.name)
         self.controller.set_tokenizer(tokenizer)
         self.tokenizer_changed.emit(tokenizer)
 

@@ -44,7 +44,11 @@ def build_menus(w: MainWindow) -> Menus:
 
     edit = bar.addMenu("&Edit")
     _act(edit, "&Undo", w.editor.undo, QKeySequence.StandardKey.Undo)
-    _act(edit, "&Redo", w.editor.redo, QKeySequence.StandardKey.Redo)
+    # Ctrl+Y and Ctrl+Shift+Z both redo, as in Linux editors (the platform lists only one).
+    _act(edit, "&Redo", w.editor.redo, QKeySequence.StandardKey.Redo).setShortcuts(
+        [*QKeySequence.keyBindings(QKeySequence.StandardKey.Redo),
+         *(QKeySequence(k) for k in REDO_KEYS
+           if QKeySequence(k) not in QKeySequence.keyBindings(QKeySequence.StandardKey.Redo))])
     edit.addSeparator()
     _act(edit, "Select &All", w.editor.selectAll, QKeySequence.StandardKey.SelectAll)
     _act(edit, "Copy Token &Ids", w.ids_view.copy, "Ctrl+Shift+C")
@@ -79,6 +83,9 @@ def build_menus(w: MainWindow) -> Menus:
     help_ = bar.addMenu("&Help")
     _act(help_, "&About Tokenizer Explorer", w.show_about, QKeySequence.StandardKey.HelpContents)
     return Menus(recent, tok, view, group, pal_group, ws, dark)
+
+
+REDO_KEYS = ("Ctrl+Y", "Ctrl+Shift+Z")
 
 
 def _act(menu: QMenu, text: str, slot: Callable[..., object],

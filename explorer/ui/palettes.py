@@ -87,9 +87,22 @@ def theme_palette(dark: bool) -> QPalette:
                  (role.ToolTipText, text), (role.Highlight, QColor("#3d6fb4")),
                  (role.HighlightedText, QColor("#ffffff")), (role.PlaceholderText,
                                                               QColor("#8a8a8a")),
-                 (role.Link, QColor("#6cb4ff"))):
+                 (role.Link, QColor("#6cb4ff")), (role.Light, QColor("#3c3f44")),
+                 (role.Midlight, QColor("#34373b")), (role.Mid, QColor("#26282b")),
+                 (role.Dark, QColor("#141517")), (role.Shadow, QColor("#000000"))):
         pal.setColor(r, c)
+    # Disabled widgets must look disabled: dim text, flat buttons.
+    disabled = QPalette.ColorGroup.Disabled
+    for r, c in ((role.WindowText, DARK_DISABLED_TEXT), (role.Text, DARK_DISABLED_TEXT),
+                 (role.ButtonText, DARK_DISABLED_TEXT), (role.Button, QColor("#26282b")),
+                 (role.Base, QColor("#232427")), (role.Highlight, QColor("#3a3d42")),
+                 (role.HighlightedText, DARK_DISABLED_TEXT)):
+        pal.setColor(disabled, r, c)
     return pal
+
+
+DARK_DISABLED_TEXT = QColor("#6f7378")
+"""Text of disabled widgets in the dark theme (clearly dimmer than ``#e6e6e6``)."""
 
 
 THEME_TEXT = {False: QColor("#000000"), True: QColor("#e6e6e6")}

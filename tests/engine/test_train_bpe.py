@@ -146,3 +146,16 @@ def test_ascii_twin_on_every_ascii_character_pair():
     chars = [chr(i) for i in range(128)]
     text = "".join(a + b + " " + a + "\n" for a in chars for b in chars[::7])
     assert re.findall(GPT2_LINEWISE_ASCII, text) == regex.findall(GPT2_LINEWISE, text)
+
+
+def test_stopping_short_says_why():
+    """Issue 18: training past what the corpus can give stops with a reason, not silently."""
+    words = ["low lower lowest newer wider\n"] * 3
+    model = run(train_bpe(words, BpeConfig(vocab_size=5000, merge_events=False))).model
+    assert model.vocab_size < 5000
+    assert model.stop_reason.startswith("no pair left to merge")
+    rare = run(train_bpe(words, BpeConfig(vocab_size=5000, min_frequency=4,
+                                          merge_events=False))).model
+    assert "below the minimum frequency 4" in rare.stop_reason
+    full = run(train_bpe(words, BpeConfig(vocab_size=260, merge_events=False))).model
+    assert full.vocab_size == 260 and full.stop_reason == ""

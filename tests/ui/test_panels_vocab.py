@@ -45,7 +45,7 @@ def test_rows_columns_are_real_entries(o200k_rows):
     rows = o200k_rows
     assert len(rows) == 199998  # o200k_base ranks (specials excluded)
     i = rows.pieces.index("hello")
-    assert rows.hexes[i] == "68 65 6c 6c 6f" and rows.lengths[i] == 5
+    assert rows.hexes[i] == "68 65 6C 6C 6F" and rows.lengths[i] == 5
     assert rows.types[i] == "normal" and rows.scores[i] == float(rows.ids[i])
     # a lone continuation byte is a partial-UTF-8 entry, shown as an escape, never U+FFFD
     j = rows.hexes.index("80")

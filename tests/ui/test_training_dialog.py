@@ -101,3 +101,13 @@ def test_no_corpus_and_bad_export(qtbot, dialog, tmp_path):
     assert "at least one corpus" in dialog.status.text() and not dialog.is_running()
     with pytest.raises(Exception, match="no trained model"):
         dialog.save_to(tmp_path / "x.json")
+
+
+def test_training_that_stops_short_says_why(qtbot, dialog):
+    """Issue 18: BPE asked for more tokens than the corpus can give says why it stopped."""
+    _pick(dialog, "BPE (byte-level", 262_144, {"udhr_sample.txt"})
+    with qtbot.waitSignal(dialog.finished_training, timeout=120000) as blocker:
+        dialog.start()
+    assert blocker.args == ["done"]
+    assert dialog.model.vocab_size < 262_144
+    assert "not 262,144: no pair left to merge" in dialog.status.text()

@@ -203,6 +203,7 @@ def train_bpe_from_counts(
         min_freq = config.min_frequency
         vocab_size = config.vocab_size
         last_count = 0
+        stop_reason = ""
         while len(word_to_id) < vocab_size and heap:
             top = heap[0]
             key = top >> _SEQ_BITS & _PAIR_MASK
@@ -216,6 +217,8 @@ def train_bpe_from_counts(
                 heapreplace(heap, -count << _COUNT_SHIFT | top & _LOW_MASK)
                 continue
             if count < 1 or min_freq > count:
+                stop_reason = (f"the most frequent pair occurs {count:,} times, below the "
+                               f"minimum frequency {min_freq:,}" if count >= 1 else "")
                 break
             heappop(heap)
             if count >= _U64 >> 1:
@@ -251,6 +254,9 @@ def train_bpe_from_counts(
                 yield MergeSummary(
                     len(merges), target, len(id_to_word), count, time.perf_counter() - t0
                 )
+        if len(word_to_id) < vocab_size and not stop_reason:
+            stop_reason = ("no pair left to merge: every word of the corpus is already a "
+                           "single token")
         # Free the millions of small containers while the GC is still paused: once it is back
         # on, its first young-generation pass would otherwise walk them all (~10% of a run).
         heap.clear()
@@ -266,6 +272,7 @@ def train_bpe_from_counts(
         add_prefix_space=config.add_prefix_space,
         continuing_subword_prefix=prefix,
         end_of_word_suffix=suffix,
+        stop_reason=stop_reason,
     )
 
 

@@ -208,6 +208,8 @@ def cmd_train(args: argparse.Namespace) -> int:
     if isinstance(model, TrainedBpe):
         rows += [("mode", model.mode), ("merges", str(len(model.merges))),
                  ("special tokens", " ".join(model.special_tokens) or "none")]
+        if model.stop_reason:
+            rows += [("stopped early", model.stop_reason)]
         if model.marked:
             rows += [("marks", f"prefix {model.continuing_subword_prefix!r}, "
                                f"suffix {model.end_of_word_suffix!r}")]

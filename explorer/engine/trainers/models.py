@@ -30,6 +30,8 @@ class TrainedBpe:
     """HF BPE model field: non-initial symbols of a word are spelled with this prefix."""
     end_of_word_suffix: str | None = None
     """HF BPE model field: a word's last symbol is spelled with this suffix."""
+    stop_reason: str = ""
+    """Why merging stopped before the requested size ("" when it reached it)."""
 
     @property
     def vocab_size(self) -> int:

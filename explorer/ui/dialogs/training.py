@@ -258,8 +258,11 @@ class TrainingDialog(QDialog):
     def _on_done(self, done: TrainingDone) -> None:
         self.model = done.model
         self.progress.setValue(100)
-        self._finish("done", f"Done in {done.elapsed:.1f} s: {done.model.vocab_size:,} tokens. "
-                             "Use it in the explorer or save it.")
+        reason = getattr(done.model, "stop_reason", "")
+        short = (f" (not {self._target:,}: {reason})"
+                 if reason and self._target else "")
+        self._finish("done", f"Done in {done.elapsed:.1f} s: {done.model.vocab_size:,} tokens"
+                             f"{short}. Use it in the explorer or save it.")
 
     def _on_error(self, error: Any) -> None:
         if isinstance(error, Cancelled):

@@ -26,6 +26,7 @@ from explorer.engine.trainers.events import (
     TrainEvent,
     WordsCounted,
 )
+from explorer.ui.themed_plot import ThemedPlot
 
 Algorithm = Literal["bpe", "unigram"]
 LOG_LINES = 400
@@ -40,10 +41,9 @@ class TrainingPlots(QWidget):
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         pg.setConfigOptions(antialias=True)
-        self.plot_a = pg.PlotWidget(self)
-        self.plot_b = pg.PlotWidget(self)
+        self.plot_a = ThemedPlot(self)
+        self.plot_b = ThemedPlot(self)
         for plot in (self.plot_a, self.plot_b):
-            plot.setBackground("w")
             plot.showGrid(x=True, y=True, alpha=0.25)
             plot.setMinimumHeight(100)
         self.curve_a = self.plot_a.plot([], [], pen=pg.mkPen((40, 110, 200), width=1.5))
@@ -89,8 +89,8 @@ class TrainingPlots(QWidget):
         self.flush()
 
     @staticmethod
-    def _label(plot: pg.PlotWidget, title: str, x: str, y: str) -> None:
-        plot.setTitle(title)
+    def _label(plot: ThemedPlot, title: str, x: str, y: str) -> None:
+        plot.set_title(title)
         plot.setLabel("bottom", x)
         plot.setLabel("left", y)
 
@@ -133,6 +133,13 @@ class TrainingPlots(QWidget):
         self._dirty = False
         self.curve_a.setData(self.xa, self.ya)
         self.curve_b.setData(self.xb, self.yb)
+        for plot, xs, log_y in ((self.plot_a, self.xa, self.algorithm == "bpe"),
+                                (self.plot_b, self.xb, False)):
+            if xs:
+                plot.enableAutoRange()
+            else:  # an empty plot: a round range, or a log axis labels every minor tick
+                plot.setXRange(0, 10, padding=0)
+                plot.setYRange(0, 3 if log_y else 10, padding=0)
         if self._pending_log:
             # Only the tail can stay visible anyway; appending more would be wasted work.
             tail = self._pending_log[-LOG_LINES:]

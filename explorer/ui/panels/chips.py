@@ -14,6 +14,8 @@ from PySide6.QtCore import QEvent, QRect, QSize, Qt
 from PySide6.QtGui import QColor, QFontMetrics, QHelpEvent, QPainter, QPaintEvent, QPalette
 from PySide6.QtWidgets import QSizePolicy, QToolTip, QWidget
 
+from explorer.ui.inspector import count, hex_bytes
+
 _VISIBLE = {0x20: "·", 0x0A: "↵", 0x09: "→", 0x0D: "␍"} | {
     i: chr(0x2400 + i) for i in range(0x20) if i not in (0x09, 0x0A, 0x0D)}
 
@@ -24,14 +26,14 @@ def symbol_label(symbol: bytes | str) -> str:
         try:
             symbol = symbol.decode("utf-8")
         except UnicodeDecodeError:
-            return "⟨" + symbol.hex(" ").upper() + "⟩"
+            return "⟨" + hex_bytes(symbol) + "⟩"
     return symbol.translate(_VISIBLE) if symbol else "∅"
 
 
 def symbol_tooltip(symbol: bytes | str) -> str:
     """Hex bytes (and text) of a symbol, for tooltips."""
     data = symbol if isinstance(symbol, bytes) else symbol.encode("utf-8")
-    return f"{symbol_label(symbol)}  [{data.hex(' ')}]  {len(data)} bytes"
+    return f"{symbol_label(symbol)}  [{hex_bytes(data)}]  {count(len(data), 'byte')}"
 
 
 @dataclass(frozen=True, slots=True)

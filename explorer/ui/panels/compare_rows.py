@@ -21,6 +21,7 @@ from PySide6.QtWidgets import QSizePolicy, QToolTip, QWidget
 
 from explorer.engine.compare import BoundaryComparison
 from explorer.engine.encoding import Encoding, Token
+from explorer.ui.inspector import hex_bytes
 from explorer.ui.panels.chips import symbol_label
 
 MAX_DRAWN_CHARS = 4000
@@ -212,7 +213,7 @@ class AlignedRows(QWidget):
             for box in self._boxes:
                 if box.rect.contains(event.position()):
                     lines = [f"{self.names[box.row]}"] + [
-                        f"id {t.id}  {t.piece!r}  [{t.token_bytes.hex(' ')}]  "
+                        f"id {t.id}  {t.piece!r}  [{hex_bytes(t.token_bytes)}]  "
                         f"span {t.start}–{t.end}" for t in box.tokens]
                     QToolTip.showText(event.globalPos(), "\n".join(lines), self)
                     return True

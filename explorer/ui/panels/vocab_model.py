@@ -22,6 +22,7 @@ from PySide6.QtCore import QModelIndex, QPersistentModelIndex, Qt, Signal
 
 from explorer.engine.encoding import Token
 from explorer.engine.tokenizer import Tokenizer
+from explorer.ui.inspector import hex_bytes
 from explorer.ui.table_model import HeaderTableModel
 
 COL_ID, COL_PIECE, COL_TEXT, COL_HEX, COL_LENGTH, COL_SCORE, COL_TYPE = range(7)
@@ -70,7 +71,7 @@ def load_vocab_rows(tokenizer: Tokenizer, *, chunk: int = 8192,
         rows.ids.append(tok.id)
         rows.pieces.append(tok.piece)
         rows.texts.append(tok.text)
-        rows.hexes.append(tok.token_bytes.hex(" "))
+        rows.hexes.append(hex_bytes(tok.token_bytes))
         rows.lengths.append(len(tok.token_bytes))
         rows.scores.append(tok.score if tok.score is not None else
                            (float(tok.rank) if tok.rank is not None else None))
