@@ -115,6 +115,11 @@ def test_bert_vocab_txt_with_config(tmp_path):
         assert_same(tok, ref, text)
     assert tok.encode("Hello [MASK] x", add_special_tokens=True).ids == \
         ref("Hello [MASK] x")["input_ids"]
+    # the slow (pure Python) tokenizer agrees too
+    slow = pytest.importorskip("transformers").BertTokenizerLegacy(
+        vocab_file=str(folder / "vocab.txt"), do_lower_case=True)
+    for line in TEXT.splitlines():
+        assert tok.encode(line).ids == slow.encode(line, add_special_tokens=False)
     # do_lower_case / strip_accents from the config are honoured
     cfg = json.loads((folder / "tokenizer_config.json").read_text())
     cfg.update(do_lower_case=False, strip_accents=False)
