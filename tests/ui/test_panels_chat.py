@@ -43,6 +43,14 @@ def test_chat_view_renders_the_models_template(qtbot, window):
     assert f"{total} tokens" in panel.total.text() and "32,768" in panel.total.text()
     counts = [row.count.text() for row in panel.messages.rows]
     assert all(c.endswith(" tokens") for c in counts) and len(counts) == 4
+    # hovering: the token, its id and which message it belongs to (positions in UTF-16)
+    tip = panel.token_tooltip(0)
+    assert tip.startswith("special token #0  id 151644  '<|im_start|>'")
+    assert tip.endswith("message 1 (system)")
+    emoji = panel.prompt.toPlainText().index("😀")
+    assert "message 2 (user)" in panel.token_tooltip(emoji + 1)  # UTF-16: after the 😀 start
+    assert panel.token_tooltip(len(expected.encode("utf-16-le")) // 2 - 1).endswith(
+        "generation prompt")
 
     # editing: remove a message, move one, toggle the generation prompt -> re-rendered
     rows = panel.messages.rows

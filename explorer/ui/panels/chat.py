@@ -17,8 +17,8 @@ from __future__ import annotations
 from collections.abc import Generator, Sequence
 from dataclasses import dataclass
 
-from PySide6.QtCore import QObject, Qt, QTimer
-from PySide6.QtGui import QColor, QFont, QTextCharFormat, QTextCursor
+from PySide6.QtCore import QEvent, QObject, Qt, QTimer
+from PySide6.QtGui import QColor, QFont, QHelpEvent, QTextCharFormat, QTextCursor
 from PySide6.QtWidgets import (
     QCheckBox,
     QComboBox,
@@ -27,6 +27,7 @@ from PySide6.QtWidgets import (
     QProgressBar,
     QSplitter,
     QTextEdit,
+    QToolTip,
     QVBoxLayout,
     QWidget,
 )
@@ -101,6 +102,9 @@ class ChatPanel(QWidget):
         font = QFont("monospace")
         font.setStyleHint(QFont.StyleHint.TypeWriter)
         self.prompt.setFont(font)
+        self.prompt.viewport().installEventFilter(self)
+        self.shown: ChatPrompt | None = None
+        self._u16: Utf16Map | None = None
         top = QHBoxLayout()
         top.addWidget(QLabel("Template:"))
         top.addWidget(self.template)
@@ -140,13 +144,45 @@ class ChatPanel(QWidget):
         self.template.setCurrentIndex(max(index, 0))
         self.template.blockSignals(False)
 
+    def token_tooltip(self, utf16_pos: int) -> str | None:
+        """What hovering the prompt at ``utf16_pos`` shows: token, id, bytes, message."""
+        prompt, u16 = self.shown, self._u16
+        if prompt is None or u16 is None:
+            return None
+        index = prompt.encoding.token_at(u16.to_codepoint(utf16_pos))
+        if index is None:
+            return None
+        tok = prompt.encoding.tokens[index]
+        owner = prompt.message_of_token(index)
+        where = ("generation prompt" if owner is None and tok.start >= prompt.tail_span[0]
+                 else "template text" if owner is None
+                 else f"message {owner + 1} ({self.messages.messages()[owner]['role']})"
+                 if owner < len(self.messages.rows) else f"message {owner + 1}")
+        kind = "special token" if tok.special else "token"
+        return (f"{kind} #{index}  id {tok.id}  {tok.piece!r}\n"
+                f"bytes {tok.token_bytes.hex(' ').upper()}\n{where}")
+
+    def eventFilter(self, watched: QObject, event: QEvent) -> bool:
+        """Tooltips over the prompt's tokens."""
+        if (watched is self.prompt.viewport() and event.type() == QEvent.Type.ToolTip
+                and isinstance(event, QHelpEvent)):
+            pos = self.prompt.cursorForPosition(event.pos()).position()
+            text = self.token_tooltip(pos)
+            if text:
+                QToolTip.showText(event.globalPos(), text, self.prompt)
+            else:
+                QToolTip.hideText()
+            return True
+        return super().eventFilter(watched, event)
+
     def show_prompt(self, prompt: ChatPrompt, palette: str = DEFAULT_PALETTE) -> None:
         """Paint the prompt's tokens, the per-message counts, total and gauge."""
+        u16 = Utf16Map(prompt.text)
+        self.shown, self._u16 = prompt, u16
         self.status.setText("")
         self.status.setStyleSheet("")
         self.prompt.setPlainText(prompt.text)
         colors = [QColor(c) for c in PALETTES[palette].colors(False)]
-        u16 = Utf16Map(prompt.text)
         cursor = QTextCursor(self.prompt.document())
         specials = []
         for shade in SPECIAL_BACKGROUNDS:
