@@ -146,6 +146,30 @@ def test_folder_with_tokenizer_json_reads_the_config(tmp_path):
     assert load_tokenizer(folder / "tokenizer.json").encode(TEXT).ids == tok.encode(TEXT).ids
 
 
+ADDED = {"content": "<|im_start|>", "special": True, "normalized": False, "lstrip": False,
+         "rstrip": False, "single_word": False}
+
+
+def test_config_added_tokens_join_the_vocabulary(tmp_path, gpt2_files):
+    """added_tokens_decoder entries a tokenizer.json (or the slow files) lack are added."""
+    src = require("minilm-folder", "tokenizer.json").parent
+    folder = tmp_path / "minilm"
+    shutil.copytree(src, folder)
+    cfg = json.loads((folder / "tokenizer_config.json").read_text())
+    cfg["added_tokens_decoder"] = {"30522": ADDED}
+    (folder / "tokenizer_config.json").write_text(json.dumps(cfg))
+    text = "hi <|im_start|>user x"
+    ref, tok = auto(folder), load_tokenizer(folder)
+    assert tok.info.vocab_size == len(ref) == 30523
+    assert_same(tok, ref, text)
+    vocab, merges = gpt2_files
+    gpt2 = write_bpe_folder(tmp_path / "gpt2", vocab, merges, {
+        "tokenizer_class": "GPT2Tokenizer", "added_tokens_decoder": {"50257": ADDED}})
+    ref, tok = auto(gpt2), load_tokenizer(gpt2)
+    assert tok.info.special_tokens == {"<|endoftext|>": 50256, "<|im_start|>": 50257}
+    assert_same(tok, ref, text)
+
+
 def test_folder_with_only_tokenizer_model(tmp_path):
     folder = tmp_path / "spm"
     folder.mkdir()

@@ -153,10 +153,7 @@ def load(path: Path, *, preset: str | None = None) -> Tokenizer:
         raise VocabFormatError(f"{path}: no such folder")
     folder = read_folder(root)
     if (root / "tokenizer.json").is_file():
-        from explorer.engine.formats import hf_json
-
-        tok = hf_json.load(root / "tokenizer.json")
-        return _relabel(tok, folder, "tokenizer.json")
+        return _relabel(_fast(folder), folder, "tokenizer.json")
     if (root / "vocab.json").is_file() or (root / "merges.txt").is_file():
         return _relabel(_byte_level_bpe(folder), folder, "vocab.json + merges.txt")
     if (root / "vocab.txt").is_file():
@@ -183,6 +180,30 @@ def _relabel(tok: Any, folder: ModelFolder, files: str) -> Tokenizer:
             extra[key] = str(folder.config[key])
     return PipelineTokenizer(tok.c, name=folder.root.name or str(folder.root), fmt="folder",
                              extra={**tok.info.extra, **extra})
+
+
+def _fast(folder: ModelFolder) -> Tokenizer:
+    """tokenizer.json, plus the config's ``added_tokens_decoder`` entries it lacks (what
+    transformers adds when it loads the folder)."""
+    from explorer.engine.formats.hf_json import from_dict
+    from explorer.engine.hf.parse import loads
+
+    path = folder.root / "tokenizer.json"
+    try:
+        data = path.read_bytes()
+    except OSError as e:
+        raise VocabFormatError(f"{path}: cannot read ({e.strerror})") from None
+    obj = loads(data, str(path))
+    added = obj.get("added_tokens") or []
+    if folder.config.get("added_tokens_decoder") and isinstance(added, list):
+        model = obj.get("model")
+        vocab = model.get("vocab") if isinstance(model, dict) else None
+        known = {t.get("id") for t in added if isinstance(t, dict)}
+        extra = [t for i, t in sorted(_decoder_tokens(
+            folder, len(vocab) if isinstance(vocab, dict | list) else 0).items())
+            if i not in known]
+        obj["added_tokens"] = [*added, *extra]
+    return from_dict(obj, name=path.name)
 
 
 # ---------------------------------------------------------------- slow-tokenizer files
@@ -232,31 +253,39 @@ def _merges_txt(path: Path, vocab: dict[str, int]) -> list[list[str]]:
     return merges
 
 
-def _added_tokens(folder: ModelFolder, vocab: dict[str, int],
-                  defaults: dict[str, str]) -> list[dict[str, Any]]:
-    """tokenizer.json ``added_tokens`` for a slow folder: ``added_tokens_decoder`` when the
-    config has it, else its special ``*_token`` entries (class defaults for missing keys)."""
+def _decoder_tokens(folder: ModelFolder, size: int) -> dict[int, dict[str, Any]]:
+    """The config's ``added_tokens_decoder`` as tokenizer.json ``added_tokens`` by id
+    (``size``: the vocabulary's size, bounding the ids)."""
     cfg = folder.root / "tokenizer_config.json"
     decoder = folder.config.get("added_tokens_decoder")
     out: dict[int, dict[str, Any]] = {}
-    if decoder is not None:
-        if not isinstance(decoder, dict):
-            raise VocabFormatError(f"{cfg}: added_tokens_decoder must be an object")
-        for key, entry in decoder.items():
-            if not (re.fullmatch(r"[0-9]{1,18}", key) and isinstance(entry, dict)
-                    and isinstance(entry.get("content"), str)):
-                raise VocabFormatError(f"{cfg}: added_tokens_decoder[{key!r}] is not "
-                                       "id -> {content, ...}")
-            if int(key) >= 2 * len(vocab) + 65536:
-                raise VocabFormatError(f"{cfg}: added token id {key} is far beyond the "
-                                       f"{len(vocab)} tokens")
-            out[int(key)] = {"id": int(key), "content": entry["content"],
-                             "single_word": bool(entry.get("single_word", False)),
-                             "lstrip": bool(entry.get("lstrip", False)),
-                             "rstrip": bool(entry.get("rstrip", False)),
-                             "normalized": bool(entry.get("normalized", False)),
-                             "special": bool(entry.get("special", True))}
-    next_id = max(vocab.values()) + 1
+    if decoder is None:
+        return out
+    if not isinstance(decoder, dict):
+        raise VocabFormatError(f"{cfg}: added_tokens_decoder must be an object")
+    for key, entry in decoder.items():
+        if not (re.fullmatch(r"[0-9]{1,18}", key) and isinstance(entry, dict)
+                and isinstance(entry.get("content"), str)):
+            raise VocabFormatError(f"{cfg}: added_tokens_decoder[{key!r}] is not "
+                                   "id -> {content, ...}")
+        if int(key) >= 2 * size + 65536:
+            raise VocabFormatError(f"{cfg}: added token id {key} is far beyond the "
+                                   f"{size} tokens")
+        out[int(key)] = {"id": int(key), "content": entry["content"],
+                         "single_word": bool(entry.get("single_word", False)),
+                         "lstrip": bool(entry.get("lstrip", False)),
+                         "rstrip": bool(entry.get("rstrip", False)),
+                         "normalized": bool(entry.get("normalized", False)),
+                         "special": bool(entry.get("special", True))}
+    return out
+
+
+def _added_tokens(folder: ModelFolder, vocab: dict[str, int],
+                  defaults: dict[str, str]) -> list[dict[str, Any]]:
+    """tokenizer.json ``added_tokens`` for a slow folder: ``added_tokens_decoder`` when the
+    config has it, plus its special ``*_token`` entries (class defaults for missing keys)."""
+    out = _decoder_tokens(folder, len(vocab))
+    next_id = max([*vocab.values(), *out]) + 1
     for key in SPECIAL_KEYS:
         content = folder.token(key) if (key in folder.config or key in folder.special_tokens_map) \
             else defaults.get(key)
