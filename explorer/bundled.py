@@ -57,3 +57,24 @@ def resources_root() -> Path:
 def resource_path(*parts: str) -> Path:
     """Filesystem path of a bundled resource, e.g. ``resource_path("vocab", "x.tiktoken")``."""
     return resources_root().joinpath(*parts)
+
+
+BUNDLED_PREFIX = "bundled:"
+
+
+def bundled_vocabularies() -> dict[str, Path]:
+    """Bundled vocabulary files by name (the file name up to its first dot)."""
+    found = {}
+    for p in sorted(resource_path("vocab").iterdir()):
+        if p.is_file() and not p.name.startswith((".", "_")) and p.suffix not in (".md", ".py"):
+            found[p.name.split(".")[0]] = p
+    return found
+
+
+def bundled_vocabulary(name: str) -> Path:
+    """Path of bundled vocabulary ``name`` (``bundled:`` prefix allowed); KeyError names them."""
+    name = name.removeprefix(BUNDLED_PREFIX)
+    found = bundled_vocabularies()
+    if name not in found:
+        raise KeyError(f"no bundled vocabulary {name!r}; bundled: {', '.join(found)}")
+    return found[name]

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 from collections.abc import Sequence
 from typing import TextIO
@@ -46,7 +47,15 @@ def _read_input(source: str) -> str:
 def _load(args: argparse.Namespace):  # noqa: ANN202 - Tokenizer, imported lazily
     from explorer.engine.formats import load_tokenizer
 
-    return load_tokenizer(args.vocab, format=getattr(args, "format", None), preset=args.preset)
+    vocab = args.vocab
+    if vocab.startswith("bundled:"):  # a vocabulary shipped with the app (also when frozen)
+        from explorer.bundled import bundled_vocabulary
+
+        try:
+            vocab = str(bundled_vocabulary(vocab))
+        except KeyError as e:
+            raise CliError(e.args[0]) from None
+    return load_tokenizer(vocab, format=getattr(args, "format", None), preset=args.preset)
 
 
 def _encode_payload(enc) -> dict:  # noqa: ANN001
@@ -157,7 +166,8 @@ def cmd_chat(args: argparse.Namespace) -> int:
 
     messages, tools, documents = _read_messages(args.messages)
     tok = _load(args)
-    setup = chat_setup(args.vocab, tok.info.special_tokens)
+    bundled = args.vocab.startswith("bundled:")  # built-in templates only
+    setup = chat_setup(None if bundled else args.vocab, tok.info.special_tokens)
     if args.template and Path(args.template).is_file():
         try:
             source = Path(args.template).read_bytes().decode("utf-8")
@@ -218,8 +228,8 @@ def _add_chat_parser(sub: argparse._SubParsersAction) -> None:
 def _add_vocab_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--vocab", required=True, metavar="PATH",
                    help="vocabulary file: .tiktoken, tokenizer.json, SentencePiece .model, .gguf, "
-                        "tiktoken JSON, tekken.json, minbpe .model, or a model folder (or any "
-                        "file in it)")
+                        "tiktoken JSON, tekken.json, minbpe .model, a model folder (or any "
+                        "file in it), or bundled:NAME (e.g. bundled:cl100k_base)")
     p.add_argument("--preset", metavar="NAME", default=None,
                    help="tiktoken preset for the pattern and specials "
                         "(r50k, p50k, cl100k, o200k, qwen); detected from the file when absent")
@@ -233,7 +243,8 @@ def build_parser() -> argparse.ArgumentParser:
     """The argument parser (exposed for tests and docs)."""
     parser = argparse.ArgumentParser(
         prog="tokenizer-explorer",
-        description="See what a tokenizer does. With no command, opens the explorer window.",
+        description="See what a tokenizer does. With no command, opens the explorer window; "
+                    "`tokenizer-explorer [options] PATH` opens it on the vocabulary PATH.",
     )
     parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
     parser.add_argument("--vocab", metavar="PATH", help="open this vocabulary file")
@@ -243,6 +254,12 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--view", metavar="NAME", default="main",
                         help="which view to show: main or a panel (compare, vocab, bpe, "
                              "lattice, train, ...; an unknown name lists them)")
+    desktop = parser.add_mutually_exclusive_group()
+    desktop.add_argument("--install-desktop", action="store_true",
+                         help="add the app to the desktop menu, with its icon and file types "
+                              "(.tiktoken, .gguf, SentencePiece .model), for this user")
+    desktop.add_argument("--uninstall-desktop", action="store_true",
+                         help="remove what --install-desktop added")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
 
     enc = sub.add_parser("encode", help="encode text and print ids, pieces or JSON")
@@ -279,11 +296,65 @@ def _run_gui(args: argparse.Namespace) -> int:
     return run_app(args)
 
 
+GUI_VALUE_OPTIONS = ("--vocab", "--text-file", "--screenshot", "--view")
+
+
+def split_open_path(argv: Sequence[str], commands: Sequence[str]) -> tuple[list[str], str | None]:
+    """``tokenizer-explorer [options] PATH``: take out the file to open (not a command name)."""
+    args = list(argv)
+    i = 0
+    while i < len(args):
+        arg = args[i]
+        if arg == "--" and i + 1 < len(args):
+            return [*args[:i], *args[i + 2:]], args[i + 1]
+        if arg in GUI_VALUE_OPTIONS:
+            i += 2
+            continue
+        if arg.startswith("-") and arg != "-":
+            i += 1
+            continue
+        if arg in commands:
+            return args, None
+        return [*args[:i], *args[i + 1:]], arg
+    return args, None
+
+
+def _desktop(args: argparse.Namespace) -> int:
+    from explorer.desktop import data_home, install_desktop, uninstall_desktop
+
+    try:
+        if args.install_desktop:
+            files = install_desktop()
+            print(f"installed {len(files)} files under {data_home()} "
+                  f"(menu entry, icons, file types); undo with --uninstall-desktop")
+        else:
+            files = uninstall_desktop()
+            print(f"removed {len(files)} files under {data_home()}")
+    except OSError as e:
+        raise CliError(f"desktop integration failed: {e}") from None
+    return 0
+
+
+def _open_path(args: argparse.Namespace, path: str) -> None:
+    """``tokenizer-explorer PATH`` (what a file manager runs): open PATH as the vocabulary."""
+    if args.vocab:
+        raise CliError(f"give either a file to open or --vocab, not both ({path})")
+    if not os.path.isfile(path):
+        raise CliError(f"cannot open {path}: no such file")
+    args.vocab = os.path.abspath(path)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of ``tokenizer-explorer`` and ``python -m explorer``."""
     parser = build_parser()
+    commands = next((list(a.choices or ()) for a in parser._actions if a.dest == "command"), [])
+    argv, open_path = split_open_path(sys.argv[1:] if argv is None else argv, commands)
     args = parser.parse_args(argv)
     try:
+        if args.install_desktop or args.uninstall_desktop:
+            return _desktop(args)
+        if open_path is not None:
+            _open_path(args, open_path)
         if args.command is None:
             return _run_gui(args)
         return int(args.func(args) or 0)

@@ -13,6 +13,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import references
 
+pytest_plugins = ["xwindow_fixtures"]
+
 
 def pytest_sessionstart(session) -> None:
     """Fetch missing reference data once (a no-op when the cache is complete)."""

@@ -15,9 +15,9 @@ def test_version_matches_pyproject():
 
 
 def test_app_id_shared_by_desktop_and_metainfo():
-    desktop = ROOT / "packaging" / f"{explorer.APP_ID}.desktop"
+    desktop = ROOT / "resources" / "desktop" / f"{explorer.APP_ID}.desktop"
     assert desktop.exists()
-    tree = ET.parse(ROOT / "packaging" / f"{explorer.APP_ID}.metainfo.xml")
+    tree = ET.parse(ROOT / "resources" / "desktop" / f"{explorer.APP_ID}.metainfo.xml")
     assert tree.getroot().findtext("id") == explorer.APP_ID
     assert f"Icon={explorer.APP_ID}" in desktop.read_text()
 

@@ -19,6 +19,8 @@ from PySide6.QtWidgets import QApplication
 
 from explorer import APP_ID
 from explorer.ui.main_window import MainWindow
+from explorer.ui.missing_glyphs import quiet_font_probe_warnings
+from explorer.ui.qt_platform import platform_problem
 from explorer.ui.settings import APPLICATION, ORGANIZATION, use_settings_dir
 from explorer.workers.worker import quit_all
 
@@ -34,6 +36,7 @@ def application() -> QApplication:
         # Hand the GIL between the GUI thread and an encode worker every 1 ms instead of
         # 5 ms: a keystroke's result then lands within a frame even while a worker runs.
         sys.setswitchinterval(GIL_SWITCH_S)
+        quiet_font_probe_warnings()  # the status bar names scripts without a font instead
         app = QApplication(sys.argv[:1])
         app.setOrganizationName(ORGANIZATION)
         app.setApplicationName(APPLICATION)
@@ -108,6 +111,10 @@ def run_app(args: argparse.Namespace) -> int:
     if tmp is not None:
         use_settings_dir(Path(tmp.name))
         os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")  # renders without a display
+    problem = None if QApplication.instance() else platform_problem(os.environ)
+    if problem:  # Qt would abort naming one library only: name them all, exit 2
+        print(f"tokenizer-explorer: error: {problem}", file=sys.stderr)
+        return 2
     app = application()
     text = _read_text(getattr(args, "text_file", None))
     window = MainWindow(autosave=screenshot is None)

@@ -34,6 +34,7 @@ from explorer.ui.ids_view import IdsView
 from explorer.ui.inspector import InspectorPanel
 from explorer.ui.linking import TokenLinker
 from explorer.ui.menus import build_menus
+from explorer.ui.missing_glyphs import MissingGlyphs
 from explorer.ui.palettes import DEFAULT_PALETTE, PALETTES, THEME_TEXT, theme_palette
 from explorer.ui.samples import DEFAULT_SAMPLE, sample_text
 from explorer.ui.settings import Settings
@@ -93,6 +94,8 @@ class MainWindow(QMainWindow):
         self.ids_view = IdsView(self)
         self.linker = TokenLinker(self.editor, self.table_model, self.table, self.inspector, self)
         self.status = StatusArea(self.statusBar(), self)
+        self.missing_glyphs = MissingGlyphs(self.editor, self.statusBar(), self)
+        self.text_changed.connect(self.missing_glyphs.update_text)
         self.loader = TokenizerLoader(report_error or message_box_reporter(self), self)
         self.menus = build_menus(self)
         self.picker = TokenizerPicker(self.open_source, self.open_vocabulary_dialog, self)

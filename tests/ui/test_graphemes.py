@@ -9,8 +9,7 @@ from __future__ import annotations
 from itertools import pairwise
 
 import pytest
-from conftest import click_table_row, wait_highlighted  # tests/ui/conftest (at import time:
-from hypothesis import given, settings  # by run time "conftest" is the last one collected)
+from hypothesis import given, settings
 from hypothesis import strategies as st
 from painting_oracle import grapheme_boundaries, u16
 
@@ -108,6 +107,8 @@ def test_cluster_at_on_a_long_line_keeps_flags_paired():
 def test_outline_and_hover_of_a_flag_after_an_emoji_cover_the_whole_flag(qtbot, window):
     """Qt's layout put a boundary between the flag's two regional indicators after an emoji:
     the outline of the token inside the second one covered half the flag."""
+    from conftest import click_table_row, wait_highlighted
+
     from explorer.ui.editor import SPLIT_NOTE
 
     text = "go 🦜🇫🇷 ok\n"

@@ -1,4 +1,7 @@
-"""Real-window tests: the app under Xvfb, driven by xdotool (see xdriver.py).
+"""Fixtures of the real-window tests in tests/xwindow: the app under Xvfb, driven by xdotool
+(see xdriver.py). A plugin loaded by tests/conftest.py, not a conftest of its own: every
+conftest.py is imported as the module ``conftest``, and a second one would shadow
+tests/ui/conftest.py for the ``from conftest import ...`` lines of the UI tests.
 
 They need Debian's ``xvfb`` and ``xdotool`` (and Qt's xcb libraries); ``.ci/run`` installs
 them. Without them the tests are skipped locally and **fail** under ``CI=true``.
@@ -7,20 +10,16 @@ them. Without them the tests are skipped locally and **fail** under ``CI=true``.
 from __future__ import annotations
 
 import os
-import sys
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
-
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-
 from xdriver import XApp, XServer, missing_tools
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     """Every test here is a real-window test."""
-    here = Path(__file__).parent
+    here = Path(__file__).parent / "xwindow"
     for item in items:
         if Path(str(item.fspath)).is_relative_to(here):
             item.add_marker(pytest.mark.xwindow)

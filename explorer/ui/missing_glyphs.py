@@ -1,0 +1,280 @@
+"""Characters no installed font can draw: marked as their code point, named in the status bar.
+
+Without a font for a script (Devanagari, CJK, emoji on a minimal Linux), Qt draws every such
+character as the same empty box, so the text silently looks like nothing. Here:
+
+- :class:`GlyphCoverage` asks the character map of the editor's font, then of every
+  installed font family (``QRawFont.supportsCharacter``), whether any can draw a code point
+  (the same fonts Qt's fallback can pick from); answers are cached per code point;
+- :class:`MissingGlyphs` paints a *hex box* (the code point's hex digits in two rows, as
+  GTK/Pango do) over each such character in the editor, after the editor's own painting
+  (an event filter on its viewport: the editor is not changed), and shows in the status bar
+  which scripts lack a font and which Debian/Fedora packages add one (details in the label's
+  tooltip).
+
+Characters that need no glyph (controls, format characters such as ZWJ, variation selectors,
+spaces and line separators) are never reported.
+"""
+
+from __future__ import annotations
+
+import unicodedata
+from collections.abc import Iterable
+
+import numpy as np
+from PySide6.QtCore import QEvent, QLoggingCategory, QObject, QRectF, Qt
+from PySide6.QtGui import (
+    QColor,
+    QFont,
+    QFontDatabase,
+    QPainter,
+    QPen,
+    QRawFont,
+    QTextLayout,
+)
+from PySide6.QtWidgets import QPlainTextEdit, QSizePolicy, QStatusBar, QWidget
+
+from explorer.ui.font_packages import display_name, package_for, script_of
+from explorer.ui.status import ElidedLabel
+
+NO_GLYPH_CATEGORIES = {"Cc", "Cf", "Zs", "Zl", "Zp", "Cs"}
+SMALL_TEXT = 100_000
+"""Texts up to this many characters are scanned with ``set``; longer ones with numpy."""
+EXAMPLES = 6
+"""Example characters per script in the status label's tooltip."""
+
+
+FONT_PROBE_RULE = "qt.text.font.db.info=false"
+"""Qt logs ``qt.text.font.db: OpenType support missing for "<family>", script N`` (at *info*
+level) for every installed family it tries while looking for a font that can shape script N
+(11: Devanagari) when none can. The only fix is a font for that script, which the status bar
+names, so this rule hides the info messages of that one category (its warnings still show,
+and ``QT_LOGGING_RULES`` in the environment still overrides it:
+``QT_LOGGING_RULES=qt.text.font.db.info=true`` brings them back)."""
+
+
+def quiet_font_probe_warnings() -> None:
+    """Hide Qt's per-family "OpenType support missing" messages (before the QApplication)."""
+    QLoggingCategory.setFilterRules(FONT_PROBE_RULE)
+
+
+def needs_glyph(cp: int) -> bool:
+    """False for code points that are never drawn (controls, format, spaces, selectors)."""
+    if 0xFE00 <= cp <= 0xFE0F or 0xE0100 <= cp <= 0xE01EF:  # variation selectors
+        return False
+    return unicodedata.category(chr(cp)) not in NO_GLYPH_CATEGORIES
+
+
+def distinct_non_ascii(text: str) -> list[int]:
+    """Sorted distinct code points above U+007F in ``text``."""
+    if text.isascii():
+        return []
+    if len(text) <= SMALL_TEXT:
+        return sorted(ord(c) for c in set(text) if ord(c) > 0x7F)
+    points = np.frombuffer(text.encode("utf-32-le", "surrogatepass"), dtype=np.uint32)
+    points = points[points > 0x7F]
+    return np.flatnonzero(np.bincount(points)).tolist() if len(points) else []
+
+
+class GlyphCoverage:
+    """Whether some installed font has a glyph for a code point (cached)."""
+
+    def __init__(self, font: QFont) -> None:
+        self._primary = QRawFont.fromFont(font)
+        self._fonts: list[QRawFont] | None = None
+        self._known: dict[int, bool] = {}
+
+    def _fallbacks(self) -> list[QRawFont]:
+        if self._fonts is None:
+            fonts = []
+            for family in QFontDatabase.families():
+                raw = QRawFont.fromFont(QFont(family))
+                if raw.isValid():
+                    fonts.append(raw)
+            self._fonts = fonts
+        return self._fonts
+
+    def drawable(self, cp: int) -> bool:
+        """True when a font can draw ``cp`` (or ``cp`` needs no glyph)."""
+        known = self._known.get(cp)
+        if known is None:
+            known = (not needs_glyph(cp) or self._primary.supportsCharacter(cp)
+                     or any(f.supportsCharacter(cp) for f in self._fallbacks()))
+            self._known[cp] = known
+        return known
+
+    def missing(self, text: str) -> list[int]:
+        """Code points of ``text`` that no installed font can draw."""
+        return [cp for cp in distinct_non_ascii(text) if not self.drawable(cp)]
+
+
+def scripts_without_font(missing: Iterable[int]) -> dict[str, list[int]]:
+    """``{script: code points}`` for the missing code points (script ``""``: unknown)."""
+    out: dict[str, list[int]] = {}
+    for cp in missing:
+        out.setdefault(script_of(chr(cp)), []).append(cp)
+    return out
+
+
+def status_text(by_script: dict[str, list[int]]) -> tuple[str, str]:
+    """``(label, tooltip)`` for the status bar; empty when every character has a font."""
+    if not by_script:
+        return "", ""
+    names = [display_name(s) if s else "other characters" for s in by_script]
+    debian: list[str] = []
+    fedora: list[str] = []
+    rows = []
+    for script, cps in by_script.items():
+        pkg = package_for(script)
+        if pkg is not None:
+            debian += [pkg.debian] if pkg.debian not in debian else []
+            fedora += [pkg.fedora] if pkg.fedora not in fedora else []
+        examples = ", ".join(f"U+{cp:04X}" for cp in cps[:EXAMPLES])
+        more = f" and {len(cps) - EXAMPLES} more" if len(cps) > EXAMPLES else ""
+        where = (f"Debian/Ubuntu: {pkg.debian}; Fedora: {pkg.fedora}" if pkg
+                 else "no font package known")
+        rows.append(f"<li><b>{display_name(script) or 'Other'}</b>: {examples}{more} "
+                    f"({where})</li>")
+    label = f"⚠ No font for {', '.join(names)}"
+    if debian:
+        label += f" · Debian: {' '.join(debian)} · Fedora: {' '.join(fedora)}"
+    tooltip = ("<p>No installed font can draw these characters; they are shown as their "
+               "code point in a box.</p><ul>" + "".join(rows) + "</ul>"
+               + (f"<p>Debian/Ubuntu: <code>sudo apt-get install {' '.join(debian)}</code><br>"
+                  f"Fedora: <code>sudo dnf install {' '.join(fedora)}</code></p>"
+                  if debian else ""))
+    return label, tooltip
+
+
+def hex_rows(cp: int) -> tuple[str, str]:
+    """The two rows of a hex box: ``0928`` -> ``09``/``28``, ``1F600`` -> ``01F``/``600``."""
+    digits = f"{cp:04X}" if cp <= 0xFFFF else f"{cp:06X}"
+    half = len(digits) // 2
+    return digits[:half], digits[half:]
+
+
+class MissingGlyphs(QObject):
+    """Hex boxes over undrawable characters in ``editor`` and a note in ``bar``."""
+
+    def __init__(self, editor: QPlainTextEdit, bar: QStatusBar, parent: QWidget) -> None:
+        super().__init__(parent)
+        self.editor = editor
+        self.coverage = GlyphCoverage(editor.font())
+        self.missing: set[int] = set()
+        self.by_script: dict[str, list[int]] = {}
+        self.label = ElidedLabel("", parent, min_chars=24)
+        self.label.setObjectName("missing-fonts")
+        self.label.hide()
+        # Left, after the message, most of the room the counts leave (elided; full tooltip).
+        self.label.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Preferred)
+        bar.addWidget(self.label, 3)
+        editor.viewport().installEventFilter(self)
+
+    def update_text(self, text: str) -> None:
+        """Recompute what is missing in ``text`` (connect to the window's ``text_changed``)."""
+        missing = self.coverage.missing(text)
+        if set(missing) == self.missing:
+            return
+        self.missing = set(missing)
+        self.by_script = scripts_without_font(missing)
+        label, tooltip = status_text(self.by_script)
+        self.label.setText(label)
+        self.label.setToolTip(tooltip)
+        self.label.setVisible(bool(label))
+        self.editor.viewport().update()
+
+    # ----- painting ------------------------------------------------------------------------
+    def eventFilter(self, watched: QObject, event: QEvent) -> bool:
+        """After the editor paints its viewport, draw the hex boxes on top."""
+        if (event.type() == QEvent.Type.Paint and self.missing
+                and watched is self.editor.viewport()):
+            self.editor.paintEvent(event)  # the editor's own painting first
+            self.paint_boxes()
+            return True
+        return False
+
+    def boxes(self) -> list[tuple[QRectF, int]]:
+        """Viewport rectangles of the visible undrawable characters, with their code points.
+
+        Qt places the cursor only between clusters (a Devanagari syllable is one), so each
+        cluster's width is shared equally by its code points that need a glyph: without a
+        font each of them is drawn as one same-width empty box.
+        """
+        ed = self.editor
+        out: list[tuple[QRectF, int]] = []
+        block = ed.firstVisibleBlock()
+        bottom = ed.viewport().height()
+        while block.isValid():
+            geometry = ed.blockBoundingGeometry(block).translated(ed.contentOffset())
+            if geometry.top() > bottom:
+                break
+            text = block.text()
+            layout = block.layout()
+            if (block.isVisible() and layout is not None and not text.isascii()
+                    and not self.missing.isdisjoint(map(ord, text))):
+                out += [(r.translated(geometry.topLeft()), cp)
+                        for r, cp in self._block_boxes(layout, text)]
+            block = block.next()
+        return out
+
+    def _block_boxes(self, layout: QTextLayout, text: str) -> list[tuple[QRectF, int]]:
+        cols: list[tuple[int, int]] = []  # (UTF-16 column, code point)
+        col = 0
+        for ch in text:
+            cols.append((col, ord(ch)))
+            col += 2 if ord(ch) > 0xFFFF else 1
+        out: list[tuple[QRectF, int]] = []
+        i = 0
+        while i < len(cols):
+            start = cols[i][0]
+            end = max(layout.nextCursorPosition(start), start + 1)
+            j = i
+            while j < len(cols) and cols[j][0] < end:
+                j += 1
+            cluster = [cp for _, cp in cols[i:j] if needs_glyph(cp)]
+            if any(cp in self.missing for cp in cluster):
+                line = layout.lineForTextPosition(start)
+                if line.isValid():
+                    x1, x2 = line.cursorToX(start)[0], line.cursorToX(end)[0]
+                    step = (x2 - x1) / len(cluster)  # negative in right-to-left text
+                    for k, cp in enumerate(cluster):
+                        if cp in self.missing:
+                            a, b = x1 + k * step, x1 + (k + 1) * step
+                            out.append((QRectF(min(a, b), line.y(), abs(b - a),
+                                               line.height()), cp))
+            i = max(j, i + 1)
+        return out
+
+    def paint_boxes(self) -> None:
+        """Draw a hex box over each visible undrawable character."""
+        boxes = self.boxes()
+        if not boxes:
+            return
+        painter = QPainter(self.editor.viewport())
+        painter.setRenderHint(QPainter.RenderHint.Antialiasing)
+        palette = self.editor.palette()
+        fg = palette.text().color()
+        bg = palette.base().color()
+        font = QFont(self.editor.font())
+        for rect, cp in boxes:
+            box = rect.adjusted(0.5, 1.5, -0.5, -1.5)
+            if box.width() < 3 or box.height() < 6:
+                continue
+            painter.setPen(QPen(QColor(fg), 1))
+            painter.setBrush(QColor(bg))
+            painter.drawRect(box)
+            rows = hex_rows(cp)
+            font.setPixelSize(max(4, int(box.height() / 2 - 1)))
+            painter.setFont(font)
+            metrics = painter.fontMetrics()
+            widest = max(metrics.horizontalAdvance(r) for r in rows)
+            scale = min(1.0, (box.width() - 2) / widest) if widest else 1.0
+            half = box.height() / 2
+            for i, row in enumerate(rows):
+                painter.save()
+                painter.translate(box.left() + 1, box.top() + i * half)
+                painter.scale(scale, 1.0)
+                painter.drawText(QRectF(0, 0, (box.width() - 2) / scale, half),
+                                 Qt.AlignmentFlag.AlignCenter, row)
+                painter.restore()
+        painter.end()

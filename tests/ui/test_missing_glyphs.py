@@ -1,0 +1,154 @@
+"""Characters no installed font can draw are found, boxed with their code point, and the status
+bar names their scripts and the packages that add a font.
+
+The oracle is fontconfig, asked directly (``fc-list :charset=XXXX``: which installed fonts
+have the character), independent of Qt. This machine (and CI, the same kind) has no
+Devanagari, Thai, Hangul or colour-emoji font; the test fails if none of its candidate
+characters lacks a font, rather than passing without testing anything.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from conftest import wait_highlighted
+from PySide6.QtGui import QFont, QFontDatabase
+
+from explorer.ui.font_packages import RARE_HAN, package_for, script_of
+from explorer.ui.missing_glyphs import (
+    GlyphCoverage,
+    distinct_non_ascii,
+    hex_rows,
+    status_text,
+)
+
+ROOT = Path(__file__).resolve().parents[2]
+CANDIDATES = "Aé Жλ ע ب न ক ภ 한 東 あ ❤ 👍 𠀀 \U000F0000"
+HINDI = "नमस्ते"
+
+
+def fontconfig_has(cp: int) -> bool:
+    tool = shutil.which("fc-list")
+    if tool is None:
+        msg = "fc-list is missing: apt-get install -y fontconfig"
+        if os.environ.get("CI") == "true":
+            pytest.fail(msg)
+        pytest.skip(msg)
+    out = subprocess.run([tool, f":charset={cp:x}", "family"], capture_output=True, text=True,
+                         check=True).stdout
+    return bool(out.strip())
+
+
+def test_coverage_agrees_with_fontconfig(qapp):
+    coverage = GlyphCoverage(QFontDatabase.systemFont(QFontDatabase.SystemFont.FixedFont))
+    points = [ord(c) for c in CANDIDATES if c != " "]
+    expected = {cp: fontconfig_has(cp) for cp in points}
+    assert {cp: coverage.drawable(cp) for cp in points} == expected
+    assert not all(expected.values()), "every candidate has a font here: pick another script"
+    assert expected[ord("A")] and not expected[0xF0000]
+
+
+def test_characters_without_glyph_are_never_reported(qapp):
+    coverage = GlyphCoverage(QFont())
+    # ZWJ, variation selector 16, a tab, no-break space, line separator, a tag character
+    assert coverage.missing("a\u200d\ufe0f\t\u00a0\u2028\U000E0041b") == []
+
+
+def test_window_boxes_each_missing_code_point_and_names_the_package(qtbot, errors):
+    from explorer.ui.main_window import MainWindow
+
+    if fontconfig_has(ord("न")):
+        pytest.skip("this machine has a Devanagari font")  # the oracle test still runs
+    w = MainWindow(report_error=errors, autosave=False)
+    qtbot.addWidget(w)
+    w.resize(1000, 700)
+    w.show()
+    w.restore(text=f"hello {HINDI} world\n")
+    wait_highlighted(qtbot, w)
+    glyphs = w.missing_glyphs
+    qtbot.waitUntil(lambda: bool(glyphs.missing), timeout=5000)
+    assert glyphs.missing == {ord(c) for c in HINDI}
+    assert list(glyphs.by_script) == ["Devanagari"]
+    label = glyphs.label.text()
+    assert "No font for Devanagari" in label and "fonts-noto-core" in label
+    assert "google-noto-sans-devanagari-fonts" in label
+    assert "U+0928" in glyphs.label.toolTip()
+    assert glyphs.label.isVisible()
+
+    boxes = glyphs.boxes()
+    assert sorted(cp for _, cp in boxes) == sorted(ord(c) for c in HINDI)
+    with_boxes = w.editor.viewport().grab().toImage()
+    saved, glyphs.missing = glyphs.missing, set()  # the overlay paints nothing now
+    plain = w.editor.viewport().grab().toImage()
+    glyphs.missing = saved
+    changed = {(x, y) for x in range(plain.width()) for y in range(plain.height())
+               if plain.pixel(x, y) != with_boxes.pixel(x, y)}
+    assert changed, "no hex box painted"
+    for rect, cp in boxes:
+        inside = {(x, y) for x, y in changed if rect.adjusted(-1, -1, 1, 1).contains(x, y)}
+        assert len(inside) >= 10, f"U+{cp:04X}: its box was not painted"
+    outside = [p for p in changed
+               if not any(r.adjusted(-1, -1, 1, 1).contains(*p) for r, _ in boxes)]
+    assert outside == []  # nothing painted anywhere else
+
+    w.restore(text="only ascii here\n")
+    wait_highlighted(qtbot, w)
+    qtbot.waitUntil(lambda: not glyphs.missing, timeout=5000)
+    assert glyphs.label.text() == ""
+    w.controller.shutdown()
+
+
+def test_qt_font_probe_messages_are_hidden_but_can_be_brought_back(tmp_path):
+    text = tmp_path / "hindi.txt"
+    text.write_text(f"{HINDI}\n", encoding="utf-8")
+
+    def run(**env: str) -> str:
+        done = subprocess.run(
+            [sys.executable, "-m", "explorer", "--screenshot", str(tmp_path / "x.png"),
+             "--text-file", str(text)],
+            env={**os.environ, "PYTHONPATH": str(ROOT), **env}, capture_output=True,
+            text=True, timeout=120, check=False)
+        assert done.returncode == 0, done.stderr
+        return done.stderr
+
+    if fontconfig_has(ord("न")):
+        pytest.skip("this machine has a Devanagari font: Qt has nothing to report")
+    assert "OpenType support missing" not in run()
+    assert "OpenType support missing" in run(QT_LOGGING_RULES="qt.text.font.db.info=true")
+
+
+def test_scripts_and_packages():
+    assert script_of("न") == "Devanagari"
+    assert package_for("Devanagari").debian == "fonts-noto-core"
+    assert package_for("Devanagari").fedora == "google-noto-sans-devanagari-fonts"
+    assert script_of("ᱚ") == "OlChiki"
+    assert package_for("OlChiki").fedora == "google-noto-sans-ol-chiki-fonts"
+    assert package_for("Tibetan").fedora == "google-noto-serif-tibetan-fonts"
+    assert script_of("東") == "Han" and package_for("Han").debian == "fonts-noto-cjk"
+    assert script_of("𠀀") == RARE_HAN and package_for(RARE_HAN).debian == "fonts-hanazono"
+    assert script_of("👍") == "Emoji"
+    assert package_for("Emoji").debian == "fonts-noto-color-emoji"
+    assert script_of("\U000F0000") == "" and package_for("") is None
+
+
+def test_status_text_lists_scripts_then_packages():
+    label, tooltip = status_text({"Devanagari": [0x928], "Emoji": [0x1F44D],
+                                  "": [0xF0000]})
+    assert label == ("⚠ No font for Devanagari, Emoji, other characters · Debian: "
+                     "fonts-noto-core fonts-noto-color-emoji · Fedora: "
+                     "google-noto-sans-devanagari-fonts google-noto-color-emoji-fonts")
+    assert "U+F0000" in tooltip and "no font package known" in tooltip
+    assert status_text({}) == ("", "")
+
+
+def test_hex_rows_and_large_text_scan():
+    assert hex_rows(0x928) == ("09", "28")
+    assert hex_rows(0x1F44D) == ("01F", "44D")
+    text = ("abc नमस्ते 👍 é\n" * 20_000)
+    assert len(text) > 100_000
+    assert distinct_non_ascii(text) == sorted({ord(c) for c in text if ord(c) > 0x7F})
