@@ -1,4 +1,4 @@
-"""Command line: ``tokenizer-explorer [gui options] | encode | info | chat | train``.
+"""Command line: ``tokenizer-explorer [gui options] | encode | info | chat | pipeline | train``.
 
 The ``encode`` and ``info`` contract is used by other tools; keep it stable. Every expected
 failure (missing or corrupt file, unknown format, invalid UTF-8) prints one line on stderr
@@ -279,6 +279,10 @@ def build_parser() -> argparse.ArgumentParser:
     inf.set_defaults(func=cmd_info)
     _add_chat_parser(sub)
 
+    from explorer.engine.explain.cli import add_pipeline_parser  # issue 17
+
+    add_pipeline_parser(sub, _add_vocab_args, _run_with_text)
+
     try:
         from explorer.engine.trainers.cli import add_train_parser
     except ImportError:
@@ -286,6 +290,13 @@ def build_parser() -> argparse.ArgumentParser:
     else:
         add_train_parser(sub)
     return parser
+
+
+def _run_with_text(args: argparse.Namespace, emit) -> int:  # noqa: ANN001 - emit(tok, text, args)
+    """Read the input, load the vocabulary, hand both to ``emit``."""
+    text = _read_input(args.input)
+    emit(_load(args), text, args)
+    return 0
 
 
 def _run_gui(args: argparse.Namespace) -> int:

@@ -22,7 +22,7 @@ SAMPLES = ("Aa", "Ωω", "Жж", "Աա", "אב", "عر", "ހ", "ߊ", "अआ", "
            "日本語中文", "かなカナ", "ㄅꀀ", "𠀋", "😀👍🏽🇫🇷", "∑√♥ⓐ", "é̈́")
 """A few letters of each common script (and emoji, symbols, an astral CJK character): one
 script per step, so no step costs more than a few ms."""
-TICK_MS = 20
+TICK_MS = 10
 IDLE_MS = 400
 """No step runs until the user has left the keyboard alone this long."""
 

@@ -97,7 +97,7 @@ class MainWindow(QMainWindow):
         self.missing_glyphs = MissingGlyphs(self.editor, self.statusBar(), self)
         self.text_changed.connect(self.missing_glyphs.update_text)
         self.loader = TokenizerLoader(report_error or message_box_reporter(self), self)
-        self.menus = build_menus(self)
+        self.menus = build_menus(self, self)
         self.picker = TokenizerPicker(self.open_source, self.open_vocabulary_dialog, self)
         self.addToolBar(build_toolbar(self, self.picker, self.load_sample))
 
@@ -206,6 +206,17 @@ class MainWindow(QMainWindow):
     def text(self) -> str:
         """The editor's text (as ``toPlainText()``, without copying it out of Qt)."""
         return self.controller.text
+
+    def selection(self) -> tuple[int, int] | None:
+        """Code-point span of the editor's selection, or None when nothing is selected."""
+        from explorer.engine.offsets import Utf16Map
+
+        cur = self.editor.textCursor()
+        if not cur.hasSelection():
+            return None
+        utf16 = Utf16Map(self.text())
+        return (utf16.to_codepoint(cur.selectionStart()),
+                utf16.to_codepoint(cur.selectionEnd()))
 
     def set_text(self, text: str) -> None:
         """Replace the text (undoable like an edit)."""

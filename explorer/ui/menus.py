@@ -1,20 +1,49 @@
-"""The window's menus and shortcuts, built from the window's public methods."""
+"""The window's menus and shortcuts, built from the window's public methods.
+
+The window is seen through :class:`MenuHost` (this module never imports the window, so the UI
+has no import cycle)."""
 
 from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import Protocol
 
 from PySide6.QtGui import QAction, QActionGroup, QKeySequence
-from PySide6.QtWidgets import QMenu
+from PySide6.QtWidgets import QMenu, QMenuBar, QWidget
 
 from explorer.ui.palettes import PALETTES
 from explorer.ui.samples import TITLES, sample_names
 from explorer.ui.tokenizer_source import bundled_sources, source_label
 
-if TYPE_CHECKING:
-    from explorer.ui.main_window import MainWindow
+
+class _EditorActions(Protocol):
+    def undo(self) -> None: ...
+    def redo(self) -> None: ...
+    def selectAll(self) -> None: ...
+
+
+class _IdsActions(Protocol):
+    def copy(self) -> None: ...
+
+
+class MenuHost(Protocol):
+    """What the menus use of the main window."""
+
+    editor: _EditorActions
+    ids_view: _IdsActions
+
+    def menuBar(self) -> QMenuBar: ...
+    def close(self) -> bool: ...
+    def open_vocabulary_dialog(self) -> None: ...
+    def open_text_dialog(self) -> None: ...
+    def save_text_dialog(self) -> None: ...
+    def open_source(self, source: str) -> None: ...
+    def load_sample(self, name: str) -> None: ...
+    def set_show_whitespace(self, show: bool) -> None: ...
+    def set_dark(self, dark: bool) -> None: ...
+    def set_palette(self, name: str) -> None: ...
+    def show_about(self) -> None: ...
 
 
 @dataclass
@@ -30,8 +59,8 @@ class Menus:
     dark: QAction
 
 
-def build_menus(w: MainWindow) -> Menus:
-    """Create the menu bar of ``w``."""
+def build_menus(w: MenuHost, parent: QWidget) -> Menus:
+    """Create the menu bar of ``w`` (``parent``: the window as a widget, owns the groups)."""
     bar = w.menuBar()
     file = bar.addMenu("&File")
     _act(file, "&Open Vocabulary…", w.open_vocabulary_dialog, QKeySequence.StandardKey.Open)
@@ -54,7 +83,7 @@ def build_menus(w: MainWindow) -> Menus:
     _act(edit, "Copy Token &Ids", w.ids_view.copy, "Ctrl+Shift+C")
 
     tok = bar.addMenu("&Tokenizer")
-    group = QActionGroup(w)
+    group = QActionGroup(parent)
     for source in bundled_sources():
         a = _act(tok, source_label(source), lambda s=source: w.open_source(s))
         a.setCheckable(True)
@@ -72,7 +101,7 @@ def build_menus(w: MainWindow) -> Menus:
     ws = _act(view, "Show &Whitespace", w.set_show_whitespace, "Ctrl+Shift+W", checkable=True)
     dark = _act(view, "&Dark Theme", w.set_dark, "Ctrl+Shift+D", checkable=True)
     pal_menu = view.addMenu("Token &Palette")
-    pal_group = QActionGroup(w)
+    pal_group = QActionGroup(parent)
     for name in PALETTES:
         a = _act(pal_menu, name, lambda n=name: w.set_palette(n))
         a.setCheckable(True)

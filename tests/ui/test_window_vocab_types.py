@@ -74,7 +74,7 @@ def test_double_click_selects_the_first_occurrence_in_the_text(qtbot, window):
     enc = window.tokenizer.encode(text)
     two = next(t for t in enc.tokens if t.token_bytes == b" two")
     assert first_token_index(window.doc, two.id) == enc.tokens.index(two)
-    browser = window.panel_objects["core"].vocab
+    browser = window.panel_objects["vocab"].vocab
     window.show_view("vocab")
     qtbot.waitUntil(lambda: len(browser.model.rows) > 100_000, timeout=60000)  # all loaded
     with qtbot.waitSignal(browser.query_done, timeout=30000):

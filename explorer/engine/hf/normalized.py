@@ -19,7 +19,6 @@ import unicodedata
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from functools import lru_cache
-from itertools import compress
 
 import regex
 
@@ -91,15 +90,20 @@ class Aligned:
             [self.ends[i] for i in idx],
         )
 
-    def drop_category(self, category: str) -> Aligned:
-        """Drop characters of Unicode general ``category`` (``filter`` without a Python
-        call per character)."""
-        cats = list(map(unicodedata.category, self.text))
-        if category not in cats:
+    def drop_matching(self, char_class: regex.Pattern[str]) -> Aligned:
+        """Drop every character matched by the one-character pattern ``char_class``."""
+        text = self.text
+        if char_class.search(text) is None:
             return self
-        mask = [c != category for c in cats]
-        return Aligned("".join(compress(self.text, mask)), list(compress(self.starts, mask)),
-                       list(compress(self.ends, mask)))
+        pieces: list[Aligned] = []
+        pos = 0
+        for m in char_class.finditer(text):
+            a = m.start()
+            if pos < a:
+                pieces.append(self.slice(pos, a))
+            pos = a + 1
+        pieces.append(self.slice(pos, len(text)))
+        return concat(pieces)
 
     def unicode_normalize(self, form: str) -> Aligned:
         """Apply NFC/NFD/NFKC/NFKD, aligning each normalization segment to its originals."""

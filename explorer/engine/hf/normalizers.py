@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import base64
 import binascii
-import unicodedata
 from dataclasses import dataclass
 from typing import Any, Protocol
 
@@ -21,6 +20,7 @@ import regex
 
 from explorer.engine.errors import UnsupportedComponentError, VocabFormatError
 from explorer.engine.hf.jsonutil import opt, pattern_from_json, req
+from explorer.engine.hf.mark_tables import bert_nonspacing_marks, marks
 from explorer.engine.hf.normalized import Aligned, concat
 from explorer.engine.hf.unicode_props import is_bert_control, is_chinese_char, is_whitespace
 from explorer.engine.normalizers.charsmap import PrecompiledCharsMap
@@ -101,10 +101,10 @@ class Strip:
 
 @dataclass(frozen=True)
 class StripAccents:
-    """Remove combining marks (any ``M*`` category), HF ``StripAccents``."""
+    """Remove combining marks (any ``M*`` category of HF's table), HF ``StripAccents``."""
 
     def normalize(self, text: Aligned) -> Aligned:
-        return text.filter(lambda c: not unicodedata.category(c).startswith("M"))
+        return text.drop_matching(marks())
 
     def describe(self) -> str:
         return "StripAccents"
@@ -243,7 +243,7 @@ class BertNormalizer:
         strip = self.lowercase if self.strip_accents is None else self.strip_accents
         if strip and not text.text.isascii():  # ASCII: NFD and Mn removal change nothing
             text = text.unicode_normalize("NFD")
-            text = text.drop_category("Mn")
+            text = text.drop_matching(bert_nonspacing_marks())
         if self.lowercase:
             text = Lowercase().normalize(text)
         return text

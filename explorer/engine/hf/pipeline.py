@@ -380,6 +380,13 @@ class PipelineTokenizer(Tokenizer):
         symbols = [s[0] for s in model._initial(model_input)]  # type: ignore[attr-defined]
         return trace_merges(symbols, model.rank)  # type: ignore[attr-defined]
 
+    def model_inputs(self, text: str) -> list[str]:
+        """The pieces the model encodes for ``text`` (normalized and pre-tokenized like
+        ``encode``; added tokens excluded), in order."""
+        trace = _Trace()
+        self._run(text, "all", trace)
+        return [p.text for p in trace.pieces]
+
     def token_id(self, piece: str) -> int | None:
         """Id of a vocabulary piece (labels the final symbols of a merge trace)."""
         return self.token_to_id(piece)

@@ -68,6 +68,10 @@ class PanelHost(Protocol):
         """The editor's text."""
         ...
 
+    def selection(self) -> tuple[int, int] | None:
+        """Code-point span of the editor's selection, or None when nothing is selected."""
+        ...
+
     def add_panel(self, key: str, title: str, widget: QWidget,
                   area: Qt.DockWidgetArea = ...) -> QDockWidget:
         """Dock ``widget`` as panel ``key``."""

@@ -1,12 +1,23 @@
-"""The side panels inside the main window: docked, following the cursor, text and tokenizer."""
+"""The core side panels (bpe, lattice, compare, vocab, train) inside the main window: docked,
+following the cursor, text and tokenizer."""
 
 from __future__ import annotations
+
+from types import SimpleNamespace
 
 import pytest
 from references import require
 
 from explorer.engine.formats import load_tokenizer
-from explorer.ui.panels.install import pre_token_span
+from explorer.ui.panels.cursor_span import pre_token_span
+
+
+def _core(w) -> SimpleNamespace:
+    """The core panels' widgets, each from its own registered panel."""
+    p = w.panel_objects
+    return SimpleNamespace(merge_queue=p["bpe"].merge_queue, lattice=p["lattice"].lattice,
+                           compare=p["compare"].compare, vocab=p["vocab"].vocab,
+                           training=p["train"].training)
 
 
 def _move_cursor(w, offset: int) -> None:
@@ -27,7 +38,7 @@ def test_panels_are_docked_and_follow_the_cursor(qtbot, window):
     w = window
     for key in ("bpe", "lattice", "compare", "vocab", "train"):
         assert key in w.panels
-    hub = w.panel_objects["core"]
+    hub = _core(w)
     assert w.show_view("bpe")
     _move_cursor(w, 8)  # in " world"
     qtbot.waitUntil(lambda: "' world'" in hub.merge_queue.title.text(), timeout=5000)
@@ -47,7 +58,7 @@ def test_panels_are_docked_and_follow_the_cursor(qtbot, window):
 
 def test_compare_view_compares_with_a_second_tokenizer(qtbot, window):
     w = window
-    hub = w.panel_objects["core"]
+    hub = _core(w)
     with qtbot.waitSignal(hub.compare.compared, timeout=20000):
         w.show_view("compare")
     qtbot.waitUntil(lambda: hub.compare.stats.rowCount() == 2, timeout=20000)
@@ -62,7 +73,7 @@ def test_compare_view_compares_with_a_second_tokenizer(qtbot, window):
 
 def test_vocab_and_lattice_follow_the_tokenizer(qtbot, window):
     w = window
-    hub = w.panel_objects["core"]
+    hub = _core(w)
     # a background tab does no work: the vocabulary is read only when its tab is shown
     assert hub.vocab.model.matching == 0 and hub.compare.stats.rowCount() == 0
     with qtbot.waitSignal(hub.vocab.loaded, timeout=20000):
@@ -81,7 +92,7 @@ def test_vocab_and_lattice_follow_the_tokenizer(qtbot, window):
 
 def test_trained_tokenizer_becomes_current(qtbot, window):
     w = window
-    hub = w.panel_objects["core"]
+    hub = _core(w)
     w.show_view("train")
     dialog = hub.training
     dialog.vocab_size.setValue(400)
@@ -99,7 +110,7 @@ def test_trained_tokenizer_becomes_current(qtbot, window):
 
 def test_long_pre_token_is_not_traced(qtbot, window):
     w = window
-    hub = w.panel_objects["core"]
+    hub = _core(w)
     w.set_text("x" + " " * 2000 + "y\n")  # one whitespace pre-token of ~2000 bytes
     qtbot.waitUntil(lambda: w.is_highlighted and w.doc is not None
                     and w.doc.text == w.text(), timeout=20000)
@@ -121,12 +132,12 @@ def test_screenshot_of_each_view_shows_the_panel(window, tmp_path, view):
     assert image.width() > 0 and out.stat().st_size > 10_000
     dock = window.panels[view]
     assert dock.widget().isVisible()  # raised, on screen
-    assert not window.panel_objects["core"].busy()
+    assert not window.panel_objects[view].busy()
 
 
 def test_compare_with_menu_picks_the_tokenizers(qtbot, window):
     w = window
-    hub = w.panel_objects["core"]
+    hub = _core(w)
     with qtbot.waitSignal(hub.compare.compared, timeout=20000):
         w.show_view("compare")
     qtbot.waitUntil(lambda: hub.compare.stats.rowCount() == 2, timeout=20000)

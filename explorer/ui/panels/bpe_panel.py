@@ -1,0 +1,70 @@
+"""The *BPE Merges* panel (dock ``bpe``): the merge queue of the pre-token under the cursor,
+from ``tokenizer.trace_merges``; a tokenizer that cannot trace gets a one-line explanation."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from PySide6.QtCore import QTimer
+
+from explorer.ui.panels.cursor_span import CURSOR_DELAY_MS, cursor_pre_token
+from explorer.ui.panels.docking import ShownPanel
+from explorer.ui.panels.merge_queue import MergeQueuePanel
+from explorer.ui.panels.registry import register_panel
+
+if TYPE_CHECKING:
+    from explorer.ui.panels.registry import PanelHost
+
+MAX_TRACE_BYTES = 300
+"""Longer pre-tokens are not traced: every traced step sorts the whole queue (O(n² log n))."""
+
+
+class BpePanel(ShownPanel):
+    """The merge queue of the pre-token under the text cursor."""
+
+    def __init__(self, host: PanelHost) -> None:
+        self.merge_queue = MergeQueuePanel()
+        super().__init__(host, "bpe", "BPE Merges", self.merge_queue)
+        self._offset: int | None = None
+        self._cursor_timer = QTimer(self)
+        self._cursor_timer.setSingleShot(True)
+        self._cursor_timer.setInterval(CURSOR_DELAY_MS)
+        self._cursor_timer.timeout.connect(self.refresh)
+        host.tokenizer_changed.connect(lambda _t: self.refresh())
+        host.text_changed.connect(lambda _text: self.refresh())
+        host.cursor_token_changed.connect(self._on_cursor)
+
+    def _on_cursor(self, _index: int, view: Any) -> None:
+        self._offset = None if view is None else view.start
+        self.stale = True
+        self._cursor_timer.start()
+
+    def update_panel(self) -> None:
+        tok = self.host.tokenizer
+        if tok is None or not tok.supports_merge_trace():
+            self.merge_queue.clear(f"{tok.info.name if tok else 'This tokenizer'} has no BPE "
+                                   "merge queue to show (not a byte-level BPE).")
+            return
+        found = cursor_pre_token(tok, self.host.text(), self._offset)
+        if found is None:
+            self.merge_queue.clear("Place the cursor in a word to see its BPE merges.")
+            return
+        piece, (start, end) = found
+        special = tok.info.special_tokens.get(piece)
+        if special is not None:
+            self.merge_queue.clear(f"{piece!r} is a special token (id {special}): it is split "
+                                   "out before BPE and never merged.")
+            return
+        if len(piece.encode("utf-8")) > MAX_TRACE_BYTES:
+            self.merge_queue.clear(f"The pre-token at characters {start}–{end} is longer than "
+                                   f"{MAX_TRACE_BYTES} bytes: too long to trace step by step.")
+            return
+        steps = list(tok.trace_merges(piece))  # type: ignore[attr-defined]
+        self.merge_queue.set_trace(steps, f"Pre-token {piece!r} (characters {start}–{end})",
+                                   getattr(tok, "token_id", None))
+
+
+@register_panel("bpe", order=10)
+def install_bpe_panel(host: PanelHost) -> BpePanel:
+    """Dock the *BPE Merges* panel."""
+    return BpePanel(host)

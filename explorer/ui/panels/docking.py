@@ -1,0 +1,93 @@
+"""What every registered side panel shares: docking in a scroll area, and refreshing only
+while its dock is shown.
+
+:class:`ShownPanel` docks a widget with ``host.add_panel`` and keeps one "stale" flag: a
+panel asks for a refresh with :meth:`ShownPanel.refresh`; it runs at once when the dock's tab
+is on screen, otherwise when the tab is next shown, so typing never pays for panels nobody
+looks at. Qt keeps the widgets of background dock tabs "visible"; the dock's
+``visibilityChanged`` is the one reliable report of which tab is on screen.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from PySide6.QtCore import QObject, QSize, Qt
+from PySide6.QtWidgets import QDockWidget, QFrame, QScrollArea, QWidget
+
+if TYPE_CHECKING:
+    from explorer.ui.panels.registry import PanelHost
+
+Area = Qt.DockWidgetArea
+WINDOW_OWN_PANELS = ("tokens", "inspector")
+"""The window's own panels stay the front tabs of their areas."""
+
+
+class PanelScroll(QScrollArea):
+    """A panel in a frameless scroll area: it fills the dock when there is room and scrolls
+    when the dock is smaller than the panel's minimum, so docking it never makes the window's
+    minimum size grow; its size hint stays the panel's (bounded), so docks open roomy."""
+
+    def __init__(self, panel: QWidget) -> None:
+        super().__init__()
+        self.setWidgetResizable(True)
+        self.setFrameShape(QFrame.Shape.NoFrame)
+        self.setWidget(panel)
+
+    def sizeHint(self) -> QSize:
+        hint = self.widget().sizeHint()
+        return QSize(min(hint.width(), 900), min(max(hint.height(), 300), 460))
+
+
+def dock_scrolled(host: PanelHost, key: str, title: str, widget: QWidget,
+                  area: Qt.DockWidgetArea = Area.BottomDockWidgetArea) -> QDockWidget:
+    """Dock ``widget`` (in a :class:`PanelScroll`) as panel ``key``, tabbed behind the
+    window's own panels."""
+    dock = host.add_panel(key, title, PanelScroll(widget), area)
+    for own in WINDOW_OWN_PANELS:
+        if own in host.panels:
+            host.panels[own].raise_()
+    return dock
+
+
+class ShownPanel(QObject):
+    """A docked panel that refreshes only while shown: subclasses implement :meth:`update_panel`
+    and call :meth:`refresh` whenever what they show may have changed."""
+
+    def __init__(self, host: PanelHost, key: str, title: str, widget: QWidget,
+                 area: Qt.DockWidgetArea = Area.BottomDockWidgetArea) -> None:
+        super().__init__(host)  # type: ignore[arg-type]  # the host is the main window
+        self.host = host
+        self.key = key
+        self.widget = widget
+        self.dock = dock_scrolled(host, key, title, widget, area)
+        self.stale = True
+        self._shown = False
+        self.dock.visibilityChanged.connect(self._on_visibility)
+
+    def shown(self) -> bool:
+        """True when the dock's tab is on screen."""
+        return self._shown and self.dock.isVisible()
+
+    def refresh(self) -> None:
+        """What the panel shows may have changed: update now if shown, else when shown."""
+        self.stale = True
+        if self.shown():
+            self.stale = False
+            self.update_panel()
+
+    def update_panel(self) -> None:
+        """Bring the panel up to date with the window (only called while shown)."""
+
+    def jobs_busy(self) -> bool:
+        """True while a worker of the panel runs (subclasses with workers override)."""
+        return False
+
+    def busy(self) -> bool:
+        """True while the shown panel still waits for a refresh or a worker."""
+        return self.jobs_busy() or (self.stale and self.shown())
+
+    def _on_visibility(self, visible: bool) -> None:
+        self._shown = visible
+        if visible:
+            self.refresh()

@@ -1,0 +1,64 @@
+"""The *Unigram Lattice* panel (dock ``lattice``): the lattice of the pre-token under the
+cursor, from ``tokenizer.lattice``; a tokenizer without one gets a one-line explanation."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from PySide6.QtCore import QTimer
+
+from explorer.ui.panels.cursor_span import CURSOR_DELAY_MS, cursor_pre_token
+from explorer.ui.panels.docking import ShownPanel
+from explorer.ui.panels.lattice import LatticePanel
+from explorer.ui.panels.registry import register_panel
+
+if TYPE_CHECKING:
+    from explorer.ui.panels.registry import PanelHost
+
+MAX_LATTICE_CHARS = 120
+"""Longer pieces are not drawn as a lattice (thousands of boxes read as noise)."""
+
+
+class LatticeDock(ShownPanel):
+    """The Unigram lattice of the pre-token under the text cursor."""
+
+    def __init__(self, host: PanelHost) -> None:
+        self.lattice = LatticePanel()
+        super().__init__(host, "lattice", "Unigram Lattice", self.lattice)
+        self._offset: int | None = None
+        self._cursor_timer = QTimer(self)
+        self._cursor_timer.setSingleShot(True)
+        self._cursor_timer.setInterval(CURSOR_DELAY_MS)
+        self._cursor_timer.timeout.connect(self.refresh)
+        host.tokenizer_changed.connect(lambda _t: self.refresh())
+        host.text_changed.connect(lambda _text: self.refresh())
+        host.cursor_token_changed.connect(self._on_cursor)
+
+    def _on_cursor(self, _index: int, view: Any) -> None:
+        self._offset = None if view is None else view.start
+        self.stale = True
+        self._cursor_timer.start()
+
+    def update_panel(self) -> None:
+        tok = self.host.tokenizer
+        if tok is None or not tok.supports_lattice():
+            self.lattice.clear(f"{tok.info.name if tok else 'This tokenizer'} is not a Unigram "
+                               "model: no lattice to show.")
+            return
+        found = cursor_pre_token(tok, self.host.text(), self._offset)
+        if found is None:
+            self.lattice.clear("Place the cursor in a word to see its Unigram lattice.")
+            return
+        piece, (start, end) = found
+        if len(piece) > MAX_LATTICE_CHARS:
+            self.lattice.clear(f"The piece at characters {start}–{end} is longer than "
+                               f"{MAX_LATTICE_CHARS} characters: too big to draw as a lattice.")
+            return
+        self.lattice.set_lattice(tok.lattice(piece),  # type: ignore[attr-defined]
+                                 f"Lattice of {piece!r} (characters {start}–{end})")
+
+
+@register_panel("lattice", order=11)
+def install_lattice_panel(host: PanelHost) -> LatticeDock:
+    """Dock the *Unigram Lattice* panel."""
+    return LatticeDock(host)
