@@ -234,6 +234,18 @@ class MainWindow(QMainWindow):
         self.status.message(f"loading {source_label(source)}…", 0)
         self.loader.load(source)
 
+    def use_temporary_tokenizer(self, tokenizer: Tokenizer, label: str) -> None:
+        """Encode the text with a tokenizer made in the window (e.g. the Train panel's
+        vocabulary slider) without remembering it: not saved in the settings, not a recent
+        file; the tokenizer picker and the next :meth:`open_source` replace it."""
+        self.source = f"trained:{label}"
+        info = tokenizer.info
+        self.status.tokenizer.setText(f"{info.name} · {label} · {info.vocab_size:,} ids")
+        self.status.message(f"showing the text with {info.name} ({label})")
+        self.setWindowTitle(f"Tokenizer Explorer — {info.name}")
+        self.controller.set_tokenizer(tokenizer)
+        self.tokenizer_changed.emit(tokenizer)
+
     def restore(self, text: str | None = None, source: str | None = None) -> None:
         """Start-up: geometry, then the given or remembered vocabulary and text."""
         geometry, state = self.settings.geometry()

@@ -44,19 +44,26 @@ def _is_cancelled(cancel: CancelCheck) -> bool:
 
 
 def train(
-    corpus: Corpus | Iterable[str], config: TrainConfig, *, cancel: CancelCheck = None
+    corpus: Corpus | Iterable[str], config: TrainConfig, *, cancel: CancelCheck = None,
+    finish: CancelCheck = None, details: Callable[[], bool] | None = None,
 ) -> Iterator[TrainEvent]:
     """Train BPE or Unigram (by the config's type); every event is a cancellation point.
 
     The last event is :class:`TrainingDone` with the model. Raises :class:`Cancelled` when
-    ``cancel`` is set, checked before each event is handed out.
+    ``cancel`` is set, checked before each event is handed out. ``finish`` ends training
+    early *with* a model: BPE keeps the merges so far, Unigram finalizes the pieces of the
+    last EM step or pruning round (checked before each merge / after each EM step and
+    pruning round; a ``finish`` set before then takes effect when merging or EM starts).
+    ``details``: BPE with ``step_pairs``: asked per merge whether to list its top pairs
+    (None: every merge), so a viewer pays for them only when it shows them.
     """
     if not isinstance(corpus, Corpus):
         corpus = Corpus.from_texts(corpus)
+    stop = None if finish is None else (lambda: _is_cancelled(finish))
     if isinstance(config, BpeConfig):
-        events = train_bpe(corpus, config)
+        events = train_bpe(corpus, config, stop, details)
     elif isinstance(config, UnigramConfig):
-        events = train_unigram(corpus, config)
+        events = train_unigram(corpus, config, stop)
     else:
         raise TypeError(f"unknown training config {type(config).__name__}")
     try:

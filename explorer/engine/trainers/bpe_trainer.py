@@ -25,7 +25,7 @@ import gc
 import heapq
 import time
 from collections import defaultdict
-from collections.abc import Generator, Iterable, Iterator, Sequence
+from collections.abc import Callable, Generator, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from itertools import chain
@@ -39,6 +39,7 @@ from explorer.engine.trainers.corpus import Corpus
 from explorer.engine.trainers.events import (
     Merge,
     MergeSummary,
+    PairCount,
     PhaseStarted,
     TrainEvent,
     TrainingDone,
@@ -55,6 +56,7 @@ _SEQ_MASK = (1 << _SEQ_BITS) - 1
 _COUNT_SHIFT = _SEQ_BITS + 2 * _SHIFT
 _LOW_MASK = (1 << _COUNT_SHIFT) - 1
 _U64 = 1 << 64
+STOPPED_EARLY = "stopped early on request (the merges so far are kept)"
 
 
 @dataclass(frozen=True, slots=True)
@@ -82,6 +84,9 @@ class BpeConfig:
     """Spelling mark of a word's last symbol (HF, e.g. ``</w>``)."""
     max_token_length: int | None = None
     """No merge makes a token of this many characters or more (beyond the first pairs)."""
+    step_pairs: int = 0
+    """Step details: each :class:`Merge` event carries the top ``step_pairs`` pairs by live
+    count (0, the default, costs nothing; a few dozen cost microseconds per merge)."""
 
     def __post_init__(self) -> None:
         if self.vocab_size < 1 or self.vocab_size > _MASK:
@@ -92,6 +97,8 @@ class BpeConfig:
             raise ValueError("initial_alphabet must hold single characters")
         if self.max_token_length is not None and self.max_token_length < 1:
             raise ValueError(f"max token length must be at least 1, got {self.max_token_length}")
+        if self.step_pairs < 0:
+            raise ValueError("step_pairs must be 0 or more")
         for name in ("continuing_subword_prefix", "end_of_word_suffix"):
             if getattr(self, name) == "":
                 raise ValueError(f"{name.replace('_', ' ')} must not be empty (use None)")
@@ -109,13 +116,21 @@ def count_words(corpus: Corpus, config: BpeConfig) -> Generator[TrainEvent, None
     return counts
 
 
-def train_bpe(corpus: Corpus | Iterable[str], config: BpeConfig) -> Iterator[TrainEvent]:
-    """Train on a corpus: yields progress events, the last one :class:`TrainingDone`."""
+def train_bpe(corpus: Corpus | Iterable[str], config: BpeConfig,
+              stop: Callable[[], bool] | None = None,
+              details: Callable[[], bool] | None = None) -> Iterator[TrainEvent]:
+    """Train on a corpus: yields progress events, the last one :class:`TrainingDone`.
+
+    ``stop``: checked before each merge; when it returns True merging ends there and the
+    model of the merges so far is the result (a usable, saveable tokenizer). ``details``:
+    with ``config.step_pairs``, asked before each merge whether to list its top pairs
+    (None: every merge).
+    """
     if not isinstance(corpus, Corpus):
         corpus = Corpus.from_texts(corpus)
     start = time.perf_counter()
     counts = yield from count_words(corpus, config)
-    model = yield from train_bpe_from_counts(counts, config)
+    model = yield from train_bpe_from_counts(counts, config, stop=stop, details=details)
     yield TrainingDone(model, time.perf_counter() - start, {"unique_words": float(len(counts))})
 
 
@@ -140,12 +155,16 @@ def _alphabet(counts: WordCounts, config: BpeConfig) -> list[str]:
 
 
 def train_bpe_from_counts(
-    counts: WordCounts, config: BpeConfig, *, symbol_order: Sequence[str] = ()
+    counts: WordCounts, config: BpeConfig, *, symbol_order: Sequence[str] = (),
+    stop: Callable[[], bool] | None = None, details: Callable[[], bool] | None = None,
 ) -> Generator[TrainEvent, None, TrainedBpe]:
     """Merging phase on word counts; returns the model (HF ``BpeTrainer.do_train``).
 
     ``symbol_order``: ids for prefixed/suffixed symbols (``##a``, ``a</w>``), in this order,
     before those met in the words (HF's order is its hash map's: pass it to replay a run).
+    ``stop``: checked before each merge; True ends merging with the merges so far.
+    ``details``: with ``config.step_pairs``, whether this merge lists its top pairs (None:
+    every merge; listing costs a walk of the heap's top, ~0.1 ms late in a big run).
     """
     id_to_word: list[str] = []
     word_to_id: dict[str, int] = {}
@@ -203,8 +222,12 @@ def train_bpe_from_counts(
         min_freq = config.min_frequency
         vocab_size = config.vocab_size
         last_count = 0
+        step_pairs = config.step_pairs
         stop_reason = ""
         while len(word_to_id) < vocab_size and heap:
+            if stop is not None and stop():
+                stop_reason = STOPPED_EARLY
+                break
             top = heap[0]
             key = top >> _SEQ_BITS & _PAIR_MASK
             count = pair_counts[key]
@@ -220,6 +243,9 @@ def train_bpe_from_counts(
                 stop_reason = (f"the most frequent pair occurs {count:,} times, below the "
                                f"minimum frequency {min_freq:,}" if count >= 1 else "")
                 break
+            top_pairs: tuple[PairCount, ...] = ()
+            if step_pairs and (details is None or details()):
+                top_pairs = _top_pairs(heap, pair_counts, step_pairs, id_to_word)
             heappop(heap)
             if count >= _U64 >> 1:
                 count -= _U64  # events show the real (negative) count
@@ -249,7 +275,9 @@ def train_bpe_from_counts(
                     positions.append(p)
             if config.merge_events:
                 yield Merge(len(merges) - 1, id_to_word[a], id_to_word[b], token, new, count,
-                            len(id_to_word))
+                            len(id_to_word), top_pairs,
+                            sum(p.count == top_pairs[0].count for p in top_pairs)
+                            if top_pairs else 0)
             if len(merges) % every == 0:
                 yield MergeSummary(
                     len(merges), target, len(id_to_word), count, time.perf_counter() - t0
@@ -274,6 +302,44 @@ def train_bpe_from_counts(
         end_of_word_suffix=suffix,
         stop_reason=stop_reason,
     )
+
+
+def _top_pairs(heap: list[int], pair_counts: defaultdict[int, int], k: int,
+               id_to_word: list[str]) -> tuple[PairCount, ...]:
+    """The ``k`` pairs with the highest live counts, ordered as the heap will pop them
+    (higher count, then smaller ``(id_a, id_b)``).
+
+    Walks the heap from its root in sorted order without changing it. An entry's stored
+    count is never below its pair's live count (a count that drops leaves its entry stale;
+    one that grows pushes a new entry), so a pair not met yet ranks after the entry being
+    visited: once ``k`` pairs rank before it, the walk stops (also inside long runs of equal
+    counts, where the pair order decides).
+    """
+    best: dict[int, int] = {}
+    worst: list[tuple[int, int]] = []  # (count, -key) of the k best: worst[0] is the k-th
+    frontier = [(heap[0], 0)] if heap else []
+    n = len(heap)
+    while frontier:
+        entry, i = heapq.heappop(frontier)
+        key = entry >> _SEQ_BITS & _PAIR_MASK
+        if len(worst) >= k:
+            count_k, neg_key_k = worst[0]
+            stored = -(entry >> _COUNT_SHIFT)
+            if stored < count_k or (stored == count_k and key > -neg_key_k):
+                break
+        c = pair_counts.get(key, 0)
+        if c > 0 and key not in best:
+            best[key] = c
+            if len(worst) < k:
+                heapq.heappush(worst, (c, -key))
+            elif (c, -key) > worst[0]:
+                heapq.heapreplace(worst, (c, -key))
+        for child in (2 * i + 1, 2 * i + 2):
+            if child < n:
+                heapq.heappush(frontier, (heap[child], child))
+    ranked = sorted(best.items(), key=lambda kc: (-kc[1], kc[0]))[:k]
+    return tuple(PairCount(id_to_word[key >> _SHIFT], id_to_word[key & _MASK], c,
+                           key >> _SHIFT, key & _MASK) for key, c in ranked)
 
 
 @contextmanager

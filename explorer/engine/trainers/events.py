@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Literal
 
 if TYPE_CHECKING:
-    from explorer.engine.trainers.models import TrainedModel
+    from explorer.engine.trainers.models import TrainedModel, TrainedUnigram
 
 Phase = Literal["reading", "counting", "merging", "seeding", "em", "pruning", "finalizing"]
 
@@ -65,6 +65,23 @@ class Merge:
     """Frequency of the pair in the corpus when it was merged."""
     vocab_size: int
     """Vocabulary size after this merge (specials included)."""
+    top_pairs: tuple[PairCount, ...] = ()
+    """Step details (only with ``BpeConfig.step_pairs``): the pairs with the highest live
+    counts just before this merge, in HF's order (higher count, then smaller
+    ``(id_a, id_b)``); the first one is this merge."""
+    tied: int = 0
+    """How many of :attr:`top_pairs` share the winner's count (> 1: the ids decided)."""
+
+
+@dataclass(frozen=True, slots=True)
+class PairCount:
+    """One candidate pair of a BPE step: ``left + right`` seen ``count`` times."""
+
+    left: str
+    right: str
+    count: int
+    left_id: int
+    right_id: int
 
 
 @dataclass(frozen=True, slots=True)
@@ -91,6 +108,9 @@ class EmStep:
     """Pieces after the M step (infrequent pieces are dropped there)."""
     num_tokens: int
     """Tokens the Viterbi segmentation gives the whole corpus with the E-step model."""
+    snapshot: TrainedUnigram | None = None
+    """Step details (only with ``UnigramConfig.step_details``): every live piece after this
+    M step with its score, as a usable model."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -102,6 +122,19 @@ class PruneStep:
     """``(piece, loss)``, largest loss first; loss 0.0 for pieces removed for free
     (unused by Viterbi, or segmented into other pieces anyway)."""
     kept: int
+    snapshot: TrainedUnigram | None = None
+    """Step details (only with ``UnigramConfig.step_details``): the model after this round
+    (every kept piece with its score); :func:`~.api.to_tokenizer` makes it usable."""
+
+
+@dataclass(frozen=True, slots=True)
+class SeedsReady:
+    """Unigram seeding finished (only with ``UnigramConfig.step_details``)."""
+
+    size: int
+    """Number of seed pieces (characters included)."""
+    top: tuple[tuple[str, float], ...]
+    """The best seeds, ``(piece, log probability)``, highest first."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -115,6 +148,6 @@ class TrainingDone:
 
 TrainEvent = (
     PhaseStarted | BytesRead | Progress | WordsCounted | Merge | MergeSummary | EmStep | PruneStep
-    | TrainingDone
+    | SeedsReady | TrainingDone
 )
 """Everything a trainer generator yields."""

@@ -7,7 +7,7 @@ explorer :class:`~explorer.engine.tokenizer.Tokenizer` in :func:`to_tokenizer` t
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Literal
 
 BpeMode = Literal["byte_level", "metaspace"]
@@ -37,6 +37,34 @@ class TrainedBpe:
     def vocab_size(self) -> int:
         """Number of ids, special tokens included."""
         return len(self.vocab)
+
+    @property
+    def num_base(self) -> int:
+        """Ids before the first merge's token: special tokens and the alphabet."""
+        if not self.merges:
+            return len(self.vocab)
+        left, right = self.merges[0]
+        prefix = self.continuing_subword_prefix
+        if prefix is not None and right.startswith(prefix):
+            right = right[len(prefix):]
+        return self.vocab.index(left + right)
+
+    def prefix(self, n: int) -> TrainedBpe:
+        """The model of the first ``n`` merges (clamped to ``0..len(merges)``): the same ids
+        as a run trained only that far on the same corpus."""
+        n = max(0, min(n, len(self.merges)))
+        merges = self.merges[:n]
+        prefix = self.continuing_subword_prefix
+        made: set[str] = set()
+        for left, right in merges:
+            if prefix is not None and right.startswith(prefix):
+                right = right[len(prefix):]
+            made.add(left + right)
+        if n == len(self.merges):
+            return self
+        base = self.num_base
+        vocab = self.vocab[:base] + tuple(t for t in self.vocab[base:] if t in made)
+        return replace(self, vocab=vocab, merges=merges, stop_reason="")
 
     @property
     def marked(self) -> bool:

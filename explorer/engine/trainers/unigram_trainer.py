@@ -20,8 +20,8 @@ from __future__ import annotations
 
 import math
 import time
-from collections.abc import Generator, Iterable, Iterator
-from dataclasses import dataclass
+from collections.abc import Callable, Generator, Iterable, Iterator
+from dataclasses import dataclass, replace
 
 import numpy as np
 
@@ -31,6 +31,7 @@ from explorer.engine.trainers.events import (
     EmStep,
     PhaseStarted,
     PruneStep,
+    SeedsReady,
     TrainEvent,
     TrainingDone,
     WordsCounted,
@@ -48,6 +49,8 @@ from explorer.engine.trainers.words import count_sentencepiece_words
 UNK_PENALTY = 10.0
 MIN_EXPECTED = 0.5
 META = ("<unk>", "<s>", "</s>")
+SEEDS_SHOWN = 50
+"""Seeds listed by :class:`SeedsReady` (the best by score)."""
 
 
 class TrainingError(TokenizerError):
@@ -70,6 +73,9 @@ class UnigramConfig:
     """Pieces always kept whole and never split (sentencepiece type USER_DEFINED)."""
     split_digits: bool = False
     """Every ASCII digit is a piece of its own (never merged with other characters)."""
+    step_details: bool = False
+    """Step details: a :class:`SeedsReady` event, and every :class:`EmStep` /
+    :class:`PruneStep` carries a snapshot model (costs a sort of the live pieces per step)."""
 
     def __post_init__(self) -> None:
         symbols = self.user_defined_symbols
@@ -92,25 +98,30 @@ class UnigramConfig:
         return len(META) + len(self.user_defined_symbols) + (256 if self.byte_fallback else 0)
 
 
-def train_unigram(corpus: Corpus | Iterable[str], config: UnigramConfig
-                  ) -> Iterator[TrainEvent]:
-    """Train on a corpus: yields progress events, the last one :class:`TrainingDone`."""
+def train_unigram(corpus: Corpus | Iterable[str], config: UnigramConfig,
+                  stop: Callable[[], bool] | None = None) -> Iterator[TrainEvent]:
+    """Train on a corpus: yields progress events, the last one :class:`TrainingDone`.
+
+    ``stop``: checked after each EM step and pruning round; True finalizes the model there.
+    """
     if not isinstance(corpus, Corpus):
         corpus = Corpus.from_texts(corpus)
     start = time.perf_counter()
     yield PhaseStarted("reading", corpus.total_bytes)
     words, line_final = yield from count_sentencepiece_words(corpus,
                                                              config.user_defined_symbols)
-    model = yield from train_unigram_from_counts(words, config, line_final)
+    model = yield from train_unigram_from_counts(words, config, line_final, stop=stop)
     yield TrainingDone(model, time.perf_counter() - start, {"unique_words": float(len(words))})
 
 
 def train_unigram_from_counts(
-    words: dict[str, int], config: UnigramConfig, line_final: dict[str, int] | None = None
+    words: dict[str, int], config: UnigramConfig, line_final: dict[str, int] | None = None,
+    *, stop: Callable[[], bool] | None = None,
 ) -> Generator[TrainEvent, None, TrainedUnigram]:
     """Seeding, EM rounds with pruning, and finalisation on ``▁word`` counts.
 
     ``line_final``: how often each word ended its line (refines seeding; optional).
+    ``stop``: checked after each EM step and pruning round; True finalizes there.
     """
     if not words:
         raise TrainingError("the corpus has no words to train on")
@@ -135,8 +146,17 @@ def train_unigram_from_counts(
     logp = np.log(raw) - math.log(raw.sum())
     alive = np.ones(len(pieces), bool)
     desired = int(config.vocab_size * 1.1)
+    details = config.step_details
+    if details:
+        order = np.argsort(-logp, kind="stable")[:SEEDS_SHOWN]
+        yield SeedsReady(len(pieces), tuple((pieces[i], float(logp[i])) for i in order))
+
+    def stopped() -> bool:
+        return stop is not None and stop()
 
     for rnd in range(1_000):
+        if stopped():
+            break
         yield PhaseStarted("em", config.num_sub_iterations)
         for sub in range(config.num_sub_iterations):
             full = _with_unk(logp, alive)
@@ -148,16 +168,27 @@ def train_unigram_from_counts(
                             digamma(np.array([total]))[0], -np.inf)
             alive = keep
             lattice.keep(alive)
-            yield EmStep(rnd, sub, -loglik, int(alive.sum()), num_tokens)
-        if alive.sum() <= desired:
+            yield EmStep(rnd, sub, -loglik, int(alive.sum()), num_tokens,
+                         snapshot(pieces, logp, alive, required, config) if details else None)
+            if stopped():
+                break
+        if alive.sum() <= desired or stopped():
             break
         yield PhaseStarted("pruning")
         removed = prune(pieces, logp, alive, lattice, desired, config)
         lattice.keep(alive)
-        yield PruneStep(rnd, removed, int(alive.sum()))
+        yield PruneStep(rnd, removed, int(alive.sum()),
+                        snapshot(pieces, logp, alive, required, config) if details else None)
 
     yield PhaseStarted("finalizing")
     return finalize(pieces, logp, alive, required, config)
+
+
+def snapshot(pieces: list[str], logp: FloatArray, alive: np.ndarray,
+             required: dict[str, int], config: UnigramConfig) -> TrainedUnigram:
+    """The model of the current state: every live piece (and required character) kept."""
+    room = int(alive.sum()) + len(required) + config.num_meta + 1
+    return finalize(pieces, logp, alive, required, replace(config, vocab_size=room))
 
 
 def _with_unk(logp: FloatArray, alive: np.ndarray) -> FloatArray:

@@ -1,21 +1,31 @@
 """Training dialog: train a BPE or Unigram tokenizer on a corpus while watching it learn.
 
 Choose the algorithm, vocabulary size, advanced options (:mod:`.training_options`) and corpus
-(the bundled ``resources/corpus`` texts or your own files), press Start: the engine's trainer
-(:func:`explorer.engine.trainers.train`, a generator of events) runs on a worker, and its
-events feed live plots and a log (:class:`~explorer.ui.dialogs.training_plots.TrainingPlots`).
-Cancel stops the trainer at its
-next event; training writes no files, so nothing is left half-written, and the dialog is ready
-for another run. When training finishes, "Use this tokenizer" emits :attr:`tokenizer_ready`
-with the trained :class:`~explorer.engine.tokenizer.Tokenizer` and "Save as…" exports it
-(``.json`` tokenizer.json, ``.model`` SentencePiece, ``.tiktoken`` for byte-level BPE).
+(the bundled ``resources/corpus`` texts or your own files), press Start, or Step to start
+paused. The engine's trainer (:func:`explorer.engine.trainers.train`, a generator of events)
+is driven by a :class:`~explorer.workers.stepping.SteppedGenerator`: Pause stops pulling it
+(nothing blocks, the window stays live), Step advances by 1/10/100 merges or one EM
+sub-iteration / pruning round (:mod:`.training_controls`), Resume runs on at the chosen speed.
+Its events feed the step view (:mod:`.training_step`: pair counts, a marked sample, the
+merge list; pruned pieces, score histogram), live plots and a log
+(:class:`~explorer.ui.dialogs.training_plots.TrainingPlots`).
+
+Cancel during merging or EM ends training *there* with a usable model (the merges so far,
+the pieces of the last round); before that there is nothing to keep and it is a plain cancel.
+Training writes no files. When a run ends, the vocabulary slider (:mod:`.training_history`)
+picks an earlier point of it (first N merges / Unigram round r) and re-tokenizes the editor's
+text live (:attr:`TrainingDialog.preview_ready`); "Use this tokenizer" and "Save as…" take
+the chosen point (``.json`` tokenizer.json, ``.model`` SentencePiece, ``.tiktoken``).
+"Train both" trains BPE and Unigram with the same corpus and size and emits
+:attr:`TrainingDialog.both_ready` (the panel opens Compare with them).
 """
 
 from __future__ import annotations
 
 import threading
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Generator, Sequence
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -33,6 +43,7 @@ from PySide6.QtWidgets import (
     QProgressBar,
     QPushButton,
     QSpinBox,
+    QTabWidget,
     QVBoxLayout,
     QWidget,
 )
@@ -52,27 +63,65 @@ from explorer.engine.trainers import (
     UnigramConfig,
     export,
     to_tokenizer,
+    train,
 )
 from explorer.engine.trainers.models import TrainedModel, TrainedUnigram
+from explorer.ui.dialogs.training_controls import StepControls, is_step_of
+from explorer.ui.dialogs.training_history import HistorySlider
 from explorer.ui.dialogs.training_job import (
     ALGORITHMS,
     PHASES,
     REDRAW_MS,
     bundled_corpora,
-    training_job,
 )
 from explorer.ui.dialogs.training_options import TrainingOptions
 from explorer.ui.dialogs.training_plots import TrainingPlots
+from explorer.ui.dialogs.training_step import StepView
 from explorer.workers.latest import LatestRunner
+from explorer.workers.stepping import SteppedGenerator
+
+STEP_PAIRS = 20
+"""Pairs listed in the step view's pair-count table."""
+SAMPLE_LINES = 8
+SAMPLE_CHARS = 3000
+"""The sample shown segmented: this many corpus lines (or editor characters) at most."""
+DEFAULT_SAMPLE_LINE = 21
+"""First corpus line of the sample (the bundled botchan.txt's prose starts there)."""
+KEEP_PHASES = ("merging", "em", "pruning")
+"""Phases in which Cancel keeps the model so far."""
+READ_BLOCK_CHARS = 1 << 16
+"""The corpus is read in blocks this small: one regex pass over a block holds the GIL, and
+the window must not wait for a 1 MB one (~100 ms)."""
+DETAIL_SECONDS = 0.1
+"""At full speed, a merge lists its top pairs at most this often (the table redraws at
+about that rate anyway); stepped or speed-limited, every merge does."""
+
+
+def _tokenizer_job(model: TrainedModel, name: str) -> Generator[None, None, Tokenizer]:
+    yield None
+    return to_tokenizer(model, name=name)
+
+
+def _is_done(event: object) -> bool:
+    return isinstance(event, TrainingDone)
 
 
 class TrainingDialog(QDialog):
-    """Settings, Start/Cancel, progress, live plots, log, and what to do with the result."""
+    """Settings, run controls, progress, step view, live plots, log, vocabulary slider, and
+    what to do with the result."""
 
     tokenizer_ready = Signal(object)
-    """The trained Tokenizer, when the user chooses "Use this tokenizer"."""
+    """The trained Tokenizer (at the slider's point), when the user chooses "Use this
+    tokenizer"."""
     finished_training = Signal(str)
-    """``done``, ``cancelled`` or ``error``: a run ended (tests wait for it)."""
+    """``done``, ``stopped`` (cancelled with a model kept), ``cancelled`` or ``error``: a
+    run ended (tests wait for it)."""
+    paused = Signal()
+    """The run stopped pulling the trainer (Pause, or a Step reached its end)."""
+    preview_ready = Signal(object, str)
+    """``(Tokenizer, description)``: the slider settled; show the editor's text with it."""
+    both_ready = Signal(object)
+    """``[(label, Tokenizer), (label, Tokenizer)]``: "Train both" finished (BPE, Unigram)."""
 
     def __init__(self, parent: QWidget | None = None, *, embedded: bool = False) -> None:
         """``embedded``: shown inside a dock of the main window (no Close button; Escape
@@ -84,9 +133,18 @@ class TrainingDialog(QDialog):
         self.setWindowTitle("Train a tokenizer")
         self.resize(900, 680)
         self.model: TrainedModel | None = None
+        self.editor_text: Callable[[], str] | None = None
+        """Gives the editor's text for the sample (set by the panel host)."""
         self._cancel = threading.Event()
-        self._job = LatestRunner(owner=self)
+        self._finish_now = threading.Event()
+        self._run: SteppedGenerator | None = None
+        self._builder = LatestRunner(owner=self)
         self._started = 0.0
+        self._phase = ""
+        self._kind = "bpe"
+        self._rounds: list[tuple[int, TrainedUnigram]] = []
+        self._both: list[tuple[str, Tokenizer]] | None = None
+        self._both_models: list[TrainedModel] = []
 
         self.algorithm = QComboBox(self)
         self.algorithm.addItems(list(ALGORITHMS))
@@ -95,17 +153,18 @@ class TrainingDialog(QDialog):
         self.vocab_size.setSingleStep(500)
         self.vocab_size.setValue(2000)
         self.corpus = QListWidget(self)
-        self.corpus.setMaximumHeight(60)
+        self.corpus.setMaximumHeight(44)
         for path in bundled_corpora():
             self._add_corpus_item(path, checked=path.name == "botchan.txt")
         self.add_files = QPushButton("Add files…", self)
         self.add_files.clicked.connect(self._choose_files)
 
         self.options = TrainingOptions(self)
-        self.algorithm.currentTextChanged.connect(
-            lambda text: self.options.show_for(ALGORITHMS[text][0]))
+        self.controls = StepControls(self)
+        self.algorithm.currentTextChanged.connect(self._on_algorithm)
 
         form = QFormLayout()
+        form.setVerticalSpacing(2)
         form.addRow("Algorithm", self.algorithm)
         # The advanced options share the vocabulary row: the dock has little height to spare.
         size_row = QHBoxLayout()
@@ -120,37 +179,78 @@ class TrainingDialog(QDialog):
 
         self.start_button = QPushButton("Start", self)
         self.start_button.setDefault(True)
-        self.cancel_button = QPushButton("Cancel training", self)
+        self.cancel_button = QPushButton("Cancel", self)
+        self.cancel_button.setToolTip("Stop now; while merging or in EM the model so far is "
+                                      "kept (use it or save it)")
+        self.both_button = QPushButton("Train both", self)
+        self.both_button.setToolTip("Train BPE and Unigram on the same corpus and size, then "
+                                    "compare them on the editor's text")
         self.use_button = QPushButton("Use this tokenizer", self)
         self.save_button = QPushButton("Save as…", self)
         self.close_button = QPushButton("Close", self)
         self.start_button.clicked.connect(self.start)
         self.cancel_button.clicked.connect(self.cancel)
+        self.both_button.clicked.connect(self.train_both)
         self.use_button.clicked.connect(self.use_tokenizer)
         self.save_button.clicked.connect(self._choose_save_path)
         self.close_button.clicked.connect(self.reject)
+        self.controls.pause_button.clicked.connect(self.pause)
+        self.controls.resume_button.clicked.connect(self.resume)
+        self.controls.step_button.clicked.connect(self.step)
+        self.controls.speed.currentIndexChanged.connect(self._on_speed)
         buttons = QHBoxLayout()
-        for b in (self.start_button, self.cancel_button):
+        for b in (self.start_button, self.controls, self.cancel_button, self.both_button):
             buttons.addWidget(b)
         buttons.addStretch(1)
-        for b in (self.use_button, self.save_button, self.close_button):
-            buttons.addWidget(b)
-
         self.progress = QProgressBar(self)
         self.progress.setRange(0, 100)
-        self.status = QLabel("Choose settings and press Start.", self)
+        self.progress.setMaximumWidth(220)
+        self.status = QLabel("Choose settings and press Start (or Step to start paused).", self)
+        status_row = QHBoxLayout()
+        status_row.addWidget(self.progress)
+        status_row.addWidget(self.status, 1)
+        self.history = HistorySlider(self)
+        self.history.chosen.connect(self._on_history)
+        result_row = QHBoxLayout()
+        result_row.addWidget(self.history, 1)
+        for b in (self.use_button, self.save_button, self.close_button):
+            result_row.addWidget(b)
+
+        self.step_view = StepView(self)
+        self.sample_source = QComboBox(self)
+        self.sample_source.addItems(["Corpus lines", "Editor text"])
+        self.sample_line = QSpinBox(self)
+        self.sample_line.setRange(1, 10_000_000)
+        self.sample_line.setValue(DEFAULT_SAMPLE_LINE)
+        self.sample_line.setPrefix("from line ")
+        self.sample_source.currentIndexChanged.connect(self._on_sample_changed)
+        self.sample_line.valueChanged.connect(self._on_sample_changed)
+        sample_row = QHBoxLayout()
+        sample_row.addWidget(QLabel("Sample", self))
+        sample_row.addWidget(self.sample_source)
+        sample_row.addWidget(self.sample_line)
+        sample_row.addStretch(1)
+        step_page = QWidget(self)
+        step_layout = QVBoxLayout(step_page)
+        step_layout.setContentsMargins(2, 2, 2, 2)
+        step_layout.addLayout(sample_row)
+        step_layout.addWidget(self.step_view, 1)
         self.plots = TrainingPlots(self)
+        self.tabs = QTabWidget(self)
+        self.tabs.addTab(step_page, "Step")
+        self.tabs.addTab(self.plots, "Plots and log")
 
         layout = QVBoxLayout(self)
+        layout.setSpacing(3)
         layout.addLayout(form)
         layout.addLayout(buttons)
-        layout.addWidget(self.progress)
-        layout.addWidget(self.status)
-        layout.addWidget(self.plots, 1)
+        layout.addLayout(status_row)
+        layout.addLayout(result_row)
+        layout.addWidget(self.tabs, 1)
 
         self._redraw = QTimer(self)
         self._redraw.setInterval(REDRAW_MS)
-        self._redraw.timeout.connect(self.plots.flush)
+        self._redraw.timeout.connect(self._flush)
         self.close_button.setVisible(not embedded)
         self._set_running(False)
 
@@ -195,46 +295,186 @@ class TrainingDialog(QDialog):
         return BpeConfig(vocab_size=self.vocab_size.value(), mode=mode,  # type: ignore[arg-type]
                          **self.options.bpe_options())
 
+    def _on_algorithm(self, text: str) -> None:
+        kind = ALGORITHMS[text][0]
+        self.options.show_for(kind)
+        self.controls.show_for(kind)
+
+    def sample_text(self) -> str:
+        """The sample the step view segments: corpus lines or the editor's text."""
+        if self.sample_source.currentIndex() == 1 and self.editor_text is not None:
+            return self.editor_text()[:SAMPLE_CHARS]
+        files = self.corpus_files()
+        if not files:
+            return ""
+        first = self.sample_line.value() - 1
+        lines: list[str] = []
+        try:
+            with open(files[0], encoding="utf-8-sig", errors="replace") as f:
+                for k, line in enumerate(f):
+                    if k >= first + SAMPLE_LINES:
+                        break
+                    if k >= first:
+                        lines.append(line)
+        except OSError:
+            return ""
+        return "".join(lines)[:SAMPLE_CHARS]
+
+    def _on_sample_changed(self, *_args: Any) -> None:
+        self.sample_line.setEnabled(self.sample_source.currentIndex() == 0)
+        self.step_view.set_sample(self.sample_text())
+
     # --- running --------------------------------------------------------------------------
-    def start(self) -> None:
-        """Start training with the current settings (on a worker)."""
+    def start(self, *, paused: bool = False) -> bool:
+        """Start training with the current settings (on a worker); ``paused``: start and
+        wait for Step or Resume. False when the settings are not usable."""
         files = self.corpus_files()
         if not files:
             self.status.setText("Choose at least one corpus file.")
-            return
+            return False
         try:
             config = self.config()
         except ValueError as e:
             self.status.setText(f"Invalid settings: {e}")
-            return
+            return False
+        self._abort_run()
         self.model = None
         self._cancel = threading.Event()
+        self._finish_now = threading.Event()
         self._phase = ""
         self._target = config.vocab_size
-        self.plots.reset("unigram" if isinstance(config, UnigramConfig) else "bpe")
+        self._rounds = []
+        self._kind = "unigram" if isinstance(config, UnigramConfig) else "bpe"
+        if isinstance(config, UnigramConfig):
+            config = replace(config, step_details=True)
+        else:
+            config = replace(config, step_pairs=STEP_PAIRS)
+        self.plots.reset(self._kind)  # type: ignore[arg-type]
+        self.step_view.reset(self._kind, config, self.sample_text())  # type: ignore[arg-type]
+        self.history.set_history(None)
         self.progress.setValue(0)
         self._started = time.perf_counter()
+        self._detail_at = 0.0
+        corpus = Corpus(paths=files, block_chars=READ_BLOCK_CHARS)
+        events = train(corpus, config, cancel=self._cancel,
+                       finish=self._finish_now, details=self._want_details)
+        run = SteppedGenerator(events, _is_done, self)
+        run.events.connect(self._on_events)
+        run.done.connect(self._on_done)
+        run.failed.connect(self._on_error)
+        run.paused.connect(self._on_paused)
+        run.ended.connect(lambda: self._on_error(TokenizerError("the trainer ended without "
+                                                                "a result")))
+        self._run = run
+        run.set_rate(self.controls.rate())
         self._set_running(True)
         self.status.setText("Reading the corpus…")
-        self._job.submit(training_job, Corpus.from_files(files), config, self._cancel,
-                         on_yield=self._on_events, on_return=self._on_done,
-                         on_error=self._on_error)
+        if not paused:
+            run.resume(is_step_of(self._kind))
         self._redraw.start()
+        self._update_controls()
+        return True
+
+    def _want_details(self) -> bool:
+        """Asked by the BPE trainer (on the worker) before each merge: list its top pairs?"""
+        run = self._run
+        if run is None or not run.full_speed:
+            return True
+        now = time.perf_counter()
+        if now - self._detail_at >= DETAIL_SECONDS:
+            self._detail_at = now
+            return True
+        return False
+
+    def pause(self) -> None:
+        """Stop pulling the trainer (:attr:`paused` follows). BPE while merging stops after
+        one more merge, pulled with its pair counts, so the table matches where it stops."""
+        if self._run is None or self._run.finished:
+            return
+        if self._kind == "bpe" and self._phase == "merging":
+            self._run.step(1, is_step_of("bpe"))
+        else:
+            self._run.pause()
+
+    def resume(self) -> None:
+        """Run on at the chosen speed."""
+        if self._run is not None and not self._run.finished:
+            self._run.set_rate(self.controls.rate())
+            self._run.resume(is_step_of(self._kind))
+            self.status.setText("Running…")
+            self._update_controls()
+
+    def step(self) -> None:
+        """Advance by the chosen step (starting a paused run first when none is running)."""
+        if (self._run is None or self._run.finished) and not self.start(paused=True):
+            return
+        assert self._run is not None
+        n, is_step = self.controls.step_request()
+        self._run.set_rate(None)
+        self._run.step(n, is_step)
+        self._update_controls()
+
+    def _on_speed(self, _index: int) -> None:
+        if self._run is not None:
+            self._run.set_rate(self.controls.rate())
+
+    def _on_paused(self) -> None:
+        self._flush()
+        self.status.setText(f"Paused ({PHASES.get(self._phase, self._phase) or 'starting'}). "
+                            "Step, Resume or Cancel (keeps the model so far).")
+        self._update_controls()
+        self.paused.emit()
 
     def cancel(self) -> None:
-        """Stop the running training; the dialog stays usable (nothing was written)."""
-        if self._job.current is None:
+        """Stop the running training. While merging or in EM the model so far is kept
+        (usable and saveable); before that nothing is (the dialog stays usable either way)."""
+        run = self._run
+        if run is None or run.finished:
             return
-        self._cancel.set()
-        self._job.cancel()  # its results no longer land, even if already queued
+        self._both = None
+        if self._phase in KEEP_PHASES:
+            self._finish_now.set()
+            self.status.setText("Stopping: keeping the model so far…")
+            run.set_rate(None)
+            run.resume(is_step_of(self._kind))
+            return
+        self._abort_run()
         self._finish("cancelled", "Training cancelled. Nothing was saved.")
 
+    def _abort_run(self) -> None:
+        if self._run is not None:
+            self._cancel.set()
+            self._run.abort()  # its results no longer land, even if already queued
+            self._run = None
+
     def is_running(self) -> bool:
-        """True while a training runs."""
-        return self._job.current is not None
+        """True while a training runs (paused included)."""
+        return self._run is not None and not self._run.finished
+
+    def is_paused(self) -> bool:
+        """True while a run exists but its trainer is not being pulled."""
+        return self.is_running() and self._run is not None and not self._run.pulling
+
+    def _flush(self) -> None:
+        run = self._run
+        if run is None or run.finished:
+            self.plots.flush()
+            self.step_view.flush()
+            return
+        with run.held():  # the trainer waits while the window redraws
+            self.plots.flush()
+            self.step_view.flush(light=run.full_speed and run.pulling)
 
     def _on_events(self, events: list[TrainEvent]) -> None:
+        if self._run is not None and not self._run.finished:
+            with self._run.held():
+                self._record(events)
+        else:
+            self._record(events)
+
+    def _record(self, events: list[TrainEvent]) -> None:
         self.plots.add_events(events)
+        self.step_view.add_events(events)
         for e in events:
             if isinstance(e, PhaseStarted):
                 self._phase = e.phase
@@ -249,6 +489,8 @@ class TrainingDialog(QDialog):
                 self.status.setText(f"EM round {e.round}.{e.sub_iteration}: objective "
                                     f"{e.objective:.4f}, {e.vocab_size:,} pieces")
             elif isinstance(e, PruneStep):
+                if e.snapshot is not None:
+                    self._rounds.append((e.round, e.snapshot))
                 self.status.setText(f"Pruning round {e.round}: {e.kept:,} pieces kept "
                                     f"(target {self._target:,})")
                 if e.kept:
@@ -257,14 +499,24 @@ class TrainingDialog(QDialog):
 
     def _on_done(self, done: TrainingDone) -> None:
         self.model = done.model
+        self._run = None
         self.progress.setValue(100)
+        self.history.set_history(done.model, self._rounds)
+        if self._finish_now.is_set():
+            self._finish("stopped", f"Stopped early: {done.model.vocab_size:,} tokens kept. "
+                                    "Use them in the explorer or save them.")
+            return
         reason = getattr(done.model, "stop_reason", "")
         short = (f" (not {self._target:,}: {reason})"
                  if reason and self._target else "")
         self._finish("done", f"Done in {done.elapsed:.1f} s: {done.model.vocab_size:,} tokens"
-                             f"{short}. Use it in the explorer or save it.")
+                             f"{short}. Use it in the explorer or save it; the slider picks a "
+                             "smaller vocabulary from the run.")
+        self._continue_both(done.model)
 
     def _on_error(self, error: Any) -> None:
+        self._run = None
+        self._both = None
         if isinstance(error, Cancelled):
             self._finish("cancelled", "Training cancelled. Nothing was saved.")
         else:
@@ -272,27 +524,69 @@ class TrainingDialog(QDialog):
 
     def _finish(self, outcome: str, message: str) -> None:
         self._redraw.stop()
-        self.plots.flush()
+        self._flush()
         self.status.setText(message)
         self._set_running(False)
         self.finished_training.emit(outcome)
 
     def _set_running(self, running: bool) -> None:
         for w in (self.algorithm, self.vocab_size, self.options, self.corpus, self.add_files,
-                  self.start_button):
+                  self.start_button, self.both_button):
             w.setEnabled(not running)
         self.cancel_button.setEnabled(running)
         has_model = self.model is not None and not running
         self.use_button.setEnabled(has_model)
         self.save_button.setEnabled(has_model)
+        self._update_controls()
+
+    def _update_controls(self) -> None:
+        running = self.is_running()
+        self.controls.set_state(running=running,
+                                pulling=running and self._run is not None and self._run.pulling)
+        self.controls.step_button.setEnabled(not running or self.is_paused())
+
+    # --- train both -----------------------------------------------------------------------
+    def train_both(self) -> None:
+        """Train byte-level BPE, then Unigram, with the same corpus and vocabulary size;
+        :attr:`both_ready` follows with both tokenizers."""
+        self._both = []
+        self._both_models = []
+        self.algorithm.setCurrentText(next(k for k, v in ALGORITHMS.items()
+                                           if v == ("bpe", "byte_level")))
+        if not self.start():
+            self._both = None
+
+    def _continue_both(self, model: TrainedModel) -> None:
+        if self._both is None:
+            return
+        kind = "unigram" if isinstance(model, TrainedUnigram) else "bpe"
+        self._both.append((f"trained {kind} {model.vocab_size}",
+                           to_tokenizer(model, name=f"trained {kind} {model.vocab_size}")))
+        self._both_models.append(model)
+        if kind == "bpe":
+            both = self._both
+            self.algorithm.setCurrentText(next(k for k, v in ALGORITHMS.items()
+                                               if v[0] == "unigram"))
+            self.start()
+            self._both = both
+            return
+        result, self._both = self._both, None
+        self.both_ready.emit(result)
 
     # --- results --------------------------------------------------------------------------
-    def trained_tokenizer(self) -> Tokenizer:
-        """The finished model as an explorer Tokenizer (same ids as its exports)."""
+    def chosen_model(self) -> TrainedModel | None:
+        """The model at the slider's point (the finished model when it is at the end)."""
         if self.model is None:
+            return None
+        return self.history.model_at() or self.model
+
+    def trained_tokenizer(self) -> Tokenizer:
+        """The chosen model as an explorer Tokenizer (same ids as its exports)."""
+        model = self.chosen_model()
+        if model is None:
             raise TokenizerError("no trained model yet")
-        kind = "unigram" if isinstance(self.model, TrainedUnigram) else "bpe"
-        return to_tokenizer(self.model, name=f"trained {kind} {self.model.vocab_size}")
+        kind = "unigram" if isinstance(model, TrainedUnigram) else "bpe"
+        return to_tokenizer(model, name=f"trained {kind} {model.vocab_size}")
 
     def use_tokenizer(self) -> None:
         """Emit :attr:`tokenizer_ready` with the trained tokenizer."""
@@ -305,12 +599,28 @@ class TrainingDialog(QDialog):
         self.status.setText(f"Now using {tok.info.name}.")
 
     def save_to(self, path: Path) -> Path:
-        """Export the model to ``path`` (format by extension); raises TokenizerError."""
-        if self.model is None:
+        """Export the chosen model to ``path`` (format by extension); raises TokenizerError."""
+        model = self.chosen_model()
+        if model is None:
             raise TokenizerError("no trained model yet")
-        written = export(self.model, path)
+        written = export(model, path)
         self.status.setText(f"Saved {written}.")
         return written
+
+    def _on_history(self) -> None:
+        """The slider settled: build that point's tokenizer off the GUI thread."""
+        model = self.history.model_at()
+        if model is None:
+            return
+        label = self.history.describe()
+        kind = "unigram" if isinstance(model, TrainedUnigram) else "bpe"
+        self._builder.submit(_tokenizer_job, model, f"trained {kind} {model.vocab_size}",
+                             on_return=lambda tok: self.preview_ready.emit(tok, label),
+                             on_error=lambda e: self.status.setText(f"Cannot use it: {e}"))
+
+    def busy(self) -> bool:
+        """True while the step view or the slider's tokenizer is being computed."""
+        return self.step_view.busy() or self._builder.current is not None
 
     def _choose_save_path(self) -> None:
         path, _ = QFileDialog.getSaveFileName(
@@ -324,7 +634,12 @@ class TrainingDialog(QDialog):
             QMessageBox.warning(self, "Could not save", str(e))
 
     def reject(self) -> None:
-        """Closing the dialog cancels a running training first (embedded: only cancels)."""
-        self.cancel()
+        """Closing the dialog stops a running training first (embedded: only cancels)."""
         if not self.embedded:
+            self._abort_run()
+            self._both = None
+            if self._redraw.isActive():
+                self._finish("cancelled", "Training cancelled. Nothing was saved.")
             super().reject()
+            return
+        self.cancel()

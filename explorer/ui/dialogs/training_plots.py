@@ -15,7 +15,7 @@ from collections.abc import Iterable
 from typing import Literal
 
 import pyqtgraph as pg
-from PySide6.QtGui import QFont
+from PySide6.QtGui import QFont, QShowEvent
 from PySide6.QtWidgets import QHBoxLayout, QPlainTextEdit, QVBoxLayout, QWidget
 
 from explorer.engine.trainers.events import (
@@ -47,6 +47,9 @@ class TrainingPlots(QWidget):
             plot.showGrid(x=True, y=True, alpha=0.25)
             plot.setMinimumHeight(100)
         self.curve_a = self.plot_a.plot([], [], pen=pg.mkPen((40, 110, 200), width=1.5))
+        # Tens of thousands of merges: draw what the pixels can show.
+        self.curve_a.setDownsampling(auto=True, method="peak")
+        self.curve_a.setClipToView(True)
         self.curve_b = self.plot_b.plot([], [], pen=pg.mkPen((200, 90, 30), width=2),
                                         symbol="o", symbolSize=5,
                                         symbolBrush=(200, 90, 30))
@@ -74,9 +77,11 @@ class TrainingPlots(QWidget):
         self.ya: list[float] = []
         self.xb: list[float] = []
         self.yb: list[float] = []
-        self._pending_log: list[str] = []
+        self._pending_log: list[str | Merge] = []
         self._dirty = True
         self.log.clear()
+        self.curve_a.setData([], [])
+        self.curve_b.setData([], [])
         if algorithm == "bpe":
             self._label(self.plot_a, "Pair count of each merge", "merge", "pair count")
             self.plot_a.setLogMode(x=False, y=True)
@@ -86,7 +91,7 @@ class TrainingPlots(QWidget):
                         "loss (NLL per word)")
             self.plot_a.setLogMode(x=False, y=False)
             self._label(self.plot_b, "Vocabulary size per pruning round", "round", "pieces")
-        self.flush()
+        self.flush(force=True)
 
     @staticmethod
     def _label(plot: ThemedPlot, title: str, x: str, y: str) -> None:
@@ -101,8 +106,7 @@ class TrainingPlots(QWidget):
             if isinstance(e, Merge):
                 self.xa.append(e.rank + 1)
                 self.ya.append(max(e.count, 1))
-                log.append(f"merge {e.rank + 1:>6}  {e.left!r} + {e.right!r} → {e.token!r}"
-                           f"  count {e.count:,}  id {e.token_id}")
+                log.append(e)  # formatted at flush, only the lines that stay in the log
             elif isinstance(e, MergeSummary):
                 self.xb.append(e.elapsed)
                 self.yb.append(e.vocab_size)
@@ -126,9 +130,10 @@ class TrainingPlots(QWidget):
                 continue
             self._dirty = True
 
-    def flush(self) -> None:
-        """Push recorded data to the curves and the log (cheap when nothing changed)."""
-        if not self._dirty:
+    def flush(self, *, force: bool = False) -> None:
+        """Push recorded data to the curves and the log (cheap when nothing changed). While
+        the plots are hidden (another tab) nothing is drawn until they show, or ``force``."""
+        if not self._dirty or not (force or self.isVisible()):
             return
         self._dirty = False
         self.curve_a.setData(self.xa, self.ya)
@@ -142,6 +147,18 @@ class TrainingPlots(QWidget):
                 plot.setYRange(0, 3 if log_y else 10, padding=0)
         if self._pending_log:
             # Only the tail can stay visible anyway; appending more would be wasted work.
-            tail = self._pending_log[-LOG_LINES:]
+            tail = [_log_line(e) for e in self._pending_log[-LOG_LINES:]]
             self.log.appendPlainText("\n".join(tail))
             self._pending_log = []
+
+    def showEvent(self, event: QShowEvent) -> None:
+        """Draw what was recorded while hidden."""
+        super().showEvent(event)
+        self.flush()
+
+
+def _log_line(e: str | Merge) -> str:
+    if isinstance(e, str):
+        return e
+    return (f"merge {e.rank + 1:>6}  {e.left!r} + {e.right!r} → {e.token!r}"
+            f"  count {e.count:,}  id {e.token_id}")

@@ -11,6 +11,7 @@ from explorer.ui.panels.cursor_span import CURSOR_DELAY_MS, cursor_pre_token
 from explorer.ui.panels.docking import ShownPanel
 from explorer.ui.panels.merge_queue import MergeQueuePanel
 from explorer.ui.panels.registry import register_panel
+from explorer.ui.panels.stand_in import StandIns, last_trained, offer_link, stand_in_note
 
 if TYPE_CHECKING:
     from explorer.ui.panels.registry import PanelHost
@@ -33,6 +34,13 @@ class BpePanel(ShownPanel):
         host.tokenizer_changed.connect(lambda _t: self.refresh())
         host.text_changed.connect(lambda _text: self.refresh())
         host.cursor_token_changed.connect(self._on_cursor)
+        # One-click offer of a BPE model when the editor's tokenizer cannot trace merges.
+        self.stand_ins = StandIns(lambda kind: last_trained(host, kind), self)
+        self.stand_ins.ready.connect(lambda _kind: self.refresh())
+        self.merge_queue.title.linkActivated.connect(lambda _h: self.stand_ins.choose("bpe"))
+
+    def jobs_busy(self) -> bool:
+        return self.stand_ins.busy()
 
     def _on_cursor(self, _index: int, view: Any) -> None:
         self._offset = None if view is None else view.start
@@ -40,10 +48,12 @@ class BpePanel(ShownPanel):
         self._cursor_timer.start()
 
     def update_panel(self) -> None:
-        tok = self.host.tokenizer
-        if tok is None or not tok.supports_merge_trace():
-            self.merge_queue.clear(f"{tok.info.name if tok else 'This tokenizer'} has no BPE "
-                                   "merge queue to show (not a byte-level BPE).")
+        current = self.host.tokenizer
+        tok = self.stand_ins.tokenizer_for("bpe", current)
+        if tok is None:
+            self.merge_queue.clear(f"{current.info.name if current else 'This tokenizer'} has "
+                                   "no BPE merge queue to show (not a byte-level BPE)."
+                                   + offer_link("bpe", self.stand_ins.offer_label("bpe")))
             return
         found = cursor_pre_token(tok, self.host.text(), self._offset)
         if found is None:
@@ -60,8 +70,9 @@ class BpePanel(ShownPanel):
                                    f"{MAX_TRACE_BYTES} bytes: too long to trace step by step.")
             return
         steps = list(tok.trace_merges(piece))  # type: ignore[attr-defined]
-        self.merge_queue.set_trace(steps, f"Pre-token {piece!r} (characters {start}–{end})",
-                                   getattr(tok, "token_id", None))
+        note = stand_in_note(tok, current) if tok is not current else ""
+        self.merge_queue.set_trace(steps, f"{note}Pre-token {piece!r} (characters "
+                                   f"{start}–{end})", getattr(tok, "token_id", None))
 
 
 @register_panel("bpe", order=10)

@@ -70,6 +70,15 @@ class CompareDock(ShownPanel):
         self.compare.set_tokenizers([tok, *(loaded[s] for s in chosen if s in loaded)])
         self.compare.set_text(self.host.text())
 
+    def compare_with(self, others: dict[str, Tokenizer]) -> None:
+        """Compare the current tokenizer with ``others`` (source label -> tokenizer made in
+        the window, e.g. by the Train panel's "Train both") on the text, and show Compare."""
+        self._others.update(others)
+        self._chosen = list(others)
+        self.dock.show()
+        self.dock.raise_()
+        self.refresh()
+
     def _on_choices(self, sources: list[str]) -> None:
         self._chosen = sources
         self.refresh()

@@ -11,6 +11,7 @@ from explorer.ui.panels.cursor_span import CURSOR_DELAY_MS, cursor_pre_token
 from explorer.ui.panels.docking import ShownPanel
 from explorer.ui.panels.lattice import LatticePanel
 from explorer.ui.panels.registry import register_panel
+from explorer.ui.panels.stand_in import StandIns, last_trained, offer_link, stand_in_note
 
 if TYPE_CHECKING:
     from explorer.ui.panels.registry import PanelHost
@@ -33,6 +34,13 @@ class LatticeDock(ShownPanel):
         host.tokenizer_changed.connect(lambda _t: self.refresh())
         host.text_changed.connect(lambda _text: self.refresh())
         host.cursor_token_changed.connect(self._on_cursor)
+        # One-click offer of a Unigram model when the editor's tokenizer is not one.
+        self.stand_ins = StandIns(lambda kind: last_trained(host, kind), self)
+        self.stand_ins.ready.connect(lambda _kind: self.refresh())
+        self.lattice.title.linkActivated.connect(lambda _h: self.stand_ins.choose("lattice"))
+
+    def jobs_busy(self) -> bool:
+        return self.stand_ins.busy()
 
     def _on_cursor(self, _index: int, view: Any) -> None:
         self._offset = None if view is None else view.start
@@ -40,10 +48,12 @@ class LatticeDock(ShownPanel):
         self._cursor_timer.start()
 
     def update_panel(self) -> None:
-        tok = self.host.tokenizer
-        if tok is None or not tok.supports_lattice():
-            self.lattice.clear(f"{tok.info.name if tok else 'This tokenizer'} is not a Unigram "
-                               "model: no lattice to show.")
+        current = self.host.tokenizer
+        tok = self.stand_ins.tokenizer_for("lattice", current)
+        if tok is None:
+            self.lattice.clear(f"{current.info.name if current else 'This tokenizer'} is not a "
+                               "Unigram model: no lattice to show."
+                               + offer_link("lattice", self.stand_ins.offer_label("lattice")))
             return
         found = cursor_pre_token(tok, self.host.text(), self._offset)
         if found is None:
@@ -54,8 +64,9 @@ class LatticeDock(ShownPanel):
             self.lattice.clear(f"The piece at characters {start}–{end} is longer than "
                                f"{MAX_LATTICE_CHARS} characters: too big to draw as a lattice.")
             return
+        note = stand_in_note(tok, current) if tok is not current else ""
         self.lattice.set_lattice(tok.lattice(piece),  # type: ignore[attr-defined]
-                                 f"Lattice of {piece!r} (characters {start}–{end})")
+                                 f"{note}Lattice of {piece!r} (characters {start}–{end})")
 
 
 @register_panel("lattice", order=11)

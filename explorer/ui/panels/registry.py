@@ -85,6 +85,10 @@ class PanelHost(Protocol):
         """Load a vocabulary and make it current."""
         ...
 
+    def use_temporary_tokenizer(self, tokenizer: Tokenizer, label: str) -> None:
+        """Encode the text with ``tokenizer`` (made by a panel) without remembering it."""
+        ...
+
     def select_token_by_user(self, index: int) -> None:
         """Move the text cursor to token ``index``: only in answer to a user's action."""
         ...

@@ -32,7 +32,7 @@ class TrainDock(ShownPanel):
         ordinary source: remembered across runs, listed in recent files."""
         from explorer.ui.autosave import autosave_path
 
-        model = self.training.model
+        model = self.training.chosen_model()  # the vocabulary slider's point
         if model is None:
             return
         if isinstance(model, TrainedUnigram):

@@ -1,0 +1,177 @@
+"""Training in the window's Train panel (step view and plots live) vs the CLI's ``train``.
+
+    python benchmarks/bench_train_panel.py [--runs 3] [--size-mb 1]
+
+For BPE 16k (byte-level) and Unigram 8k on the deterministic 1 MB corpus
+(``train_corpus.py``): wall time of ``tokenizer-explorer train`` (a subprocess, as a user
+runs it, ``--quiet``; it includes start-up and writing the file), of the bare engine
+(``train()`` drained in this process, no Qt), and of the real window (offscreen) training
+with the Train panel shown, its step view tab current and its plots fed: from Start to the
+``finished_training`` signal. The CLI and the panel run back to back in alternating order;
+the ratio is the median of the per-pair ratios. While the panel trains, a 5 ms timer on the
+GUI thread records the largest gap between its ticks beyond 5 ms: the longest the event
+loop stalled (wall time, so a loaded machine inflates it); the GUI-thread CPU time of the
+longest redraw or event batch is reported too (what the window itself spends). Prints a
+Markdown table.
+"""
+
+from __future__ import annotations
+
+import os
+
+os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+
+import argparse
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+import train_corpus
+from PySide6.QtCore import QEventLoop, Qt, QTimer
+
+from explorer.engine.trainers import BpeConfig, Corpus, UnigramConfig, run, train
+from explorer.ui.app import application
+from explorer.ui.dialogs.training import ALGORITHMS, TrainingDialog
+from explorer.ui.main_window import MainWindow
+from explorer.ui.settings import use_settings_dir
+
+WORK = Path(tempfile.gettempdir()) / "tokenizer-explorer-bench"
+TICK_MS = 5
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def cli_seconds(algorithm: str, vocab: int, corpus: Path, out: Path) -> float:
+    """Wall time of ``python -m explorer train`` in a fresh process."""
+    cmd = [sys.executable, "-m", "explorer", "train", "--algorithm", algorithm,
+           "--vocab-size", str(vocab), "--output", str(out), "--quiet", str(corpus)]
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    t = time.perf_counter()
+    subprocess.run(cmd, check=True, env=env, cwd=ROOT)
+    return time.perf_counter() - t
+
+
+def engine_seconds(config: BpeConfig | UnigramConfig, corpus: Path) -> float:
+    """Wall time of the bare trainer in this process."""
+    t = time.perf_counter()
+    run(train(Corpus.from_files([corpus]), config))
+    return time.perf_counter() - t
+
+
+def panel_seconds(window: MainWindow, prefix: str, vocab: int, corpus: Path
+                  ) -> tuple[float, float, int, float]:
+    """Train in the window's Train panel; (seconds, max event-loop stall in ms, redraws,
+    GUI-thread CPU ms of the longest redraw or event batch)."""
+    window.show_view("train")
+    dialog = window.panels["train"].findChild(TrainingDialog)
+    assert dialog is not None
+    dialog.algorithm.setCurrentText(next(k for k in ALGORITHMS if k.startswith(prefix)))
+    dialog.vocab_size.setValue(vocab)
+    if not any(Path(f) == corpus for f in dialog.corpus_files()):
+        for i in range(dialog.corpus.count()):
+            dialog.corpus.item(i).setCheckState(Qt.CheckState.Unchecked)
+        dialog.add_corpus_files([corpus])
+    dialog.tabs.setCurrentIndex(0)  # the step view: sample, table, merge list live
+    redraws = 0
+    busiest = 0.0  # GUI-thread CPU seconds of the longest redraw or event batch
+    original_flush = dialog.step_view.flush
+    original_events = dialog._on_events
+
+    def counting_flush(**kwargs: bool) -> None:
+        nonlocal redraws, busiest
+        dirty = dialog.step_view._dirty
+        t = time.thread_time()
+        original_flush(**kwargs)
+        busiest = max(busiest, time.thread_time() - t)
+        if dirty and not dialog.step_view._dirty:
+            redraws += 1
+
+    def timed_events(events: list) -> None:
+        nonlocal busiest
+        t = time.thread_time()
+        original_events(events)
+        busiest = max(busiest, time.thread_time() - t)
+
+    dialog.step_view.flush = counting_flush  # type: ignore[method-assign]
+    dialog._on_events = timed_events  # type: ignore[method-assign]
+    loop = QEventLoop()
+    dialog.finished_training.connect(loop.quit)
+    stall = 0.0
+    last = time.perf_counter()
+
+    def tick() -> None:
+        nonlocal stall, last
+        now = time.perf_counter()
+        stall = max(stall, now - last - TICK_MS / 1000)
+        last = now
+
+    timer = QTimer()
+    timer.setInterval(TICK_MS)
+    timer.timeout.connect(tick)
+    t = time.perf_counter()
+    dialog.start()
+    last = time.perf_counter()
+    timer.start()
+    loop.exec()
+    elapsed = time.perf_counter() - t
+    timer.stop()
+    dialog.finished_training.disconnect(loop.quit)
+    dialog.step_view.flush = original_flush  # type: ignore[method-assign]
+    del dialog._on_events
+    assert dialog.model is not None and dialog.model.vocab_size == vocab
+    return elapsed, stall * 1000, redraws, busiest * 1000
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--runs", type=int, default=3)
+    ap.add_argument("--size-mb", type=float, default=1.0)
+    args = ap.parse_args()
+    corpus = train_corpus.build(int(args.size_mb * 1_000_000), WORK)
+    use_settings_dir(Path(tempfile.mkdtemp(prefix="bench-train-panel-")))
+    application()
+    window = MainWindow(autosave=False)
+    window.resize(1280, 800)
+    window.show()
+    window.restore(text="hello world\n")
+    rows = []
+    for algorithm, prefix, vocab, config, ext in (
+            ("bpe", "BPE (byte-level", 16_000, BpeConfig(vocab_size=16_000), ".json"),
+            ("unigram", "Unigram", 8_000, UnigramConfig(vocab_size=8_000), ".model")):
+        cli: list[float] = []
+        panel: list[float] = []
+        stalls: list[float] = []
+        redraws: list[int] = []
+        busiest: list[float] = []
+        engine = [engine_seconds(config, corpus) for _ in range(max(1, args.runs // 2))]
+        for i in range(args.runs):
+            for which in ((0, 1) if i % 2 == 0 else (1, 0)):
+                if which == 0:
+                    cli.append(cli_seconds(algorithm, vocab, corpus, WORK / f"cli{ext}"))
+                else:
+                    seconds, stall, count, cpu = panel_seconds(window, prefix, vocab, corpus)
+                    panel.append(seconds)
+                    busiest.append(cpu)
+                    stalls.append(stall)
+                    redraws.append(count)
+        ratio = statistics.median(p / c for p, c in zip(panel, cli, strict=True))
+        rows.append((f"{algorithm.upper() if algorithm == 'bpe' else 'Unigram'} "
+                     f"{vocab // 1000}k", statistics.median(engine), statistics.median(cli),
+                     statistics.median(panel), ratio, max(stalls), max(busiest),
+                     statistics.median(r / p for r, p in zip(redraws, panel, strict=True))))
+    window.close()
+    print(f"corpus {corpus.stat().st_size / 1e6:.2f} MB, {args.runs} CLI/panel pairs\n")
+    print("| run | engine only | CLI `train` | Train panel (live) | panel / CLI "
+          "| max event-loop stall (wall) | longest GUI work (CPU) | step-view redraws/s |")
+    print("|---|---|---|---|---|---|---|---|")
+    for name, eng, c, p, r, s, cpu, rd in rows:
+        print(f"| {name} | {eng:.2f} s | {c:.2f} s | {p:.2f} s | **{r:.2f}x** | {s:.0f} ms "
+              f"| {cpu:.0f} ms | {rd:.1f} |")
+
+
+if __name__ == "__main__":
+    main()
