@@ -25,6 +25,7 @@ from PySide6.QtWidgets import (
     QHBoxLayout,
     QLabel,
     QProgressBar,
+    QSizePolicy,
     QSplitter,
     QTextEdit,
     QToolTip,
@@ -84,13 +85,15 @@ class ChatPanel(QWidget):
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.template = QComboBox()
-        self.template.setMinimumContentsLength(18)
+        self.template.setMinimumContentsLength(8)
         self.template.setToolTip("The chat template: the model's own, or a built-in")
         self.generation = QCheckBox("add_generation_prompt")
         self.generation.setChecked(True)
         self.total = QLabel("")
+        self.total.setMinimumWidth(0)
+        self.total.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Preferred)
         self.gauge = QProgressBar()
-        self.gauge.setMinimumWidth(170)
+        self.gauge.setMinimumWidth(80)  # the panel must not widen the window's minimum
         self.gauge.setMaximumWidth(240)
         self.gauge.setFormat("%p% of context")
         self.status = QLabel("")
