@@ -85,13 +85,14 @@ class ChatPanel(QWidget):
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.template = QComboBox()
-        self.template.setMinimumContentsLength(8)
+        self.template.setSizeAdjustPolicy(QComboBox.SizeAdjustPolicy.AdjustToContents)
+        self.template.setMinimumWidth(90)  # preferred: its contents; minimum: small
         self.template.setToolTip("The chat template: the model's own, or a built-in")
         self.generation = QCheckBox("add_generation_prompt")
         self.generation.setChecked(True)
         self.total = QLabel("")
-        self.total.setMinimumWidth(0)
         self.total.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Preferred)
+        self.total.setAlignment(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
         self.gauge = QProgressBar()
         self.gauge.setMinimumWidth(80)  # the panel must not widen the window's minimum
         self.gauge.setMaximumWidth(240)
@@ -112,8 +113,7 @@ class ChatPanel(QWidget):
         top.addWidget(QLabel("Template:"))
         top.addWidget(self.template)
         top.addWidget(self.generation)
-        top.addStretch(1)
-        top.addWidget(self.total)
+        top.addWidget(self.total, 1)  # takes the free room, right-aligned; may shrink
         top.addWidget(self.gauge)
         right = QWidget()
         rl = QVBoxLayout(right)
