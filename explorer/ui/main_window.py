@@ -23,6 +23,7 @@ from PySide6.QtCore import Qt, Signal
 from PySide6.QtGui import QAction, QCloseEvent, QDragEnterEvent, QDropEvent
 from PySide6.QtWidgets import QApplication, QDockWidget, QFileDialog, QMainWindow, QWidget
 
+from explorer.engine.formats import FOLDER_FILES
 from explorer.engine.tokenizer import Tokenizer
 from explorer.ui.about import AboutDialog
 from explorer.ui.autosave import Autosaver, load_text
@@ -268,6 +269,12 @@ class MainWindow(QMainWindow):
         if path:
             self.open_source(path)
 
+    def open_folder_dialog(self) -> None:
+        """File > Open Model Folder (a Hugging Face model directory)."""
+        path = QFileDialog.getExistingDirectory(self, "Open model folder")
+        if path:
+            self.open_source(path)
+
     def open_text_dialog(self) -> None:
         """File > Open Text."""
         path, _ = QFileDialog.getOpenFileName(self, "Open text", "", "Text (*)")
@@ -292,8 +299,10 @@ class MainWindow(QMainWindow):
         AboutDialog(self).open()
 
     def open_dropped(self, path: Path) -> None:
-        """A dropped file: text files become the text, anything else a vocabulary."""
-        if path.suffix.lower() in TEXT_SUFFIXES:
+        """A dropped file: text files become the text, anything else (a model folder, its
+        ``vocab.txt``/``merges.txt`` included) a vocabulary."""
+        if path.suffix.lower() in TEXT_SUFFIXES and path.name not in FOLDER_FILES \
+                and not path.is_dir():
             self.open_text(path)
         else:
             self.open_source(str(path))

@@ -64,6 +64,7 @@ def build_menus(w: MenuHost, parent: QWidget) -> Menus:
     bar = w.menuBar()
     file = bar.addMenu("&File")
     _act(file, "&Open Vocabulary…", w.open_vocabulary_dialog, QKeySequence.StandardKey.Open)
+    _act(file, "Open Model &Folder…", w.open_folder_dialog)
     recent = file.addMenu("Open &Recent")
     _act(file, "Open &Text…", w.open_text_dialog, "Ctrl+Shift+O")
     _act(file, "&Save Text As…", w.save_text_dialog, QKeySequence.StandardKey.SaveAs)

@@ -21,9 +21,13 @@ from explorer.workers.latest import LatestRunner
 
 BUNDLED_PREFIX = "bundled:"
 DEFAULT_SOURCE = "bundled:cl100k_base"
-FILE_FILTER = ("Vocabularies (*.tiktoken *.json *.model *.gguf *.model.v*);;"
+FILE_FILTER = ("Vocabularies (*.tiktoken *.json *.model *.gguf *.model.v* *.js *.vocab vocab.txt "
+               "merges.txt);;"
                "tiktoken ranks (*.tiktoken);;Hugging Face tokenizer.json (*.json);;"
-               "SentencePiece model (*.model *.model.v*);;GGUF (*.gguf);;All files (*)")
+               "SentencePiece model (*.model *.model.v*);;GGUF (*.gguf);;"
+               "tiktoken JSON, tekken.json (*.json *.js);;minbpe (*.model *.vocab);;"
+               "Model folder files (tokenizer_config.json vocab.json merges.txt vocab.txt);;"
+               "All files (*)")
 
 ErrorReporter = Callable[[str, str], None]
 

@@ -117,7 +117,7 @@ def test_each_bundled_tokenizer(start_app, base_file, vocab):
     s.check(f"typing with {vocab}")
 
 
-@pytest.mark.parametrize("view", ["bpe", "lattice", "compare", "vocab", "ids", "train"])
+@pytest.mark.parametrize("view", ["bpe", "lattice", "compare", "vocab", "ids", "train", "chat"])
 def test_with_each_panel_open(start_app, base_file, view):
     args = ["--view", view]
     if view == "lattice":

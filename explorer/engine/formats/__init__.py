@@ -6,6 +6,13 @@ Formats and their modules (each exposes ``load(path, *, preset=None) -> Tokenize
 - ``tokenizer.json``: Hugging Face tokenizers JSON -> ``hf_json``
 - ``sentencepiece``: SentencePiece ``ModelProto`` (``.model``) -> ``sentencepiece_model``
 - ``gguf``: GGUF (llama.cpp), vocabulary part only -> ``gguf_file``
+- ``tiktoken-json``: ``pat_str`` + ``special_tokens`` + ``bpe_ranks`` (js-tiktoken,
+  Anthropic's ``claude.json``) -> ``tiktoken_json``
+- ``tekken``: Mistral's ``tekken.json`` -> ``tekken_file``
+- ``minbpe``: minbpe's ``minbpe v1`` ``.model`` (its ``.vocab`` beside it) -> ``minbpe_file``
+- ``folder``: a Hugging Face model folder (``tokenizer.json`` or the slow-tokenizer files
+  ``vocab.json`` + ``merges.txt``, ``vocab.txt``, ``tokenizer.model``, with
+  ``tokenizer_config.json``), chosen as the folder or any file in it -> ``model_folder``
 """
 
 from __future__ import annotations
@@ -21,18 +28,34 @@ FORMAT_MODULES = {
     "tokenizer.json": "explorer.engine.formats.hf_json",
     "sentencepiece": "explorer.engine.formats.sentencepiece_model",
     "gguf": "explorer.engine.formats.gguf_file",
+    "tiktoken-json": "explorer.engine.formats.tiktoken_json",
+    "tekken": "explorer.engine.formats.tekken_file",
+    "minbpe": "explorer.engine.formats.minbpe_file",
+    "folder": "explorer.engine.formats.model_folder",
 }
 
 
+FOLDER_FILES = frozenset({
+    "tokenizer_config.json", "special_tokens_map.json", "vocab.json", "merges.txt",
+    "vocab.txt", "added_tokens.json", "config.json", "generation_config.json",
+    "chat_template.jinja", "chat_template.json",
+})
+"""Files that only make sense with their siblings: choosing one opens the whole folder."""
+
+
 def detect_format(path: str | Path) -> str:
-    """Guess the format of a vocabulary file from its first bytes (then its name).
+    """Guess the format of a vocabulary file (or model folder) from its content, then name.
 
     Raises :class:`VocabFormatError` for a missing, empty or unrecognised file.
     """
     p = Path(path)
+    if p.is_dir():
+        return "folder"
+    if p.name in FOLDER_FILES and p.exists():
+        return "folder"
     try:
         with p.open("rb") as f:
-            head = f.read(4096)
+            head = f.read(65536)
     except FileNotFoundError:
         raise VocabFormatError(f"{p}: no such file") from None
     except IsADirectoryError:
@@ -41,10 +64,19 @@ def detect_format(path: str | Path) -> str:
         raise VocabFormatError(f"{p}: cannot read ({e.strerror})") from None
     if not head:
         raise VocabFormatError(f"{p}: file is empty")
+    if head.startswith(b"minbpe v") or (p.suffix == ".vocab"
+                                         and _starts_with(p.with_suffix(".model"), b"minbpe v")):
+        return "minbpe"
     if head[:4] == b"GGUF":
         return "gguf"
     stripped = head.lstrip()
-    if stripped[:1] == b"{":
+    if stripped[:1] == b"{" or stripped.startswith(b"export default"):
+        from explorer.engine.formats import tiktoken_json
+
+        if tiktoken_json.looks_like(head):
+            return "tiktoken-json"
+        if b'"token_bytes"' in head or b'"default_num_special_tokens"' in head:
+            return "tekken"
         return "tokenizer.json"
     first_line = head.split(b"\n", 1)[0].strip()
     parts = first_line.split()
@@ -57,8 +89,17 @@ def detect_format(path: str | Path) -> str:
         return "sentencepiece"
     raise VocabFormatError(
         f"{p}: unknown vocabulary format (expected .tiktoken, tokenizer.json, "
-        "SentencePiece .model or .gguf)"
+        "SentencePiece .model, .gguf, tiktoken JSON, tekken.json, minbpe .model or a "
+        "model folder)"
     )
+
+
+def _starts_with(path: Path, prefix: bytes) -> bool:
+    try:
+        with path.open("rb") as f:
+            return f.read(len(prefix)) == prefix
+    except OSError:
+        return False
 
 
 def load_tokenizer(

@@ -57,6 +57,9 @@ def parse_model_proto(data: bytes, *, source: str = "model") -> ModelProto:
         raise VocabFormatError(f"{source}: SentencePiece model has no pieces")
     if not proto.HasField("trainer_spec"):
         raise VocabFormatError(f"{source}: SentencePiece model has no trainer_spec (truncated?)")
+    for field in (proto.normalizer_spec.name, proto.trainer_spec.unk_surface):
+        if not isinstance(field, str):  # proto2 keeps invalid UTF-8 as bytes
+            raise VocabFormatError(f"{source}: a text field is not valid UTF-8")
     _validate_pieces(proto, source)
     return proto
 
@@ -68,6 +71,8 @@ def _validate_pieces(proto: ModelProto, source: str) -> None:
     byte_fallback = proto.trainer_spec.byte_fallback
     normal_kinds = (PieceType.NORMAL, PieceType.USER_DEFINED, PieceType.UNUSED)
     for i, sp in enumerate(proto.pieces):
+        if not isinstance(sp.piece, str):  # proto2 keeps invalid UTF-8 as bytes
+            raise VocabFormatError(f"{source}: piece {i} is not valid UTF-8")
         if not sp.piece:
             raise VocabFormatError(f"{source}: piece {i} is empty")
         key = (sp.type in normal_kinds, sp.piece)

@@ -21,7 +21,7 @@ from explorer.engine.formats import tiktoken_presets
 from explorer.engine.formats.vocab_cache import cached
 from explorer.engine.pretokenizers import patterns
 
-_CACHE_KIND = "tiktoken-ranks-v2"
+_CACHE_KIND = "tiktoken-ranks-v3"
 
 
 def parse_tiktoken(data: bytes, *, source: str = "<data>") -> dict[bytes, int]:
@@ -38,7 +38,26 @@ def parse_tiktoken(data: bytes, *, source: str = "<data>") -> dict[bytes, int]:
         return _parse_slowly(data, source)  # names the line with the negative rank
     if len(set(ranks.values())) != len(ranks):
         raise VocabFormatError(f"{source}: two tokens share one rank")
+    check_rank_range(ranks, source)
     return ranks
+
+
+MAX_RANK_SLACK = 65536
+"""How far the largest rank may lie beyond the number of tokens (ids are array indexes)."""
+
+
+def check_rank_range(ranks: Mapping[bytes, int], source: str) -> None:
+    """Refuse ranks that would make the id table absurdly large or overflow tiktoken's u32.
+
+    Ids index a list sized by the largest rank: a corrupt rank of 2**31 would allocate
+    gigabytes. Real files are dense (ranks ``0..n-1`` with a few gaps).
+    """
+    top = max(ranks.values())
+    if top >= 2**32:
+        raise VocabFormatError(f"{source}: rank {top} does not fit tiktoken's 32-bit ranks")
+    if top >= 2 * len(ranks) + MAX_RANK_SLACK:
+        raise VocabFormatError(f"{source}: rank {top} is far beyond the {len(ranks)} tokens "
+                               "(corrupt rank?)")
 
 
 def _parse_slowly(data: bytes, source: str) -> dict[bytes, int]:

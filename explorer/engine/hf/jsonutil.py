@@ -7,6 +7,7 @@ pattern objects (regexes translated from Oniguruma, see :mod:`explorer.engine.hf
 
 from __future__ import annotations
 
+import json
 from typing import Any, TypeVar
 
 import regex
@@ -15,6 +16,27 @@ from explorer.engine.errors import VocabFormatError
 from explorer.engine.hf.onig import compile_onig
 
 T = TypeVar("T")
+
+
+def parse_json_text(data: str | bytes, where: str) -> Any:
+    """Parse JSON text, turning every way it can fail into :class:`VocabFormatError`.
+
+    Besides malformed JSON and bad UTF-8 this covers what ``json`` raises outside
+    ``JSONDecodeError``: nesting deeper than the interpreter's recursion limit
+    (``RecursionError``) and integer literals longer than Python's 4300-digit limit
+    (``ValueError``).
+    """
+    try:
+        return json.loads(data)
+    except json.JSONDecodeError as e:
+        raise VocabFormatError(f"{where}: malformed JSON at line {e.lineno} column {e.colno}: "
+                               f"{e.msg}") from None
+    except UnicodeDecodeError as e:
+        raise VocabFormatError(f"{where}: not UTF-8 (byte {e.start})") from None
+    except RecursionError:
+        raise VocabFormatError(f"{where}: JSON nested too deeply") from None
+    except ValueError as e:  # int literal over sys.get_int_max_str_digits() digits
+        raise VocabFormatError(f"{where}: bad JSON value ({str(e).split(';')[0]})") from None
 
 
 def req(obj: dict[str, Any], key: str, kind: type[T], where: str) -> T:

@@ -8,13 +8,12 @@ kept and only raises when ``encode(..., add_special_tokens=True)`` asks for it.
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
 from explorer.engine.errors import UnsupportedComponentError, VocabFormatError
 from explorer.engine.hf.added_tokens import AddedToken
 from explorer.engine.hf.decoders import decoder_from_json
-from explorer.engine.hf.jsonutil import opt, req
+from explorer.engine.hf.jsonutil import opt, parse_json_text, req
 from explorer.engine.hf.models import BPEModel, Model, WordLevelModel, WordPieceModel
 from explorer.engine.hf.normalizers import normalizer_from_json
 from explorer.engine.hf.pipeline import Components
@@ -25,13 +24,7 @@ from explorer.engine.hf.unigram_model import HFUnigramModel
 
 def loads(data: str | bytes, where: str = "tokenizer.json") -> dict[str, Any]:
     """Parse JSON text into the top-level object, or raise VocabFormatError."""
-    try:
-        obj = json.loads(data)
-    except json.JSONDecodeError as e:
-        raise VocabFormatError(f"{where}: malformed JSON at line {e.lineno} column {e.colno}: "
-                               f"{e.msg}") from None
-    except UnicodeDecodeError as e:
-        raise VocabFormatError(f"{where}: not UTF-8 (byte {e.start})") from None
+    obj = parse_json_text(data, where)
     if not isinstance(obj, dict):
         raise VocabFormatError(f"{where}: the top level must be a JSON object")
     return obj

@@ -1,0 +1,207 @@
+"""Hugging Face model folders (tokenizer.json + config, or the slow-tokenizer files) against
+transformers' own ``AutoTokenizer.from_pretrained(folder)``: ids, tokens, offsets; the folder
+is found from any file in it; errors name the file."""
+
+from __future__ import annotations
+
+import json
+import re
+import shutil
+from pathlib import Path
+
+import pytest
+from references import require
+
+from explorer.engine.errors import VocabFormatError
+from explorer.engine.formats import detect_format, load_tokenizer
+from explorer.engine.formats.gguf_reader import read_metadata
+from explorer.engine.formats.model_folder import read_folder
+
+DATA = Path(__file__).resolve().parents[1] / "data" / "multilingual.txt"
+TEXT = DATA.read_text(encoding="utf-8")
+EXTRA = "  leading spaces, <|endoftext|> and <s>x</s> <mask>, Tabs\tand\nnew lines 2024 😀‍🔥 "
+CHATML = ("{% for m in messages %}<|im_start|>{{ m['role'] }}\n{{ m['content'] }}<|im_end|>\n"
+          "{% endfor %}{% if add_generation_prompt %}<|im_start|>assistant\n{% endif %}")
+
+
+def auto(folder: Path):
+    transformers = pytest.importorskip("transformers")
+    return transformers.AutoTokenizer.from_pretrained(str(folder))
+
+
+def assert_same(tok, ref, text: str, *, offsets_with_specials: bool = False) -> None:
+    enc = tok.encode(text)
+    r = ref(text, add_special_tokens=False, return_offsets_mapping=True)
+    assert enc.ids == r["input_ids"]
+    assert enc.pieces == ref.convert_ids_to_tokens(r["input_ids"])
+    if offsets_with_specials:  # RoBERTa trims offsets in its post-processor
+        enc = tok.encode(text, add_special_tokens=True)
+        r = ref(text, return_offsets_mapping=True)
+        assert enc.ids == r["input_ids"]
+    assert enc.offsets == [tuple(o) for o in r["offset_mapping"]]
+
+
+@pytest.fixture(scope="module")
+def gpt2_files() -> tuple[dict[str, int], list[str]]:
+    meta = read_metadata(require("llama-cpp", "ggml-vocab-gpt-2.gguf"))
+    tokens, merges = meta["tokenizer.ggml.tokens"], meta["tokenizer.ggml.merges"]
+    return {t: i for i, t in enumerate(tokens)}, merges
+
+
+def write_bpe_folder(folder: Path, vocab: dict[str, int], merges: list[str],
+                     config: dict) -> Path:
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / "vocab.json").write_text(json.dumps(vocab, ensure_ascii=False), encoding="utf-8")
+    (folder / "merges.txt").write_text("#version: 0.2\n" + "\n".join(merges) + "\n",
+                                       encoding="utf-8")
+    (folder / "tokenizer_config.json").write_text(json.dumps(config))
+    return folder
+
+
+def test_gpt2_vocab_json_merges_txt(tmp_path, gpt2_files):
+    vocab, merges = gpt2_files
+    folder = write_bpe_folder(tmp_path / "gpt2", vocab, merges, {
+        "tokenizer_class": "GPT2Tokenizer", "model_max_length": 1024,
+        "chat_template": CHATML})
+    ref = auto(folder)
+    for chosen in (folder, folder / "vocab.json", folder / "merges.txt",
+                   folder / "tokenizer_config.json"):
+        assert detect_format(chosen) == "folder"
+        tok = load_tokenizer(chosen)
+        assert tok.info.format == "folder" and tok.info.vocab_size == 50257
+    for text in (TEXT, EXTRA):
+        assert_same(tok, ref, text)
+    assert tok.info.special_tokens == {"<|endoftext|>": 50256}
+    cfg = read_folder(folder / "merges.txt")
+    assert cfg.model_max_length == 1024 and cfg.chat_templates == {"default": CHATML}
+
+
+def test_gpt2_folder_add_bos_and_eos_token(tmp_path, gpt2_files):
+    vocab, merges = gpt2_files
+    folder = write_bpe_folder(tmp_path / "gpt2bos", vocab, merges, {
+        "tokenizer_class": "GPT2Tokenizer", "add_bos_token": True, "add_eos_token": True})
+    ref, tok = auto(folder), load_tokenizer(folder)
+    assert tok.info.extra["add_bos_token"] == "True"
+    for text in ("Hello world", EXTRA):
+        enc = tok.encode(text, add_special_tokens=True)
+        r = ref(text, return_offsets_mapping=True)
+        assert enc.ids == r["input_ids"] and enc.ids[0] == enc.ids[-1] == 50256
+        assert enc.offsets == [tuple(o) for o in r["offset_mapping"]]
+
+
+def test_roberta_vocab_json_merges_txt_with_prefix_space(tmp_path, gpt2_files):
+    vocab, merges = gpt2_files
+    vocab = dict(vocab)
+    for extra in ("<s>", "<pad>", "</s>", "<unk>", "<mask>"):
+        vocab[extra] = len(vocab)
+    folder = write_bpe_folder(tmp_path / "roberta", vocab, merges, {
+        "tokenizer_class": "RobertaTokenizer", "add_prefix_space": True})
+    ref = auto(folder)
+    tok = load_tokenizer(folder)
+    assert {"<s>", "</s>", "<mask>", "<pad>", "<unk>"} <= set(tok.info.special_tokens)
+    for text in (TEXT, EXTRA):
+        assert_same(tok, ref, text, offsets_with_specials=True)
+
+
+def test_bert_vocab_txt_with_config(tmp_path):
+    src = require("minilm-folder", "vocab.txt").parent
+    folder = tmp_path / "bert"
+    folder.mkdir()
+    for name in ("vocab.txt", "tokenizer_config.json", "special_tokens_map.json"):
+        shutil.copyfile(src / name, folder / name)
+    ref = auto(folder)
+    tok = load_tokenizer(folder / "special_tokens_map.json")
+    for text in (TEXT, EXTRA + " [CLS] Ünïcödé ÀÉÎ"):
+        assert_same(tok, ref, text)
+    assert tok.encode("Hello [MASK] x", add_special_tokens=True).ids == \
+        ref("Hello [MASK] x")["input_ids"]
+    # the slow (pure Python) tokenizer agrees too
+    slow = pytest.importorskip("transformers").BertTokenizerLegacy(
+        vocab_file=str(folder / "vocab.txt"), do_lower_case=True)
+    for line in TEXT.splitlines():
+        assert tok.encode(line).ids == slow.encode(line, add_special_tokens=False)
+    # do_lower_case / strip_accents from the config are honoured
+    cfg = json.loads((folder / "tokenizer_config.json").read_text())
+    cfg.update(do_lower_case=False, strip_accents=False)
+    (folder / "tokenizer_config.json").write_text(json.dumps(cfg))
+    ref, tok = auto(folder), load_tokenizer(folder)
+    assert_same(tok, ref, "Ünïcödé ÀÉÎ Hello WORLD")
+
+
+def test_folder_with_tokenizer_json_reads_the_config(tmp_path):
+    src = require("minilm-folder", "tokenizer.json").parent
+    folder = tmp_path / "minilm"
+    shutil.copytree(src, folder)
+    cfg = json.loads((folder / "tokenizer_config.json").read_text())
+    cfg["chat_template"] = [{"name": "default", "template": CHATML},
+                            {"name": "rag", "template": "{{ documents }}"}]
+    (folder / "tokenizer_config.json").write_text(json.dumps(cfg))
+    ref = auto(folder)
+    tok = load_tokenizer(folder / "config.json")
+    assert tok.info.format == "folder"
+    assert tok.info.extra["chat templates"] == "default, rag"
+    assert_same(tok, ref, TEXT)
+    assert read_folder(folder).model_max_length == 512
+    # the tokenizer.json itself, chosen directly, still opens as tokenizer.json
+    assert load_tokenizer(folder / "tokenizer.json").encode(TEXT).ids == tok.encode(TEXT).ids
+
+
+ADDED = {"content": "<|im_start|>", "special": True, "normalized": False, "lstrip": False,
+         "rstrip": False, "single_word": False}
+
+
+def test_config_added_tokens_join_the_vocabulary(tmp_path, gpt2_files):
+    """added_tokens_decoder entries a tokenizer.json (or the slow files) lack are added."""
+    src = require("minilm-folder", "tokenizer.json").parent
+    folder = tmp_path / "minilm"
+    shutil.copytree(src, folder)
+    cfg = json.loads((folder / "tokenizer_config.json").read_text())
+    cfg["added_tokens_decoder"] = {"30522": ADDED}
+    (folder / "tokenizer_config.json").write_text(json.dumps(cfg))
+    text = "hi <|im_start|>user x"
+    ref, tok = auto(folder), load_tokenizer(folder)
+    assert tok.info.vocab_size == len(ref) == 30523
+    assert_same(tok, ref, text)
+    vocab, merges = gpt2_files
+    gpt2 = write_bpe_folder(tmp_path / "gpt2", vocab, merges, {
+        "tokenizer_class": "GPT2Tokenizer", "added_tokens_decoder": {"50257": ADDED}})
+    ref, tok = auto(gpt2), load_tokenizer(gpt2)
+    assert tok.info.special_tokens == {"<|endoftext|>": 50256, "<|im_start|>": 50257}
+    assert_same(tok, ref, text)
+
+
+def test_folder_with_only_tokenizer_model(tmp_path):
+    folder = tmp_path / "spm"
+    folder.mkdir()
+    shutil.copyfile(require("mistral-common", "tokenizer.model.v1"), folder / "tokenizer.model")
+    (folder / "tokenizer_config.json").write_text('{"bos_token": "<s>"}')
+    tok = load_tokenizer(folder)
+    assert tok.info.format == "sentencepiece" and tok.info.vocab_size == 32000
+
+
+@pytest.mark.parametrize(("files", "needle"), [
+    ({"vocab.json": "{}", "merges.txt": ""}, "vocab.json: must be a non-empty"),
+    ({"vocab.json": '{"a": 0, "b": 1, "ab": 2}'}, "needs merges.txt"),
+    ({"merges.txt": "a b\n"}, "needs vocab.json"),
+    ({"vocab.json": '{"a": 0, "b": 1}', "merges.txt": "a b\n"}, "merges.txt:1: the merged"),
+    ({"vocab.json": '{"a": 0, "b": 1, "ab": 2}', "merges.txt": "a b c\n"}, "merges.txt:1"),
+    ({"vocab.json": '{"a": 0, "b": -1}', "merges.txt": ""}, "vocab.json: the id of 'b'"),
+    ({"vocab.json": "[1]", "merges.txt": ""}, "vocab.json: must be"),
+    ({"vocab.txt": "[PAD]\nhello\n"}, "unknown token '[UNK]'"),
+    ({"vocab.txt": "[UNK]\n", "tokenizer_config.json": "{"}, "tokenizer_config.json: malformed"),
+    ({"vocab.txt": "[UNK]\n", "tokenizer_config.json": '{"chat_template": 3}'},
+     "chat_template must be"),
+    ({"tokenizer_config.json": "{}"}, "no tokenizer files"),
+    ({"vocab.txt": b"[UNK]\n\xff\n"}, "vocab.txt: not UTF-8"),
+])
+def test_bad_folders_name_the_file(tmp_path, files, needle):
+    for name, content in files.items():
+        p = tmp_path / name
+        p.write_bytes(content if isinstance(content, bytes) else content.encode())
+    with pytest.raises(VocabFormatError, match=re.escape(needle)):
+        load_tokenizer(tmp_path)
+
+
+def test_empty_folder(tmp_path):
+    with pytest.raises(VocabFormatError, match="no tokenizer files"):
+        load_tokenizer(tmp_path)
