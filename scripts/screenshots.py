@@ -5,8 +5,9 @@
 
 Each picture is ``python -m explorer --screenshot OUT --view VIEW`` with the arguments below;
 the pipeline and chat pictures need MiniLM's tokenizer.json and llama.cpp's Qwen2 GGUF
-vocabulary, fetched by ``python tests/references.py`` into ``.refcache/``. The parity picture uses the bundled BPE with cl100k's ``Split``
-regex (``\\p{N}{1,3}+``, which HF's Oniguruma and Python's ``regex`` read differently).
+vocabulary, fetched by ``python tests/references.py`` into ``.refcache/``. The parity
+picture uses the bundled BPE with cl100k's ``Split`` regex (``\\p{N}{1,3}+``, which HF's
+Oniguruma and Python's ``regex`` read differently).
 """
 
 from __future__ import annotations
