@@ -182,6 +182,8 @@ def test_diff_ignores_byte_fallback_offset_conventions() -> None:
     ("sentencepiece", "botchan_en_unigram_1000.model"),
     ("sentencepiece", "kyoto_ja_unigram_8000.model"),
     ("mistral-common", "mistral_instruct_tokenizer_240323.model.v3"),
+    ("mistral-tekken", "tekken_240911.json"),
+    ("mistral-tekken", "tekken_240718.json"),
 ])
 def test_parity_agrees_on_real_vocabularies(vocab: tuple[str, str]) -> None:
     """Every format's own reference library gives our ids (HF's .model converter is a

@@ -159,3 +159,22 @@ def test_bad_tiktoken_json_names_the_problem(tmp_path, content, needle):
     with pytest.raises(VocabFormatError, match=re.escape(needle)) as e:
         load_tokenizer(p)
     assert "ranks.json" in str(e.value)
+
+
+def test_tekken_ordinary_text_equals_mistral_common_with_special_strings():
+    """mistral-common's Tekkenizer never turns '<s>' in a text into the BOS id. The window
+    recognises typed special tokens (chat prompts); with ``allowed_special=()`` our ids are
+    exactly mistral-common's, which is what the parity view compares (it found this)."""
+    from mistral_common.tokens.tokenizers.tekken import Tekkenizer
+
+    from explorer.engine.parity.implementations import reference_allowed_special
+
+    path = require("mistral-tekken", "tekken_240911.json")
+    ours = load_tokenizer(path)
+    theirs = Tekkenizer.from_file(str(path))
+    text = "<s>[INST] hi [/INST]</s> <unk> [CLS]"
+    allowed = reference_allowed_special(ours)
+    assert allowed == ()
+    assert ours.encode(text, allowed_special=allowed).ids == list(
+        theirs.encode(text, bos=False, eos=False))
+    assert ours.encode(text).ids[0] == 1  # typed in the window: the BOS token

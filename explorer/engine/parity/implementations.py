@@ -47,9 +47,10 @@ class Unavailable:
 
 def reference_allowed_special(tokenizer: Tokenizer) -> Literal["all"] | tuple[()]:
     """Special tokens recognised in text the way the format's reference library does:
-    sentencepiece never parses control pieces out of text (``()``); tiktoken (with
-    ``allowed_special="all"``), HF tokenizers and llama.cpp (``special=True``) do (``"all"``)."""
-    return () if tokenizer.info.format == "sentencepiece" else "all"
+    sentencepiece never parses control pieces out of text, nor mistral-common's tekken
+    (``()``); tiktoken (with ``allowed_special="all"``), HF tokenizers and llama.cpp
+    (``special=True``) do (``"all"``)."""
+    return () if tokenizer.info.format in ("sentencepiece", "tekken") else "all"
 
 
 class Implementation(ABC):
