@@ -30,6 +30,7 @@ from explorer.ui.autosave import Autosaver, load_text
 from explorer.ui.editor import TokenEditor, local_files
 from explorer.ui.encoding_controller import EncodingController
 from explorer.ui.font_warmup import FontWarmer
+from explorer.ui.gui_gc import collect_on_gui_thread
 from explorer.ui.ids_view import IdsView
 from explorer.ui.inspector import InspectorPanel
 from explorer.ui.linking import TokenLinker
@@ -73,6 +74,9 @@ class MainWindow(QMainWindow):
                  parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.setWindowTitle("Tokenizer Explorer")
+        app = QApplication.instance()
+        if app is not None:
+            collect_on_gui_thread(app)  # never a Qt destructor on a worker thread
         self.setAcceptDrops(True)
         self.resize(1200, 780)
         self.settings = Settings()

@@ -138,15 +138,23 @@ def test_our_engines_edit_sequences_equal_full_encode(pkg, name, data):
 
 
 # ----- the cyclic GC during a big first encode ---------------------------------------------
+@pytest.fixture(autouse=True)
+def automatic_gc():
+    """These tests start with Python's automatic GC on (a window created by an earlier test
+    turns it off: explorer.ui.gui_gc collects on the GUI thread); restored afterwards."""
+    was_enabled = gc.isenabled()
+    gc.enable()
+    yield
+    if not was_enabled:
+        gc.disable()
+
+
 @pytest.fixture
 def small_quiet_limit(monkeypatch):
-    """Treat BASE as a big text; leave the GC on and unfrozen afterwards."""
+    """Treat BASE as a big text; leave the GC unfrozen afterwards."""
     monkeypatch.setattr(doctokens, "GC_QUIET_CHARS", 10)
-    was_enabled = gc.isenabled()
     yield
     gc.unfreeze()
-    if was_enabled:
-        gc.enable()
 
 
 def test_big_first_encode_pauses_gc_then_freezes_its_result(small_quiet_limit):

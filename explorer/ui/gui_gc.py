@@ -1,0 +1,59 @@
+"""The cyclic garbage collector runs on the GUI thread only.
+
+Python runs a collection in whichever thread happens to allocate when a generation's
+threshold is crossed, often an encode worker. If that collection frees a Qt object (a
+window, menu or action left in a reference cycle), its C++ destructor runs on the worker
+while the GUI thread may be deleting a related object: each waits for the other (Qt's mutex
+against Python's GIL) and the app freezes. This was seen as a hang of the test suite: the
+worker in ``gc_collect_main`` -> ``QObject::~QObject`` waiting for the GIL, the GUI thread in
+``~QMenu`` waiting for the mutex.
+
+:func:`collect_on_gui_thread` turns automatic collection off and runs the same generational
+collections from a timer on the GUI thread instead (the recipe pyqtgraph's
+``GarbageCollector`` uses). Reference counting, which frees almost everything, is untouched.
+"""
+
+from __future__ import annotations
+
+import gc
+
+from PySide6.QtCore import QCoreApplication, QObject, QTimer
+
+INTERVAL_MS = 500
+"""How often the generation counts are checked (a collection runs only past a threshold)."""
+
+
+class GuiThreadCollector(QObject):
+    """Collects like Python would (same thresholds), from a GUI-thread timer."""
+
+    def __init__(self, parent: QObject | None = None) -> None:
+        super().__init__(parent)
+        self.threshold = gc.get_threshold()
+        gc.disable()
+        self._timer = QTimer(self)
+        self._timer.setInterval(INTERVAL_MS)
+        self._timer.timeout.connect(self.check)
+        self._timer.start()
+
+    def check(self) -> None:
+        """Collect the generations whose counts passed their thresholds."""
+        t0, t1, t2 = self.threshold
+        c0, c1, c2 = gc.get_count()
+        if c0 > t0:
+            gc.collect(0)
+            if c1 > t1:
+                gc.collect(1)
+                if c2 > t2:
+                    gc.collect(2)
+
+
+def collect_on_gui_thread(app: QCoreApplication) -> GuiThreadCollector:
+    """Install the collector once per application (call on the GUI thread)."""
+    found = app.findChild(GuiThreadCollector)
+    if isinstance(found, GuiThreadCollector):
+        if gc.isenabled():  # someone turned it back on (a finished big encode): off again
+            gc.disable()
+        return found
+    collector = GuiThreadCollector(app)
+    collector.setObjectName("gui-thread-gc")
+    return collector
