@@ -3,12 +3,10 @@ from ``tokenizer.trace_merges``; a tokenizer that cannot trace gets a one-line e
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
-from PySide6.QtCore import QTimer
-
-from explorer.ui.panels.cursor_span import CURSOR_DELAY_MS, cursor_pre_token
-from explorer.ui.panels.docking import ShownPanel
+from explorer.ui.panels.cursor_span import cursor_pre_token
+from explorer.ui.panels.docking import CursorPanel
 from explorer.ui.panels.merge_queue import MergeQueuePanel
 from explorer.ui.panels.registry import register_panel
 from explorer.ui.panels.stand_in import StandIns, last_trained, offer_link, stand_in_note
@@ -20,20 +18,12 @@ MAX_TRACE_BYTES = 300
 """Longer pre-tokens are not traced: every traced step sorts the whole queue (O(n² log n))."""
 
 
-class BpePanel(ShownPanel):
+class BpePanel(CursorPanel):
     """The merge queue of the pre-token under the text cursor."""
 
     def __init__(self, host: PanelHost) -> None:
         self.merge_queue = MergeQueuePanel()
         super().__init__(host, "bpe", "BPE Merges", self.merge_queue)
-        self._offset: int | None = None
-        self._cursor_timer = QTimer(self)
-        self._cursor_timer.setSingleShot(True)
-        self._cursor_timer.setInterval(CURSOR_DELAY_MS)
-        self._cursor_timer.timeout.connect(self.refresh)
-        host.tokenizer_changed.connect(lambda _t: self.refresh())
-        host.text_changed.connect(lambda _text: self.refresh())
-        host.cursor_token_changed.connect(self._on_cursor)
         # One-click offer of a BPE model when the editor's tokenizer cannot trace merges.
         self.stand_ins = StandIns(lambda kind: last_trained(host, kind), self)
         self.stand_ins.ready.connect(lambda _kind: self.refresh())
@@ -41,11 +31,6 @@ class BpePanel(ShownPanel):
 
     def jobs_busy(self) -> bool:
         return self.stand_ins.busy()
-
-    def _on_cursor(self, _index: int, view: Any) -> None:
-        self._offset = None if view is None else view.start
-        self.stale = True
-        self._cursor_timer.start()
 
     def update_panel(self) -> None:
         current = self.host.tokenizer
@@ -55,7 +40,7 @@ class BpePanel(ShownPanel):
                                    "no BPE merge queue to show (not a byte-level BPE)."
                                    + offer_link("bpe", self.stand_ins.offer_label("bpe")))
             return
-        found = cursor_pre_token(tok, self.host.text(), self._offset)
+        found = cursor_pre_token(tok, self.host.text(), self.cursor_offset)
         if found is None:
             self.merge_queue.clear("Place the cursor in a word to see its BPE merges.")
             return

@@ -10,9 +10,9 @@ looks at. Qt keeps the widgets of background dock tabs "visible"; the dock's
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
-from PySide6.QtCore import QObject, QSize, Qt
+from PySide6.QtCore import QObject, QSize, Qt, QTimer
 from PySide6.QtWidgets import QDockWidget, QFrame, QScrollArea, QWidget
 
 if TYPE_CHECKING:
@@ -91,3 +91,28 @@ class ShownPanel(QObject):
         self._shown = visible
         if visible:
             self.refresh()
+
+
+class CursorPanel(ShownPanel):
+    """A :class:`ShownPanel` about the text under the cursor: it refreshes when the tokenizer
+    or the text changes, and :data:`~explorer.ui.panels.cursor_span.CURSOR_DELAY_MS` after the
+    token under the cursor does; :attr:`cursor_offset` is that token's start (None: none)."""
+
+    def __init__(self, host: PanelHost, key: str, title: str, widget: QWidget,
+                 area: Qt.DockWidgetArea = Area.BottomDockWidgetArea) -> None:
+        from explorer.ui.panels.cursor_span import CURSOR_DELAY_MS
+
+        super().__init__(host, key, title, widget, area)
+        self.cursor_offset: int | None = None
+        self._cursor_timer = QTimer(self)
+        self._cursor_timer.setSingleShot(True)
+        self._cursor_timer.setInterval(CURSOR_DELAY_MS)
+        self._cursor_timer.timeout.connect(self.refresh)
+        host.tokenizer_changed.connect(lambda _t: self.refresh())
+        host.text_changed.connect(lambda _text: self.refresh())
+        host.cursor_token_changed.connect(self._on_cursor)
+
+    def _on_cursor(self, _index: int, view: Any) -> None:
+        self.cursor_offset = None if view is None else view.start
+        self.stale = True
+        self._cursor_timer.start()

@@ -3,12 +3,10 @@ cursor, from ``tokenizer.lattice``; a tokenizer without one gets a one-line expl
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
-from PySide6.QtCore import QTimer
-
-from explorer.ui.panels.cursor_span import CURSOR_DELAY_MS, cursor_pre_token
-from explorer.ui.panels.docking import ShownPanel
+from explorer.ui.panels.cursor_span import cursor_pre_token
+from explorer.ui.panels.docking import CursorPanel
 from explorer.ui.panels.lattice import LatticePanel
 from explorer.ui.panels.registry import register_panel
 from explorer.ui.panels.stand_in import StandIns, last_trained, offer_link, stand_in_note
@@ -20,20 +18,12 @@ MAX_LATTICE_CHARS = 120
 """Longer pieces are not drawn as a lattice (thousands of boxes read as noise)."""
 
 
-class LatticeDock(ShownPanel):
+class LatticeDock(CursorPanel):
     """The Unigram lattice of the pre-token under the text cursor."""
 
     def __init__(self, host: PanelHost) -> None:
         self.lattice = LatticePanel()
         super().__init__(host, "lattice", "Unigram Lattice", self.lattice)
-        self._offset: int | None = None
-        self._cursor_timer = QTimer(self)
-        self._cursor_timer.setSingleShot(True)
-        self._cursor_timer.setInterval(CURSOR_DELAY_MS)
-        self._cursor_timer.timeout.connect(self.refresh)
-        host.tokenizer_changed.connect(lambda _t: self.refresh())
-        host.text_changed.connect(lambda _text: self.refresh())
-        host.cursor_token_changed.connect(self._on_cursor)
         # One-click offer of a Unigram model when the editor's tokenizer is not one.
         self.stand_ins = StandIns(lambda kind: last_trained(host, kind), self)
         self.stand_ins.ready.connect(lambda _kind: self.refresh())
@@ -41,11 +31,6 @@ class LatticeDock(ShownPanel):
 
     def jobs_busy(self) -> bool:
         return self.stand_ins.busy()
-
-    def _on_cursor(self, _index: int, view: Any) -> None:
-        self._offset = None if view is None else view.start
-        self.stale = True
-        self._cursor_timer.start()
 
     def update_panel(self) -> None:
         current = self.host.tokenizer
@@ -55,7 +40,7 @@ class LatticeDock(ShownPanel):
                                "Unigram model: no lattice to show."
                                + offer_link("lattice", self.stand_ins.offer_label("lattice")))
             return
-        found = cursor_pre_token(tok, self.host.text(), self._offset)
+        found = cursor_pre_token(tok, self.host.text(), self.cursor_offset)
         if found is None:
             self.lattice.clear("Place the cursor in a word to see its Unigram lattice.")
             return

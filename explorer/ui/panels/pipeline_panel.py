@@ -5,14 +5,12 @@ line), aligned to the original text (:mod:`explorer.ui.panels.pipeline_view`). T
 from __future__ import annotations
 
 from collections.abc import Generator
-from typing import TYPE_CHECKING, Any
-
-from PySide6.QtCore import QTimer
+from typing import TYPE_CHECKING
 
 from explorer.engine.explain.pipeline import PipelineTrace, pipeline_trace
 from explorer.engine.tokenizer import Tokenizer
-from explorer.ui.panels.cursor_span import CURSOR_DELAY_MS, line_window
-from explorer.ui.panels.docking import ShownPanel
+from explorer.ui.panels.cursor_span import line_window
+from explorer.ui.panels.docking import CursorPanel
 from explorer.ui.panels.pipeline_view import PipelineView
 from explorer.ui.panels.registry import register_panel
 from explorer.workers.latest import LatestRunner
@@ -29,26 +27,13 @@ def _trace_job(tokenizer: Tokenizer, text: str) -> Generator[None, None, Pipelin
     return pipeline_trace(tokenizer, text)
 
 
-class PipelinePanel(ShownPanel):
+class PipelinePanel(CursorPanel):
     """Every stage of the line under the text cursor."""
 
     def __init__(self, host: PanelHost) -> None:
         self.view = PipelineView()
         super().__init__(host, "pipeline", "Pipeline", self.view)
-        self._offset: int | None = None
         self._runner = LatestRunner(owner=self)
-        self._timer = QTimer(self)
-        self._timer.setSingleShot(True)
-        self._timer.setInterval(CURSOR_DELAY_MS)
-        self._timer.timeout.connect(self.refresh)
-        host.tokenizer_changed.connect(lambda _t: self.refresh())
-        host.text_changed.connect(lambda _text: self.refresh())
-        host.cursor_token_changed.connect(self._on_cursor)
-
-    def _on_cursor(self, _index: int, view: Any) -> None:
-        self._offset = None if view is None else view.start
-        self.stale = True
-        self._timer.start()
 
     def jobs_busy(self) -> bool:
         return self._runner.current is not None
@@ -64,7 +49,7 @@ class PipelinePanel(ShownPanel):
             lo, hi = selected[0], min(selected[1], selected[0] + 2 * MAX_LINE_CHARS)
             what = "Selection"
         else:
-            lo, hi = line_window(text, self._offset, MAX_LINE_CHARS)
+            lo, hi = line_window(text, self.cursor_offset, MAX_LINE_CHARS)
             what = "Line"
         if lo >= hi:
             self.view.clear("Place the cursor on a line with text (or select text) to see "

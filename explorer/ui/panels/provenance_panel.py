@@ -6,16 +6,14 @@ on a worker for the cursor's line."""
 from __future__ import annotations
 
 from collections.abc import Generator
-from typing import TYPE_CHECKING, Any
-
-from PySide6.QtCore import QTimer
+from typing import TYPE_CHECKING
 
 from explorer.engine.explain.boundary import explain_boundary
 from explorer.engine.explain.pipeline import pipeline_trace
 from explorer.engine.explain.provenance import token_provenance
 from explorer.engine.tokenizer import Tokenizer
-from explorer.ui.panels.cursor_span import CURSOR_DELAY_MS, line_window
-from explorer.ui.panels.docking import ShownPanel
+from explorer.ui.panels.cursor_span import line_window
+from explorer.ui.panels.docking import CursorPanel
 from explorer.ui.panels.provenance_view import ProvenanceResult, ProvenanceView
 from explorer.ui.panels.registry import register_panel
 from explorer.workers.latest import LatestRunner
@@ -57,26 +55,13 @@ def provenance_job(tokenizer: Tokenizer, line: str,
     return result
 
 
-class ProvenancePanel(ShownPanel):
+class ProvenancePanel(CursorPanel):
     """Provenance and boundary explanations around the text cursor."""
 
     def __init__(self, host: PanelHost) -> None:
         self.view = ProvenanceView()
         super().__init__(host, "provenance", "Provenance", self.view)
-        self._offset: int | None = None
         self._runner = LatestRunner(owner=self)
-        self._timer = QTimer(self)
-        self._timer.setSingleShot(True)
-        self._timer.setInterval(CURSOR_DELAY_MS)
-        self._timer.timeout.connect(self.refresh)
-        host.tokenizer_changed.connect(lambda _t: self.refresh())
-        host.text_changed.connect(lambda _text: self.refresh())
-        host.cursor_token_changed.connect(self._on_cursor)
-
-    def _on_cursor(self, _index: int, view: Any) -> None:
-        self._offset = None if view is None else view.start
-        self.stale = True
-        self._timer.start()
 
     def jobs_busy(self) -> bool:
         return self._runner.current is not None
@@ -87,7 +72,7 @@ class ProvenancePanel(ShownPanel):
             self.view.clear("No tokenizer loaded.")
             return
         text = self.host.text()
-        offset = self._offset or 0
+        offset = self.cursor_offset or 0
         lo, hi = line_window(text, offset, MAX_LINE_CHARS)
         if lo >= hi:
             self.view.clear("Place the cursor on a token to see how it was made.")
