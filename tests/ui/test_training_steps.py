@@ -5,12 +5,16 @@ Compare; the step view shows pair counts and the marked sample."""
 from __future__ import annotations
 
 import pytest
+from pair_recount import NaiveState
 from PySide6.QtCore import Qt
 
 from explorer.engine.formats import load_tokenizer
+from explorer.engine.pretokenizers.byte_level import bytes_to_unicode
 from explorer.engine.trainers import BpeConfig, Corpus, UnigramConfig, run, to_tokenizer, train
+from explorer.engine.trainers.bpe_trainer import count_words
 from explorer.engine.trainers.models import TrainedBpe, TrainedUnigram
-from explorer.ui.dialogs.training import ALGORITHMS, TrainingDialog, bundled_corpora
+from explorer.ui.dialogs.training import ALGORITHMS, STEP_PAIRS, TrainingDialog, bundled_corpora
+from explorer.ui.dialogs.training_step import StepView, readable
 
 TEXT = "The school was a grand old building. Tout être humain naît libre. Привет! 東京 🙂"
 
@@ -23,6 +27,15 @@ def _pick(dialog: TrainingDialog, prefix: str, vocab: int) -> None:
         name = item.data(Qt.ItemDataRole.UserRole).replace("\\", "/").rsplit("/", 1)[-1]
         item.setCheckState(Qt.CheckState.Checked if name == "botchan.txt"
                            else Qt.CheckState.Unchecked)
+
+
+def run_generator(gen):  # type: ignore[no-untyped-def]
+    """Drain a generator; its return value."""
+    try:
+        while True:
+            next(gen)
+    except StopIteration as stop:
+        return stop.value
 
 
 def _botchan() -> Corpus:
@@ -44,10 +57,38 @@ def _step(qtbot, dialog: TrainingDialog, unit: str) -> None:
     assert dialog.is_paused()
 
 
+class _Recount:
+    """The botchan corpus replayed merge by merge, pairs recounted from scratch."""
+
+    def __init__(self) -> None:
+        words = run_generator(count_words(_botchan(), BpeConfig()))
+        self.state = NaiveState(words)
+        self.ids = {ch: i for i, ch in enumerate(sorted(bytes_to_unicode().values()))}
+
+    def check(self, view: StepView, *, paused: bool = True) -> None:
+        """The shown pair table equals a recount of the corpus before the merge it lists
+        (paused: the last merge)."""
+        last = view.last_counted
+        assert last is not None and (last is view.last_merge or not paused)
+        for m in view.merge_list:
+            self.ids.setdefault(m.token, m.token_id)
+        self.state.apply_all((m.left, m.right, m.token)
+                             for m in view.merge_list[self.state.merged:last.rank])
+        assert self.state.merged == last.rank
+        expected = self.state.top(self.ids, STEP_PAIRS)
+        assert [((p.left, p.right), p.count) for p in last.top_pairs] == expected
+        shown = [(view.table.item(r, 0).text(), view.table.item(r, 1).text())
+                 for r in range(view.table.rowCount())]
+        assert shown == [(f"{readable(a, True)} + {readable(b, True)}", f"{c:,}")
+                         for (a, b), c in expected]
+
+
 def test_bpe_step_pause_resume_equals_an_uninterrupted_run(qtbot, dialog):
+    recount = _Recount()
     _pick(dialog, "BPE (byte-level", 700)
     _step(qtbot, dialog, "1 merge")
     view = dialog.step_view
+    recount.check(view)
     assert len(view.merge_list) == 1
     first = view.merge_list[0]
     # the pair table: the winner first and highlighted, counts falling
@@ -59,8 +100,10 @@ def test_bpe_step_pause_resume_equals_an_uninterrupted_run(qtbot, dialog):
     assert view.sample.marked and set(view.sample.marked) <= set(view.sample.spans)
     _step(qtbot, dialog, "10 merges")
     assert len(view.merge_list) == 11
+    recount.check(view)
     _step(qtbot, dialog, "100 merges")
     assert len(view.merge_list) == 111
+    recount.check(view)
     # run on slowly, pause, then at full speed to the end
     dialog.controls.speed.setCurrentText("100 steps/s")
     with qtbot.waitSignal(dialog.paused, timeout=30000):
@@ -69,10 +112,13 @@ def test_bpe_step_pause_resume_equals_an_uninterrupted_run(qtbot, dialog):
         assert not dialog.is_paused()
         qtbot.mouseClick(dialog.controls.pause_button, Qt.MouseButton.LeftButton)
     assert 111 < len(view.merge_list) < 444
+    recount.check(view)  # paused from a speed-limited run
     dialog.controls.speed.setCurrentText("max speed")
     with qtbot.waitSignal(dialog.finished_training, timeout=60000) as blocker:
         dialog.resume()
     assert blocker.args == ["done"]
+    assert view.last_counted is not None and view.last_counted.rank > 111
+    recount.check(view, paused=False)  # the last table drawn at full speed
     plain = run(train(_botchan(), BpeConfig(vocab_size=700))).model
     assert dialog.model == plain
     assert [(m.left, m.right) for m in view.merge_list] == list(plain.merges)

@@ -95,6 +95,14 @@ def _segment_job(model: TrainedUnigram, text: str) -> Generator[None, None, list
     return [(t.start, t.end) for t in tok.encode(text).tokens if t.end > t.start]
 
 
+def winner_row(merge: Merge) -> int | None:
+    """The row of ``merge``'s own pair in its pair table (None: not listed)."""
+    for r, p in enumerate(merge.top_pairs):
+        if (p.left, p.right) == (merge.left, merge.right):
+            return r
+    return None
+
+
 class MergeList(QPlainTextEdit):
     """The merges so far, one line each (rank + 1 = line number); a click picks one.
 
@@ -377,12 +385,17 @@ class StepView(QWidget):
         counted = self.last_counted
         if counted is not None and counted is not m:
             text += f" Pair counts as of merge {counted.rank + 1:,}."
-        self.heading.setText(text)
         pairs = counted.top_pairs if counted is not None else ()
-        self._fill_table(["pair", "count", "ids"],
+        winner = winner_row(counted) if counted is not None else None
+        if counted is not None and (winner != 0 or pairs[0].count != counted.count):
+            text += (f" HF took merge {counted.rank + 1:,} by a stale count ({counted.count:,}"
+                     ": HF keeps counting occurrences a merge already joined); the table "
+                     "shows the live counts.")
+        self.heading.setText(text)
+        self._fill_table(["pair", "live count", "ids"],
                          [(f"{self._show(p.left)} + {self._show(p.right)}", f"{p.count:,}",
                            f"({p.left_id}, {p.right_id})") for p in pairs],
-                         winner=0)
+                         winner=winner)
 
     def _draw_unigram(self) -> None:
         if self.last_prune is not None:
