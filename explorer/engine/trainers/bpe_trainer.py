@@ -21,17 +21,16 @@ to :func:`train_bpe_from_counts` (``symbol_order``), with which merges equal HF'
 
 from __future__ import annotations
 
-import gc
 import heapq
 import time
 from collections import defaultdict
 from collections.abc import Callable, Generator, Iterable, Iterator, Sequence
-from contextlib import contextmanager
 from dataclasses import dataclass
 from itertools import chain
 
 import numpy as np
 
+from explorer.engine.gc_pause import gc_paused
 from explorer.engine.pretokenizers.byte_level import bytes_to_unicode
 from explorer.engine.pretokenizers.patterns import GPT2
 from explorer.engine.trainers.bpe_marks import marked_symbols, merge_words_capped, word_symbols
@@ -197,7 +196,7 @@ def train_bpe_from_counts(
 
     # The merge loop allocates millions of small objects but never a cycle: the cyclic GC's
     # full scans would only cost time (10-20%), so it is paused until merging ends.
-    with _gc_paused():
+    with gc_paused():
         yield PhaseStarted("counting", len(words))
         pair_counts, where = _count_pairs(words, wcounts, len(id_to_word))
         # Heap entries are single ints ordered like (-count, pair, seq): ``seq`` (push order,
@@ -358,18 +357,6 @@ def _tied(top_pairs: tuple[PairCount, ...], a: int, b: int, count: int) -> int:
                          ) != (a, b, count):
         return 0
     return sum(p.count == top_pairs[0].count for p in top_pairs)
-
-
-@contextmanager
-def _gc_paused() -> Iterator[None]:
-    """Disable the cyclic garbage collector inside the block (restored on exit or close)."""
-    was_enabled = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if was_enabled:
-            gc.enable()
 
 
 def _count_pairs(
