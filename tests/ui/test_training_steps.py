@@ -213,8 +213,34 @@ def test_slider_at_n_equals_the_n_merge_tokenizer(qtbot, window, tmp_path):
     assert f"{len(ids)} tokens" in w.status.stats.text()
     assert w.source.startswith("trained:") and not w.settings.vocabulary.startswith("trained")
     # export at the chosen point
-    out = dialog.save_to(tmp_path / "n.json")
-    assert load_tokenizer(out).encode(TEXT).ids == ids
+    for ext in (".json", ".tiktoken"):
+        out = dialog.save_to(tmp_path / f"n{ext}")
+        assert load_tokenizer(out).encode(TEXT).ids == ids
+
+
+def test_unigram_slider_at_a_round_is_that_rounds_model(qtbot, window, tmp_path):
+    w = window
+    w.set_text(TEXT)
+    w.show_view("train")
+    dialog = w.panels["train"].findChild(TrainingDialog)
+    _pick(dialog, "Unigram", 800)
+    with qtbot.waitSignal(dialog.finished_training, timeout=60000):
+        dialog.start()
+    final = dialog.model
+    rounds = dialog.history.rounds
+    assert isinstance(final, TrainedUnigram) and len(rounds) >= 2
+    with qtbot.waitSignal(w.tokenizer_changed, timeout=20000):
+        dialog.history.set_position(0)
+    assert "after pruning round 1" in dialog.history.describe()
+    snap = rounds[0][1]
+    assert dialog.chosen_model() is snap and snap.vocab_size > final.vocab_size
+    expected = to_tokenizer(snap).encode(TEXT).ids
+    qtbot.waitUntil(lambda: w.doc is not None and w.doc.tokenizer is w.tokenizer
+                    and w.doc.text == w.text(), timeout=20000)
+    assert [tok.id for tok, _a, _b in w.doc.tokens()] == expected
+    for ext in (".model", ".json"):  # export at the chosen point
+        out = dialog.save_to(tmp_path / f"r{ext}")
+        assert load_tokenizer(out).encode(TEXT).ids == expected, ext
 
 
 def test_train_both_opens_compare_with_both(qtbot, window):
@@ -301,3 +327,22 @@ def test_tokens_are_shown_on_one_readable_line():
     assert readable("čĊ", True) == "␍↵"  # byte-level \r\n
     assert readable("æĿ", True) == "\\xe6\\x9d"  # bytes e6 9d: half a character
     assert readable("a\u2028b\x85", False) == "a\\u2028b\\x85"
+
+
+def test_a_merge_hf_took_by_a_stale_count_is_named(qtbot):
+    from explorer.engine.trainers.events import Merge, PairCount
+
+    view = StepView()
+    qtbot.addWidget(view)
+    view.reset("bpe", BpeConfig(mode="metaspace", step_pairs=2), "aab ab")
+    pairs = (PairCount("a", "b", 5, 1, 2), PairCount("x", "y", 4, 3, 4))
+    view.add_events([Merge(0, "a", "b", "ab", 5, 5, 6, pairs, 1)])
+    view.flush()
+    assert "stale" not in view.heading.text()
+    assert view.table.item(0, 0).font().bold() and not view.table.item(1, 0).font().bold()
+    # HF re-merged x + y by its old count 9; the live table has it second, at 4
+    view.add_events([Merge(1, "x", "y", "xy", 6, 9, 6, pairs, 0)])
+    view.flush()
+    assert "stale count (9" in view.heading.text()
+    assert view.table.item(1, 0).font().bold() and not view.table.item(0, 0).font().bold()
+    assert view.table.horizontalHeaderItem(1).text() == "live count"
