@@ -12,10 +12,10 @@ the ratio is the median of the per-pair ratios. While the panel trains, and unti
 view has listed every merge, a 5 ms timer on the GUI thread records the largest gap between
 its ticks beyond 5 ms: the longest the event loop stalled (wall time, so a loaded machine
 inflates it), and the GUI thread's largest CPU time between two ticks (what the window
-itself spent in one event-loop turn: redraws, event batches, painting). On Linux the time
-the GUI thread waited for a core (``/proc/thread-self/schedstat``: other processes had them)
-is taken out in a second column: what is left is the window's own work and its waits for
-the GIL. The window's
+itself spent in one event-loop turn: redraws, event batches, painting). On Linux a second
+column takes out the time the GUI thread and the trainer's thread (which holds the GIL the
+GUI thread waits for) waited for a core (``schedstat``: other processes had them): what is
+left is the window's own work and its waits for the GIL. The window's
 start-up font warm-up (idle-time work) is done before the first run. Prints a Markdown
 table; ``--stalls`` also lists every stall over 50 ms with the GUI CPU time inside it.
 """
@@ -31,8 +31,11 @@ import statistics
 import subprocess
 import sys
 import tempfile
+import threading
 import time
+from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
@@ -41,6 +44,7 @@ from PySide6.QtCore import QCoreApplication, QEventLoop, Qt, QTimer
 
 from explorer.engine.trainers import BpeConfig, Corpus, UnigramConfig, run, train
 from explorer.ui.app import application
+from explorer.ui.dialogs import training as training_dialog
 from explorer.ui.dialogs.training import ALGORITHMS, TrainingDialog
 from explorer.ui.main_window import MainWindow
 from explorer.ui.settings import use_settings_dir
@@ -68,13 +72,25 @@ def engine_seconds(config: BpeConfig | UnigramConfig, corpus: Path) -> float:
     return time.perf_counter() - t
 
 
-def _run_queue_wait() -> float:
-    """Seconds this thread has waited for a core so far (Linux schedstat; 0 elsewhere)."""
+def _run_queue_wait(tid: int | None = None) -> float:
+    """Seconds a thread (this one by default) has waited for a core so far (Linux
+    schedstat; 0 elsewhere)."""
+    path = "/proc/thread-self/schedstat" if tid is None else f"/proc/self/task/{tid}/schedstat"
     try:
-        with open("/proc/thread-self/schedstat") as f:
+        with open(path) as f:
             return int(f.read().split()[1]) / 1e9
     except (OSError, IndexError, ValueError):
         return 0.0
+
+
+TRAINER_THREAD: list[int] = []
+"""Native id of the thread pulling the trainer (recorded by :func:`_recording_train`)."""
+
+
+def _recording_train(*args: Any, **kwargs: Any) -> Iterator[Any]:
+    """``train`` that records which thread runs it."""
+    TRAINER_THREAD[:] = [threading.get_native_id()]
+    yield from train(*args, **kwargs)
 
 
 def panel_seconds(window: MainWindow, prefix: str, vocab: int, corpus: Path
@@ -109,27 +125,37 @@ def panel_seconds(window: MainWindow, prefix: str, vocab: int, corpus: Path
     stall = own_stall = 0.0
     last = time.perf_counter()
     last_cpu = time.thread_time()
-    last_wait = _run_queue_wait()
+    last_wait = last_trainer_wait = 0.0
+    TRAINER_THREAD.clear()
+
+    def waits() -> tuple[float, float]:
+        trainer = _run_queue_wait(TRAINER_THREAD[0]) if TRAINER_THREAD else 0.0
+        return _run_queue_wait(), trainer
 
     def tick() -> None:
-        nonlocal stall, own_stall, last, last_cpu, last_wait, busiest
-        now, cpu, wait = time.perf_counter(), time.thread_time(), _run_queue_wait()
+        nonlocal stall, own_stall, last, last_cpu, last_wait, last_trainer_wait, busiest
+        now, cpu, (wait, trainer_wait) = time.perf_counter(), time.thread_time(), waits()
         gap = now - last - TICK_MS / 1000
+        gui_waited = wait - last_wait
+        # The trainer holds the GIL: while it waits for a core, so does the GUI thread.
+        trainer_waited = max(0.0, trainer_wait - last_trainer_wait) if last_trainer_wait else 0
         stall = max(stall, gap)
-        own_stall = max(own_stall, gap - (wait - last_wait))
+        own_stall = max(own_stall, gap - min(gap, gui_waited + trainer_waited))
         busiest = max(busiest, cpu - last_cpu)
         if STALLS and gap > 0.05:
             print(f"  stall {gap * 1000:.0f} ms at {now - t:.2f} s: GUI CPU "
-                  f"{(cpu - last_cpu) * 1000:.0f} ms, waiting for a core "
-                  f"{(wait - last_wait) * 1000:.0f} ms, phase {dialog._phase}", file=sys.stderr)
-        last, last_cpu, last_wait = now, cpu, wait
+                  f"{(cpu - last_cpu) * 1000:.0f} ms, GUI / trainer thread waiting for a core "
+                  f"{gui_waited * 1000:.0f} / {trainer_waited * 1000:.0f} ms, "
+                  f"phase {dialog._phase}", file=sys.stderr)
+        last, last_cpu, last_wait, last_trainer_wait = now, cpu, wait, trainer_wait
 
     timer = QTimer()
     timer.setInterval(TICK_MS)
     timer.timeout.connect(tick)
     t = time.perf_counter()
     dialog.start()
-    last, last_cpu, last_wait = time.perf_counter(), time.thread_time(), _run_queue_wait()
+    last, last_cpu = time.perf_counter(), time.thread_time()
+    last_wait, last_trainer_wait = waits()
     timer.start()
     loop.exec()
     elapsed = time.perf_counter() - t
@@ -151,6 +177,7 @@ def main() -> None:
     args = ap.parse_args()
     global STALLS
     STALLS = args.stalls
+    training_dialog.train = _recording_train  # type: ignore[assignment]
     corpus = train_corpus.build(int(args.size_mb * 1_000_000), WORK)
     use_settings_dir(Path(tempfile.mkdtemp(prefix="bench-train-panel-")))
     application()
