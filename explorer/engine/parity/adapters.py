@@ -59,16 +59,16 @@ LIBRARY_NAMES = {
     "llama_cpp": "llama.cpp (llama-cpp-python)",
     "transformers_gguf": "transformers (GGUF)",
 }
-REQUIRES = {"transformers_gguf": ("tokenizers", "transformers")}
-"""Keys that need several modules (the last one is handed to the adapter)."""
 
 
 def _import(module: str) -> Any | None:
     try:
-        lib = None
-        for name in REQUIRES.get(module, (module,)):
-            lib = importlib.import_module(name)
-        return lib
+        if module == "transformers_gguf":
+            from explorer.engine.parity.gguf_transformers import import_transformers
+
+            importlib.import_module("tokenizers")
+            return import_transformers()
+        return importlib.import_module(module)
     except ImportError:
         return None
 

@@ -21,11 +21,27 @@ transformers' ``convert_gguf_tokenizer`` does the rest: the tokenizer is exactly
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 from typing import Any
 
 NAME = "transformers (GGUF)"
 PIP = "pip install transformers"
+
+
+def import_transformers() -> Any:
+    """``transformers``, imported without its "PyTorch was not found" notice on stderr (a
+    tokenizer needs no torch; the CLI's stderr is for errors)."""
+    before = os.environ.get("TRANSFORMERS_VERBOSITY")
+    os.environ["TRANSFORMERS_VERBOSITY"] = "error"
+    try:
+        import transformers
+    finally:
+        if before is None:
+            os.environ.pop("TRANSFORMERS_VERBOSITY", None)
+        else:
+            os.environ["TRANSFORMERS_VERBOSITY"] = before
+    return transformers
 
 
 def read_gguf_fields(path: str | Path) -> dict[str, Any]:
