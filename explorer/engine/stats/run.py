@@ -218,7 +218,10 @@ def _run_dask(tokenizers: Sequence[Tokenizer], shards: Iterator[tuple[Shard, int
                     exhausted = True
                     break
                 shard, size = nxt
-                fut = client.submit(count_shard, scattered, shard, diff_limit=diff_limit,
+                # The shard goes to a worker as data, not inside the task: the scheduler keeps
+                # every task's arguments it has seen, so memory would grow with the corpus.
+                [data] = client.scatter([shard], hash=False)
+                fut = client.submit(count_shard, scattered, data, diff_limit=diff_limit,
                                     pure=False)
                 pending[fut] = (shard.index, size)
             if not pending:
