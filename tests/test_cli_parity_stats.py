@@ -146,3 +146,15 @@ def test_stats_bad_input_is_one_line_exit_2(tmp_path: Path) -> None:
                               capture_output=True, text=True, cwd=ROOT)
         assert proc.returncode == 2, proc.stderr
         assert proc.stderr.count("\n") == 1 and "Traceback" not in proc.stderr
+
+
+def test_parity_and_stats_read_bundled_vocabularies(capsys) -> None:
+    """``--vocab bundled:NAME`` works as for ``encode`` (also in the frozen build, where the
+    files sit inside the bundle); an unknown name is one line, exit 2."""
+    assert main(["parity", "--vocab", "bundled:cl100k_base", str(SAMPLES)]) == 0
+    assert "explorer (this engine), tiktoken" in capsys.readouterr().out
+    data = _stats_json(["--vocab", "bundled:cl100k_base", "--workers", "1", str(SAMPLES)],
+                       capsys)
+    assert data["tokenizers"][0]["name"] == "cl100k_base.tiktoken"
+    assert main(["stats", "--vocab", "bundled:nope", str(SAMPLES)]) == 2
+    assert "no bundled vocabulary 'nope'" in capsys.readouterr().err

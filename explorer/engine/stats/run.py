@@ -201,7 +201,9 @@ def _run_dask(tokenizers: Sequence[Tokenizer], shards: Iterator[tuple[Shard, int
         from distributed import Client
         from distributed import wait as dask_wait
     except ImportError:
-        raise CorpusError(f"--scheduler needs Dask: {DASK_PIP}") from None
+        from explorer.engine.install_hint import install_hint
+
+        raise CorpusError(f"--scheduler needs Dask ({install_hint(DASK_PIP)})") from None
     try:
         client = Client(address, timeout="10s")
     except (OSError, TimeoutError, ValueError) as e:
