@@ -69,6 +69,7 @@ def transformers_gguf_tokenizer(path: str | Path) -> Any:
     Raises ``ValueError`` (transformers' own message) for a tokenizer model it cannot convert
     (``bert``, for instance).
     """
+    import_transformers()
     from transformers.integrations.gguf.gguf_tokenizer_mapping import convert_gguf_tokenizer
     from transformers.utils import logging
 
