@@ -26,7 +26,6 @@ from pathlib import Path
 from typing import Any
 
 NAME = "transformers (GGUF)"
-PIP = "pip install transformers"
 
 
 def import_transformers() -> Any:
