@@ -153,3 +153,15 @@ def test_metadata_read_for_transformers_equals_the_gguf_package(name: str) -> No
     assert "tokenizer.ggml.tokens" in ours
     for key in ours:
         assert ours[key] == theirs[key], key
+
+
+def test_transformers_missing_is_listed_with_its_pip_command(monkeypatch) -> None:
+    import sys
+
+    monkeypatch.setitem(sys.modules, "transformers", None)  # import fails: not installed
+    impls = implementations_for(require("llama-cpp", "ggml-vocab-phi-3.gguf"))
+    assert TRANSFORMERS not in impls.names
+    missing = {u.name: u for u in impls.unavailable}[TRANSFORMERS]
+    assert missing.pip == "pip install transformers"
+    assert missing.describe() == ("transformers (GGUF): not installed "
+                                  "(install: pip install transformers)")
