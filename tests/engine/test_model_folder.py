@@ -29,16 +29,19 @@ def auto(folder: Path):
     return transformers.AutoTokenizer.from_pretrained(str(folder))
 
 
-def assert_same(tok, ref, text: str, *, offsets_with_specials: bool = False) -> None:
+def assert_same(tok, ref, text: str, *, with_specials: bool = False) -> None:
+    """ids, tokens and offsets as transformers gives them without special tokens (and, with
+    ``with_specials``, with them)."""
     enc = tok.encode(text)
     r = ref(text, add_special_tokens=False, return_offsets_mapping=True)
     assert enc.ids == r["input_ids"]
     assert enc.pieces == ref.convert_ids_to_tokens(r["input_ids"])
-    if offsets_with_specials:  # RoBERTa trims offsets in its post-processor
+    assert enc.offsets == [tuple(o) for o in r["offset_mapping"]]
+    if with_specials:
         enc = tok.encode(text, add_special_tokens=True)
         r = ref(text, return_offsets_mapping=True)
         assert enc.ids == r["input_ids"]
-    assert enc.offsets == [tuple(o) for o in r["offset_mapping"]]
+        assert enc.offsets == [tuple(o) for o in r["offset_mapping"]]
 
 
 @pytest.fixture(scope="module")
@@ -89,18 +92,23 @@ def test_gpt2_folder_add_bos_and_eos_token(tmp_path, gpt2_files):
         assert enc.offsets == [tuple(o) for o in r["offset_mapping"]]
 
 
-def test_roberta_vocab_json_merges_txt_with_prefix_space(tmp_path, gpt2_files):
+@pytest.mark.parametrize("prefix_space", [True, False])
+def test_roberta_vocab_json_merges_txt(tmp_path, gpt2_files, prefix_space):
+    """RobertaProcessing trims offsets past spaces even without special tokens, as HF does:
+    compared on the multilingual lines (spaces, tabs, newlines) with and without them."""
     vocab, merges = gpt2_files
     vocab = dict(vocab)
     for extra in ("<s>", "<pad>", "</s>", "<unk>", "<mask>"):
         vocab[extra] = len(vocab)
     folder = write_bpe_folder(tmp_path / "roberta", vocab, merges, {
-        "tokenizer_class": "RobertaTokenizer", "add_prefix_space": True})
+        "tokenizer_class": "RobertaTokenizer", "add_prefix_space": prefix_space})
     ref = auto(folder)
     tok = load_tokenizer(folder)
     assert {"<s>", "</s>", "<mask>", "<pad>", "<unk>"} <= set(tok.info.special_tokens)
-    for text in (TEXT, EXTRA):
-        assert_same(tok, ref, text, offsets_with_specials=True)
+    for text in (TEXT, EXTRA, "Hello  world, wörld 你好\n  x"):
+        assert_same(tok, ref, text, with_specials=True)
+    enc = tok.encode(" Hello world")
+    assert enc.offsets[-1] == (7, 12)  # "Ġworld" without its space
 
 
 def test_bert_vocab_txt_with_config(tmp_path):

@@ -9,8 +9,8 @@ modelled.
 ``RobertaProcessing`` and ``ByteLevel`` with ``trim_offsets`` move each token's span past the
 spaces its piece starts or ends with (``Ġ`` or whitespace), keeping one leading space on the
 first token when ``add_prefix_space`` is set - HF's ``process_offsets``, on code-point offsets.
-HF does that trimming even for ``add_special_tokens=False``; :class:`PipelineTokenizer` runs the
-post-processor only when asked, so its default encode keeps the untrimmed spans.
+HF does that trimming even for ``add_special_tokens=False``, and so does
+:class:`PipelineTokenizer`'s default encode (:meth:`PostProcessor.process_offsets`).
 
 Loading never fails because of the post-processor: an unknown type or a malformed one becomes
 an :class:`UnavailablePost` that keeps its JSON (export writes it back) and raises
@@ -37,6 +37,11 @@ class PostProcessor(ABC):
     @abstractmethod
     def process(self, raw: list[Raw], add_special_tokens: bool) -> list[Raw]:
         """The tokens after this step (HF ``process_encodings`` for one sequence)."""
+
+    def process_offsets(self, raw: list[Raw]) -> list[Raw]:
+        """What HF ``encode(text, add_special_tokens=False)`` does with the model's tokens:
+        no template tokens, but trimming post-processors still shrink the spans."""
+        return self.process(raw, False)
 
     @abstractmethod
     def describe(self) -> str:
@@ -217,6 +222,11 @@ class UnavailablePost(PostProcessor):
     def process(self, raw: list[Raw], add_special_tokens: bool) -> list[Raw]:
         """Always raises :class:`UnsupportedComponentError` with :attr:`reason`."""
         raise UnsupportedComponentError(self.reason)
+
+    def process_offsets(self, raw: list[Raw]) -> list[Raw]:
+        """The spans as the model made them: the default encode never fails because of a
+        post-processor it cannot run."""
+        return raw
 
     def describe(self) -> str:
         """The type and why it cannot be applied."""
