@@ -285,8 +285,10 @@ class PipelineTokenizer(Tokenizer):
 
     def supports_post_processor(self) -> bool:
         """tokenizer.json files have the post-processor concept (even when theirs is null,
-        then ``add_special_tokens=True`` adds nothing, as in HF); GGUF pipelines do not."""
-        return self._info.format == "tokenizer.json"
+        then ``add_special_tokens=True`` adds nothing, as in HF); GGUF vocabularies have
+        llama.cpp's BOS/EOS rule as theirs."""
+        return (self._info.format in ("tokenizer.json", "folder")
+                or self.c.post_processor is not None)
 
     def stages(self, text: str) -> PipelineStages:
         """Normalized text with alignment, pre-tokens with spans, tokens and decoded text."""

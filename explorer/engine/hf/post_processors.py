@@ -213,6 +213,45 @@ class SequencePost(PostProcessor):
 
 
 @dataclass(frozen=True)
+class AddSpecialPost(PostProcessor):
+    """Fixed tokens before and after the text, and the rule that chose them: llama.cpp's
+    ``add_special`` (BOS/EOS, or CLS/SEP for BERT) for a GGUF vocabulary."""
+
+    prefix: tuple[tuple[int, str], ...]
+    """``(id, piece)`` added before the text."""
+    suffix: tuple[tuple[int, str], ...]
+    """``(id, piece)`` added after the text."""
+    rule: str
+    """Why these tokens, in words (the metadata keys and defaults that decided)."""
+    error: str | None = None
+    """Set when the runtime refuses the vocabulary (a flag asks for a token that has no id)."""
+
+    def process(self, raw: list[Raw], add_special_tokens: bool) -> list[Raw]:
+        """Prefix and suffix around the tokens (raises the :attr:`error` when set)."""
+        if not add_special_tokens:
+            return raw
+        if self.error is not None:
+            raise UnsupportedComponentError(self.error)
+        return [*(_special(i, p) for i, p in self.prefix), *raw,
+                *(_special(i, p) for i, p in self.suffix)]
+
+    def describe(self) -> str:
+        """E.g. ``<s> $A (llama.cpp: tokenizer.ggml.add_bos_token = true)``."""
+        parts = [p for _, p in self.prefix] + ["$A"] + [p for _, p in self.suffix]
+        return f"{' '.join(parts)} ({self.rule})"
+
+    def to_json(self) -> dict[str, Any]:
+        """The equivalent HF ``TemplateProcessing``."""
+        pieces = [*self.prefix, None, *self.suffix]
+        single = [{"Sequence": {"id": "A", "type_id": 0}} if p is None else
+                  {"SpecialToken": {"id": p[1], "type_id": 0}} for p in pieces]
+        specials = {p: {"id": p, "ids": [i], "tokens": [p]} for i, p in (*self.prefix,
+                                                                          *self.suffix)}
+        return {"type": "TemplateProcessing", "single": single, "pair": single,
+                "special_tokens": specials}
+
+
+@dataclass(frozen=True)
 class UnavailablePost(PostProcessor):
     """A post-processor we cannot run (unknown type or malformed): kept, raises when used."""
 
