@@ -107,7 +107,8 @@ def test_pipeline_row_and_cli(tmp_path, capsys) -> None:
     path = require("llama-cpp", "ggml-vocab-nomic-bert-moe.gguf")
     trace = pipeline_trace(load_tokenizer(path), "Hello world")
     assert [(a.id, a.piece) for a in trace.additions] == [(0, "<s>"), (2, "</s>")]
-    assert {c.kind: c.description for c in trace.components}["post-processor"].startswith("<s> $A </s> (llama.cpp:")
+    rows = {c.kind: c.description for c in trace.components}
+    assert rows["post-processor"].startswith("<s> $A </s> (llama.cpp:")
     src = tmp_path / "t.txt"
     src.write_text("Hello world", encoding="utf-8")
     spm = str(require("llama-cpp", "ggml-vocab-llama-spm.gguf"))
