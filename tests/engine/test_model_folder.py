@@ -213,3 +213,77 @@ def test_bad_folders_name_the_file(tmp_path, files, needle):
 def test_empty_folder(tmp_path):
     with pytest.raises(VocabFormatError, match="no tokenizer files"):
         load_tokenizer(tmp_path)
+
+
+# --- add_bos_token / add_eos_token: what transformers v5 does with them -------------------
+
+LLAMA_BOS_TEMPLATE = {
+    "type": "TemplateProcessing",
+    "single": [{"SpecialToken": {"id": "<s>", "type_id": 0}},
+               {"Sequence": {"id": "A", "type_id": 0}}],
+    "pair": [{"SpecialToken": {"id": "<s>", "type_id": 0}},
+             {"Sequence": {"id": "A", "type_id": 0}},
+             {"SpecialToken": {"id": "<s>", "type_id": 1}},
+             {"Sequence": {"id": "B", "type_id": 1}}],
+    "special_tokens": {"<s>": {"id": "<s>", "ids": [1], "tokens": ["<s>"]}}}
+FLAGS = [{}, {"add_bos_token": False, "add_eos_token": True},
+         {"add_bos_token": True, "add_eos_token": True}]
+LLAMA_TEXTS = [*TEXT.splitlines()[::8], "Hello wörld 你好 <s> x</s> end", "  two  spaces "]
+
+
+@pytest.fixture(scope="module")
+def llama_tokenizer_json(tmp_path_factory) -> dict:
+    """A Llama-style tokenizer.json: Mistral's real SentencePiece model converted by
+    transformers itself, given the ``<s> $A`` post-processor Llama 2's file has."""
+    transformers = pytest.importorskip("transformers")
+    src = tmp_path_factory.mktemp("llama_src")
+    shutil.copyfile(require("mistral-common", "tokenizer.model.v1"), src / "tokenizer.model")
+    (src / "tokenizer_config.json").write_text(json.dumps(
+        {"tokenizer_class": "LlamaTokenizer", "bos_token": "<s>", "eos_token": "</s>",
+         "unk_token": "<unk>"}))
+    out = tmp_path_factory.mktemp("llama_out")
+    transformers.AutoTokenizer.from_pretrained(str(src)).save_pretrained(str(out))
+    obj = json.loads((out / "tokenizer.json").read_text(encoding="utf-8"))
+    obj["post_processor"] = LLAMA_BOS_TEMPLATE
+    return obj
+
+
+def assert_specials_like_transformers(folder: Path) -> None:
+    ref, tok = auto(folder), load_tokenizer(folder)
+    for text in LLAMA_TEXTS:
+        assert tok.encode(text).ids == ref(text, add_special_tokens=False)["input_ids"], text
+        assert tok.encode(text, add_special_tokens=True).ids == ref(text)["input_ids"], text
+
+
+@pytest.mark.parametrize("flags", FLAGS)
+@pytest.mark.parametrize("cls", ["PreTrainedTokenizerFast", "LlamaTokenizer"])
+def test_tokenizer_json_post_processor_wins_over_config_flags(tmp_path, llama_tokenizer_json,
+                                                              cls, flags):
+    """transformers v5 drops add_bos_token/add_eos_token from the config when the folder
+    has a tokenizer.json: the file's post-processor (here ``<s> $A``) decides, even when
+    the config says ``add_bos_token: false, add_eos_token: true``."""
+    folder = tmp_path / "llama"
+    folder.mkdir()
+    (folder / "tokenizer.json").write_text(json.dumps(llama_tokenizer_json), encoding="utf-8")
+    (folder / "tokenizer_config.json").write_text(json.dumps(
+        {"tokenizer_class": cls, "bos_token": "<s>", "eos_token": "</s>", "unk_token": "<unk>",
+         **flags}))
+    assert_specials_like_transformers(folder)
+    assert load_tokenizer(folder).encode("x", add_special_tokens=True).ids[0] == 1
+
+
+@pytest.mark.parametrize("flags", FLAGS)
+def test_tokenizer_model_folder_follows_config_flags(tmp_path, flags):
+    """Without tokenizer.json transformers converts tokenizer.model and builds the
+    post-processor from add_bos_token / add_eos_token (both default False)."""
+    folder = tmp_path / "spm"
+    folder.mkdir()
+    shutil.copyfile(require("mistral-common", "tokenizer.model.v1"), folder / "tokenizer.model")
+    (folder / "tokenizer_config.json").write_text(json.dumps(
+        {"bos_token": "<s>", "eos_token": "</s>", "unk_token": "<unk>", **flags}))
+    assert_specials_like_transformers(folder)
+    tok = load_tokenizer(folder)
+    assert tok.supports_post_processor()
+    want = [1] * bool(flags.get("add_bos_token")), [2] * bool(flags.get("add_eos_token"))
+    ids = tok.encode("Hi", add_special_tokens=True).ids
+    assert (ids[:len(want[0])], ids[len(ids) - len(want[1]):]) == want

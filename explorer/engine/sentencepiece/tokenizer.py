@@ -19,6 +19,7 @@ strips it).
 
 from __future__ import annotations
 
+import copy
 import random
 from collections.abc import Collection, Mapping, Sequence
 from itertools import compress
@@ -126,6 +127,16 @@ class SentencePieceTokenizer(Tokenizer):
         self._all_specials = specials_pattern(self.special_tokens)
 
     # -- Tokenizer interface --------------------------------------------------------------------
+
+    def with_post_processor(self, post: AddSpecialPost | None) -> SentencePieceTokenizer:
+        """This tokenizer with ``post`` as its post-processor (a shallow copy: the model and
+        normalizer are shared)."""
+        other = copy.copy(self)
+        other.post_processor = post
+        other._extra = {k: v for k, v in self._extra.items() if k != "post-processor"}
+        if post is not None:
+            other._extra["post-processor"] = post.describe()
+        return other
 
     def supports_post_processor(self) -> bool:
         """True for GGUF vocabularies (llama.cpp's BOS/EOS rule); plain ``.model`` files
