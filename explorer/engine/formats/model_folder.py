@@ -179,7 +179,9 @@ def _relabel(tok: Any, folder: ModelFolder, files: str) -> Tokenizer:
         extra["chat templates"] = ", ".join(folder.chat_templates)
     for key in ("add_bos_token", "add_eos_token"):
         if key in folder.config:
-            extra[key] = str(folder.config[key])
+            extra[key] = str(folder.config[key]) + (
+                " (ignored: tokenizer.json's post-processor decides, as in transformers v5)"
+                if files == "tokenizer.json" else "")
     return PipelineTokenizer(tok.c, name=folder.root.name or str(folder.root), fmt="folder",
                              extra={**tok.info.extra, **extra})
 
