@@ -218,10 +218,9 @@ def cmd_chat(args: argparse.Namespace) -> int:
         sys.stdout.write(render(source, messages, add_generation_prompt=args.add_generation_prompt,
                                 tools=tools, documents=documents, variables=variables))
         return 0
-    if tools or documents:
-        raise CliError("tools/documents are only rendered with --output text")
     prompt = build_prompt(tok, source, messages, add_generation_prompt=args.add_generation_prompt,
-                          variables=variables, context_length=setup.context_length)
+                          variables=variables, tools=tools, documents=documents,
+                          context_length=setup.context_length)
     out = sys.stdout
     if args.output == "ids":
         out.write(" ".join(map(str, prompt.encoding.ids)) + "\n")
