@@ -26,6 +26,26 @@ from explorer.engine.tokenizer import Tokenizer
 ROLES = ("system", "user", "assistant", "tool")
 
 
+def parse_tools_documents(text: str) -> tuple[list[Any] | None, list[Any] | None]:
+    """``{"tools": [...], "documents": [...]}`` (either key optional; blank text: neither),
+    as the chat panel's field holds it. Raises :class:`ChatTemplateError` with one line."""
+    from explorer.engine.errors import VocabFormatError
+    from explorer.engine.hf.jsonutil import parse_json_text
+
+    if not text.strip():
+        return None, None
+    try:
+        obj = parse_json_text(text.encode("utf-8"), "tools/documents")
+    except VocabFormatError as e:
+        raise ChatTemplateError(str(e)) from None
+    if not isinstance(obj, dict) or not set(obj) <= {"tools", "documents"}:
+        raise ChatTemplateError('tools/documents: expected {"tools": [...], "documents": [...]}')
+    for name in ("tools", "documents"):
+        if obj.get(name) is not None and not isinstance(obj[name], list):
+            raise ChatTemplateError(f"tools/documents: '{name}' must be a list")
+    return obj.get("tools"), obj.get("documents")
+
+
 @dataclass(frozen=True)
 class ChatPrompt:
     """The prompt text, its tokens and each message's share of them."""
