@@ -93,3 +93,22 @@ def test_viterbi_cut_with_a_unigram_model(qtbot, window):
     want = explained[rival]
     assert "(viterbi)" in tip and html.escape(want.text) in tip
     assert f"{want.data['rival_score']:.2f}" in tip
+
+
+def test_clicking_a_gap_selects_that_boundary_in_provenance(qtbot, window):
+    from PySide6.QtCore import Qt
+
+    w = window
+    set_text(qtbot, w, "Hello world Tokenization\n")
+    panel = w.panel_objects["provenance"]
+    assert w.show_view("provenance")
+    # "Hello" | " world": without the click the panel would show the boundary after the
+    # cursor's token (" world" | " Token")
+    qtbot.mouseClick(w.editor.viewport(), Qt.MouseButton.LeftButton, pos=gap_point(w, 5))
+    assert w.editor.textCursor().position() == 5
+    qtbot.waitUntil(lambda: panel.view.result is not None and not panel.busy()
+                    and panel.view.strip.selected_boundary is not None, timeout=20000)
+    result = panel.view.result
+    chosen = result.boundaries[panel.view.strip.selected_boundary]
+    assert chosen.position == 5 and chosen.cause == "pre-tokenizer"
+    assert "'Hello' was matched" in panel.view.explanation.text()
