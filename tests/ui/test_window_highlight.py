@@ -148,3 +148,39 @@ def test_colours_move_with_typed_text_before_the_result_lands(qtbot, window):
     assert [(r.start, r.length) for r in first.layout().formats()] == [(0, 7), (7, 5)]
     wait_highlighted(qtbot, window)
     assert painted_ranges(window) == expected_ranges(window)
+
+
+def test_new_colours_repaint_only_their_lines(qtbot, window):
+    """A keystroke and its result repaint the edited line, not the whole viewport (Qt's
+    plain-text layout repaints everything for a block whose formats change)."""
+    from PySide6.QtCore import QEvent, QObject
+
+    text = "".join(f"line {i} with some words\n" for i in range(80))
+    window.set_text(text)
+    wait_highlighted(qtbot, window)
+    viewport = window.editor.viewport()
+
+    class Rects(QObject):
+        def __init__(self) -> None:
+            super().__init__()
+            self.heights: list[int] = []
+
+        def eventFilter(self, _obj, event):
+            if event.type() == QEvent.Type.Paint:
+                self.heights.append(event.rect().height())
+            return False
+
+    rects = Rects()
+    cur = window.editor.textCursor()
+    cur.setPosition(text.index("line 12 with") + 7)
+    window.editor.setTextCursor(cur)
+    qtbot.wait(50)
+    viewport.installEventFilter(rects)
+    qtbot.keyClicks(window.editor, "Z")
+    wait_highlighted(qtbot, window)
+    qtbot.wait(50)
+    viewport.removeEventFilter(rects)
+    assert painted_ranges(window) == expected_ranges(window)
+    assert rects.heights, "nothing repainted"
+    line = window.editor.fontMetrics().height()
+    assert max(rects.heights) <= 5 * line < viewport.height() // 2
