@@ -22,12 +22,13 @@ import unicodedata
 from collections.abc import Iterable
 
 import numpy as np
-from PySide6.QtCore import QEvent, QLoggingCategory, QObject, QRectF, Qt
+from PySide6.QtCore import QEvent, QLoggingCategory, QObject, QRect, QRectF, Qt
 from PySide6.QtGui import (
     QColor,
     QFont,
     QFontDatabase,
     QPainter,
+    QPaintEvent,
     QPen,
     QRawFont,
     QTextLayout,
@@ -189,12 +190,14 @@ class MissingGlyphs(QObject):
         if (event.type() == QEvent.Type.Paint and self.missing
                 and watched is self.editor.viewport()):
             self.editor.paintEvent(event)  # the editor's own painting first
-            self.paint_boxes()
+            self.paint_boxes(event.rect() if isinstance(event, QPaintEvent) else None)
             return True
         return False
 
-    def boxes(self) -> list[tuple[QRectF, int]]:
-        """Viewport rectangles of the visible undrawable characters, with their code points.
+    def boxes(self, area: QRect | None = None) -> list[tuple[QRectF, int]]:
+        """Viewport rectangles of the visible undrawable characters, with their code points
+        (only in the blocks that reach into viewport rectangle ``area``, when given: a
+        keystroke repaints one line, not the whole viewport).
 
         Qt places the cursor only between clusters (a Devanagari syllable is one), so each
         cluster's width is shared equally by its code points that need a glyph: without a
@@ -203,11 +206,16 @@ class MissingGlyphs(QObject):
         ed = self.editor
         out: list[tuple[QRectF, int]] = []
         block = ed.firstVisibleBlock()
-        bottom = ed.viewport().height()
+        top, bottom = 0, ed.viewport().height()
+        if area is not None:
+            top, bottom = area.top(), min(bottom, area.bottom() + 1)
         while block.isValid():
             geometry = ed.blockBoundingGeometry(block).translated(ed.contentOffset())
             if geometry.top() > bottom:
                 break
+            if geometry.bottom() < top:
+                block = block.next()
+                continue
             text = block.text()
             layout = block.layout()
             if (block.isVisible() and layout is not None and not text.isascii()
@@ -245,9 +253,9 @@ class MissingGlyphs(QObject):
             i = max(j, i + 1)
         return out
 
-    def paint_boxes(self) -> None:
-        """Draw a hex box over each visible undrawable character."""
-        boxes = self.boxes()
+    def paint_boxes(self, area: QRect | None = None) -> None:
+        """Draw a hex box over each visible undrawable character (in ``area``, if given)."""
+        boxes = self.boxes(area)
         if not boxes:
             return
         painter = QPainter(self.editor.viewport())
