@@ -30,10 +30,12 @@ from __future__ import annotations
 import gc
 from array import array
 from bisect import bisect_left, bisect_right
-from collections.abc import Generator, Iterator, Sequence
+from collections.abc import Generator, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from itertools import accumulate
+
+import numpy as np
 
 from explorer.engine.compact import CompactTokens, int_array, token_table
 from explorer.engine.encoding import Token
@@ -146,10 +148,10 @@ class DocTokens:
         self.byte_count, self.unknown_count = totals
         """UTF-8 length of the document and number of unknown tokens."""
         if splice is None:
-            self.cp_starts = [0, *accumulate(len(s.text) for s in segments)]
-            self.u16_starts = [0, *accumulate(s.utf16_len for s in segments)]
-            self.line_starts = [0, *accumulate(s.lines for s in segments)]
-            self.tok_starts = [0, *accumulate(len(s.ids) for s in segments)]
+            self.cp_starts = _sums(len(s.text) for s in segments)
+            self.u16_starts = _sums(s.utf16_len for s in segments)
+            self.line_starts = _sums(s.lines for s in segments)
+            self.tok_starts = _sums(len(s.ids) for s in segments)
             return
         base, lo, hi, count = splice
         new = segments[lo:lo + count]
@@ -265,13 +267,24 @@ class DocTokens:
                 yield tok, tok.start + shift, tok.end + shift
 
 
-def _splice(sums: list[int], lo: int, hi: int, sizes: list[int]) -> list[int]:
-    """Prefix sums with the entries of items ``[lo, hi)`` replaced by items of ``sizes``."""
+def _sums(sizes: Iterable[int]) -> array:
+    """Prefix sums ``[0, s0, s0+s1, ...]`` of ``sizes`` (an ``array('q')``)."""
+    return array("q", accumulate(sizes, initial=0))
+
+
+def _splice(sums: array, lo: int, hi: int, sizes: list[int]) -> array:
+    """Prefix sums with the entries of items ``[lo, hi)`` replaced by items of ``sizes``.
+
+    The entries after the edit move by one amount: shifted with numpy in one pass over the
+    array's memory (a keystroke in a 10 MB document shifts ~200k entries per sum, ~8 ms
+    one Python int at a time)."""
     head = sums[:lo + 1]
-    mid = list(accumulate(sizes, initial=head[-1]))[1:]
+    mid = array("q", accumulate(sizes, initial=head[-1]))[1:]
     shift = (mid[-1] if mid else head[-1]) - sums[hi]
     tail = sums[hi + 1:]
-    return head + mid + ([x + shift for x in tail] if shift else tail)
+    if shift and tail:
+        tail = array("q", (np.frombuffer(tail, dtype=np.int64) + shift).tobytes())
+    return head + mid + tail
 
 
 def _cut(text: str, toks: CompactTokens, limit: int, begin: int = 0) -> list[Segment]:
