@@ -477,19 +477,26 @@ def _encode_chunks(tokenizer: Tokenizer, text: str,
     return DocTokens(tokenizer, text, segments)
 
 
-def update_document(base: DocTokens, text: str,
-                    max_window: int | None = None) -> tuple[DocTokens, Change] | None:
+def update_document(base: DocTokens, text: str, max_window: int | None = None,
+                    same: tuple[int, int] | None = None) -> tuple[DocTokens, Change] | None:
     """Re-encode ``text`` reusing ``base`` outside a window around the edit.
 
     Returns None when the window would exceed ``max_window`` code points (a big paste or
     a tokenizer that needs much context): the caller encodes in chunks instead.
+    ``same=(prefix, suffix)``: lengths of a start and an end of ``text`` the caller knows
+    are ``base.text``'s (an editor's change notifications say where it changed); without
+    it they are found by comparing the texts (~0.6 ms per megabyte).
     """
     old = base.text
     nseg = len(base.segments)
-    if old == text:
-        return base, Change(0, 0, 0, 0, 0, 0)
-    p = _common_prefix(old, text)
-    s = _common_suffix(old, text, min(len(old), len(text)) - p)
+    limit = min(len(old), len(text))
+    if same is not None and min(same) >= 0 and sum(same) <= limit:
+        p, s = same
+    else:
+        if old == text:
+            return base, Change(0, 0, 0, 0, 0, 0)
+        p = _common_prefix(old, text)
+        s = _common_suffix(old, text, limit - p)
     old_end = len(old) - s
     delta = len(text) - len(old)
     k0 = base.segment_of_offset(p)

@@ -184,3 +184,37 @@ def test_new_colours_repaint_only_their_lines(qtbot, window):
     assert rects.heights, "nothing repainted"
     line = window.editor.fontMetrics().height()
     assert max(rects.heights) <= 5 * line < viewport.height() // 2
+
+
+def test_reencode_is_told_where_the_text_changed(qtbot, window, monkeypatch):
+    """The controller passes the unchanged start and end it knows from Qt's change
+    notifications (quick typing: several changes since the result it starts from); they
+    are really unchanged, and the result equals a whole-text encode."""
+    from explorer.workers import jobs
+
+    calls = []
+    real = jobs.update_document
+
+    def spy(base, text, max_window=None, same=None):
+        calls.append((base.text, text, same))
+        return real(base, text, max_window, same)
+
+    monkeypatch.setattr(jobs, "update_document", spy)
+    text = "".join(f"line {i} with words\n" for i in range(60))
+    window.set_text(text)
+    wait_highlighted(qtbot, window)
+    cur = window.editor.textCursor()
+    cur.setPosition(text.index("line 30") + 4)
+    window.editor.setTextCursor(cur)
+    qtbot.keyClicks(window.editor, "ab c")
+    qtbot.keyClick(window.editor, Qt.Key.Key_Backspace)
+    qtbot.keyClick(window.editor, Qt.Key.Key_Return)
+    wait_highlighted(qtbot, window)
+    hinted = [c for c in calls if c[2] is not None]
+    assert hinted, "no re-encode was told where the text changed"
+    for old, new, (head, tail) in hinted:
+        assert old[:head] == new[:head]
+        assert old[len(old) - tail:] == new[len(new) - tail:]
+        assert head + tail <= min(len(old), len(new))
+    assert painted_ranges(window) == expected_ranges(window)
+    assert window.doc.ids().tolist() == window.tokenizer.encode(window.text()).ids

@@ -224,3 +224,24 @@ def test_sentencepiece_document_equals_one_whole_text_encode():
     doc = _full(encode_document(tok, text, chunk=4096))
     assert len(doc.segments) > 100
     assert _flat(doc) == _expected(tok, text)
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.data())
+def test_known_unchanged_ends_give_the_same_result(data):
+    """``same=(prefix, suffix)`` from an editor's change notifications (any lengths that
+    are unchanged, not only the longest) gives what comparing the texts gives."""
+    text = BASE
+    doc = _full(encode_document(TIK, text, chunk=16))
+    for _ in range(3):
+        a = data.draw(st.integers(0, len(text)))
+        b = data.draw(st.integers(a, min(len(text), a + 6)))
+        ins = "".join(data.draw(st.lists(ALPHABET, max_size=3)))
+        new = text[:a] + ins + text[b:]
+        head = data.draw(st.integers(0, a))
+        tail = data.draw(st.integers(0, len(text) - b))
+        hinted, _ = update_document(doc, new, same=(head, tail))  # type: ignore[misc]
+        plain, _ = update_document(doc, new)  # type: ignore[misc]
+        assert _flat(hinted) == _flat(plain) == _expected(TIK, new)
+        assert hinted.text == new
+        text, doc = new, hinted
