@@ -420,7 +420,7 @@ class MainWindow(QMainWindow):
             self._refresh_recent()
 
     def _on_result(self, doc: DocTokens, change: Change | None) -> None:
-        lines = None if change is None else doc.changed_lines(change)
+        lines = None if change is None else doc.repaint_lines(change)
         # A huge change is painted like a new result: visible blocks first, the rest lazily.
         self.painter.set_result(doc, lines if lines is not None and len(lines) <= 20_000
                                 else None)

@@ -125,6 +125,10 @@ class Change:
     old_tokens: int
     new_tokens: int
     full: bool = False
+    same_first: bool = False
+    """The first new segment is the old one unchanged (a context segment that agreed)."""
+    same_last: bool = False
+    """The last new segment is the old one unchanged."""
 
 
 class DocTokens:
@@ -166,6 +170,18 @@ class DocTokens:
         last = self.line_starts[stop] + (1 if stop >= len(self.segments) else 0)
         return range(self.line_starts[change.first_segment], max(last, 1 + self.line_starts[
             change.first_segment]))
+
+    def repaint_lines(self, change: Change) -> range:
+        """:meth:`changed_lines` without the lines of unchanged context segments at either
+        end (their tokens, relative to their lines, are what they were)."""
+        lines = self.changed_lines(change)
+        first, stop = change.first_segment, change.first_segment + change.new_segments
+        start, end = lines.start, lines.stop
+        if change.same_first and stop - first >= 2:
+            start = self.line_starts[first + 1]
+        if change.same_last and stop - first >= 2 and stop < len(self.segments):
+            end = self.line_starts[stop - 1]
+        return range(start, max(start, end))
 
     @property
     def token_count(self) -> int:
@@ -540,5 +556,9 @@ def update_document(base: DocTokens, text: str, max_window: int | None = None,
         old_tokens=base.tok_starts[hi] - base.tok_starts[lo],
         new_tokens=sum(len(x.ids) for x in new),
         full=lo == 0 and hi == nseg,
+        # Segments lo and hi - 1 agreed (the loop above); still the same segments when the
+        # cut kept their text (an edit that joins lines moves the cut)
+        same_first=lo > 0 and bool(new) and new[0].text == base.segments[lo].text,
+        same_last=hi < nseg and bool(new) and new[-1].text == base.segments[hi - 1].text,
     )
     return doc, change

@@ -245,3 +245,34 @@ def test_known_unchanged_ends_give_the_same_result(data):
         assert _flat(hinted) == _flat(plain) == _expected(TIK, new)
         assert hinted.text == new
         text, doc = new, hinted
+
+
+def _relative(seg):
+    return seg.text, seg.ids.tolist(), [x - seg.origin for x in seg.starts], \
+        [x - seg.origin for x in seg.ends]
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.data())
+@pytest.mark.parametrize("tok", [TIK, DUMMY], ids=["tiktoken", "context-sensitive"])
+def test_context_segments_left_out_of_the_repaint_are_unchanged(tok, data):
+    """``repaint_lines`` leaves out only segments whose text and tokens are the old ones."""
+    text = BASE
+    doc = _full(encode_document(tok, text, chunk=16))
+    for _ in range(3):
+        a = data.draw(st.integers(0, len(text)))
+        b = data.draw(st.integers(a, min(len(text), a + 6)))
+        text = text[:a] + "".join(data.draw(st.lists(ALPHABET, max_size=3))) + text[b:]
+        new, change = update_document(doc, text)  # type: ignore[misc]
+        first, stop = change.first_segment, change.first_segment + change.new_segments
+        if change.same_first:
+            assert _relative(new.segments[first]) == _relative(doc.segments[first])
+        if change.same_last:
+            old_last = change.first_segment + change.old_segments - 1
+            assert _relative(new.segments[stop - 1]) == _relative(doc.segments[old_last])
+        repaint, changed = new.repaint_lines(change), new.changed_lines(change)
+        assert changed.start <= repaint.start and repaint.stop <= changed.stop
+        edited = text[:a].count("\n")  # the line the edit starts in is always repainted
+        assert repaint.start <= edited < max(repaint.stop, repaint.start + 1) or \
+            change.new_segments == 0
+        doc = new
