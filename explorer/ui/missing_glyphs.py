@@ -18,15 +18,17 @@ spaces and line separators) are never reported.
 
 from __future__ import annotations
 
+import math
 import unicodedata
 from collections.abc import Iterable
 
 import numpy as np
-from PySide6.QtCore import QEvent, QLoggingCategory, QObject, QRect, QRectF, Qt
+from PySide6.QtCore import QEvent, QLoggingCategory, QObject, QPointF, QRect, QRectF, Qt
 from PySide6.QtGui import (
     QColor,
     QFont,
     QFontDatabase,
+    QImage,
     QPainter,
     QPaintEvent,
     QPen,
@@ -42,6 +44,8 @@ NO_GLYPH_CATEGORIES = {"Cc", "Cf", "Zs", "Zl", "Zp", "Cs"}
 SMALL_TEXT = 100_000
 """Texts up to this many characters are scanned with ``set``; longer ones with numpy."""
 EXAMPLES = 6
+BOX_IMAGES = 4096
+"""Drawn hex boxes kept (the cache starts over beyond this many)."""
 """Example characters per script in the status label's tooltip."""
 
 
@@ -162,6 +166,8 @@ class MissingGlyphs(QObject):
         self.editor = editor
         self.coverage = GlyphCoverage(editor.font())
         self.missing: set[int] = set()
+        self._images: dict[tuple, QImage] = {}
+        """Drawn hex boxes (see :meth:`paint_boxes`)."""
         self.by_script: dict[str, list[int]] = {}
         self.label = ElidedLabel("", parent, min_chars=24)
         self.label.setObjectName("missing-fonts")
@@ -254,35 +260,63 @@ class MissingGlyphs(QObject):
         return out
 
     def paint_boxes(self, area: QRect | None = None) -> None:
-        """Draw a hex box over each visible undrawable character (in ``area``, if given)."""
+        """Draw a hex box over each visible undrawable character (in ``area``, if given).
+
+        Each box is drawn once into a small image, kept per code point, size, sub-pixel
+        offset and colours, then copied: a line of a script without a font has dozens of
+        boxes, and drawing each one's digits anew cost milliseconds per repaint."""
         boxes = self.boxes(area)
         if not boxes:
             return
         painter = QPainter(self.editor.viewport())
-        painter.setRenderHint(QPainter.RenderHint.Antialiasing)
         palette = self.editor.palette()
-        fg = palette.text().color()
-        bg = palette.base().color()
-        font = QFont(self.editor.font())
+        colors = (palette.text().color().rgba(), palette.base().color().rgba())
+        ratio = self.editor.viewport().devicePixelRatioF()
         for rect, cp in boxes:
             box = rect.adjusted(0.5, 1.5, -0.5, -1.5)
             if box.width() < 3 or box.height() < 6:
                 continue
-            painter.setPen(QPen(QColor(fg), 1))
-            painter.setBrush(QColor(bg))
-            painter.drawRect(box)
-            rows = hex_rows(cp)
-            font.setPixelSize(max(4, int(box.height() / 2 - 1)))
-            painter.setFont(font)
-            metrics = painter.fontMetrics()
-            widest = max(metrics.horizontalAdvance(r) for r in rows)
-            scale = min(1.0, (box.width() - 2) / widest) if widest else 1.0
-            half = box.height() / 2
-            for i, row in enumerate(rows):
-                painter.save()
-                painter.translate(box.left() + 1, box.top() + i * half)
-                painter.scale(scale, 1.0)
-                painter.drawText(QRectF(0, 0, (box.width() - 2) / scale, half),
-                                 Qt.AlignmentFlag.AlignCenter, row)
-                painter.restore()
+            x, y = math.floor(box.left()), math.floor(box.top())
+            key = (cp, round(box.left() - x, 2), round(box.top() - y, 2),
+                   round(box.width(), 2), round(box.height(), 2), colors, ratio)
+            image = self._images.get(key)
+            if image is None:
+                if len(self._images) > BOX_IMAGES:
+                    self._images.clear()
+                image = self._images[key] = self._box_image(key, self.editor.font())
+            painter.drawImage(QPointF(x, y), image)
         painter.end()
+
+    @staticmethod
+    def _box_image(key: tuple, font: QFont) -> QImage:
+        """The hex box of ``key = (cp, dx, dy, width, height, (fg, bg), ratio)``, drawn at
+        ``(dx, dy)`` in a transparent image."""
+        cp, dx, dy, width, height, (fg, bg), ratio = key
+        image = QImage(math.ceil((dx + width + 1.5) * ratio),
+                       math.ceil((dy + height + 1.5) * ratio),
+                       QImage.Format.Format_ARGB32_Premultiplied)
+        image.setDevicePixelRatio(ratio)
+        image.fill(Qt.GlobalColor.transparent)
+        painter = QPainter(image)
+        painter.setRenderHint(QPainter.RenderHint.Antialiasing)
+        box = QRectF(dx, dy, width, height)
+        painter.setPen(QPen(QColor.fromRgba(fg), 1))
+        painter.setBrush(QColor.fromRgba(bg))
+        painter.drawRect(box)
+        rows = hex_rows(cp)
+        font = QFont(font)
+        font.setPixelSize(max(4, int(box.height() / 2 - 1)))
+        painter.setFont(font)
+        metrics = painter.fontMetrics()
+        widest = max(metrics.horizontalAdvance(r) for r in rows)
+        scale = min(1.0, (box.width() - 2) / widest) if widest else 1.0
+        half = box.height() / 2
+        for i, row in enumerate(rows):
+            painter.save()
+            painter.translate(box.left() + 1, box.top() + i * half)
+            painter.scale(scale, 1.0)
+            painter.drawText(QRectF(0, 0, (box.width() - 2) / scale, half),
+                             Qt.AlignmentFlag.AlignCenter, row)
+            painter.restore()
+        painter.end()
+        return image
