@@ -123,7 +123,11 @@ class EncodingController(QObject):
             cur.setPosition(pos + added, QTextCursor.MoveMode.KeepAnchor)
             inserted = cur.selectedText().translate(_PLAIN)
             if len(inserted) == added:  # fewer code points than UTF-16 units: astral
-                text = self._text[:pos] + inserted + self._text[pos + removed:]
+                # In place where it can (CPython grows a string held only here without
+                # copying it): one copy of the document instead of two.
+                text = self._text[:pos]
+                text += inserted
+                text += self._text[pos + removed:]
                 if len(text) == expected:
                     self._text = text
                     return True
