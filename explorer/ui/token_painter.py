@@ -66,6 +66,10 @@ BACKGROUND_MAX_BLOCKS = 20_000
 requests). Painting all 230k blocks of a 10 MB text took ~15 s of the GUI thread and kept a
 ``QTextLayout`` with formats alive for every block."""
 
+FEW_BLOCKS = 8
+"""Up to this many blocks with new colours are each laid out and repainted at once, shown
+or not (a keystroke's line); of more, only the shown ones (the rest when they are shown)."""
+
 VisibleRange = Callable[[], tuple[int, int]]
 
 
@@ -474,9 +478,9 @@ class TokenPainter(QObject):
 
         Qt's plain-text layout answers a block's format change with a repaint of the whole
         viewport (see the module notes), so its signals are held while formats are set;
-        afterwards each changed block that is shown is laid out and repainted alone, and
-        only a block whose line count changed (wrapping moved) repaints everything below.
-        Blocks not shown are laid out when they are (Qt's layout is lazy anyway).
+        afterwards each changed block is laid out and repainted alone (of many, only the
+        shown ones: the others are laid out when shown, Qt's layout is lazy anyway), and only
+        a block whose line count changed (wrapping moved) repaints everything below.
         """
         if self._batch_depth:  # inside another batch: that one shows the changes
             yield
@@ -502,10 +506,12 @@ class TokenPainter(QObject):
 
     def _show_changed(self, layout: QPlainTextDocumentLayout,
                       dirty: list[tuple[QTextBlock, int]]) -> None:
-        first, last = self._visible()
+        if len(dirty) > FEW_BLOCKS:  # only the shown ones (finding them costs ~0.3 ms)
+            first, last = self._visible()
+            dirty = [(b, n) for b, n in dirty if b.isValid() and first <= b.blockNumber() <= last]
         whole = False
         for block, lines in dirty:
-            if not (block.isValid() and first <= block.blockNumber() <= last):
+            if not block.isValid():
                 continue
             layout.blockBoundingRect(block)  # lays it out now
             if block.lineCount() != lines:
