@@ -44,9 +44,11 @@ NO_GLYPH_CATEGORIES = {"Cc", "Cf", "Zs", "Zl", "Zp", "Cs"}
 SMALL_TEXT = 100_000
 """Texts up to this many characters are scanned with ``set``; longer ones with numpy."""
 EXAMPLES = 6
+"""Example characters per script in the status label's tooltip."""
 BOX_IMAGES = 4096
 """Drawn hex boxes kept (the cache starts over beyond this many)."""
-"""Example characters per script in the status label's tooltip."""
+LINE_BOXES = 512
+"""Lines whose box rectangles are kept (see ``MissingGlyphs._cached_block_boxes``)."""
 
 
 FONT_PROBE_RULE = "qt.text.font.db.info=false"
@@ -168,6 +170,8 @@ class MissingGlyphs(QObject):
         self.missing: set[int] = set()
         self._images: dict[tuple, QImage] = {}
         """Drawn hex boxes (see :meth:`paint_boxes`)."""
+        self._line_boxes: dict[tuple, list[tuple[QRectF, int]]] = {}
+        """Boxes of a line, relative to it (see :meth:`_cached_block_boxes`)."""
         self.by_script: dict[str, list[int]] = {}
         self.label = ElidedLabel("", parent, min_chars=24)
         self.label.setObjectName("missing-fonts")
@@ -183,6 +187,7 @@ class MissingGlyphs(QObject):
         if set(missing) == self.missing:
             return
         self.missing = set(missing)
+        self._line_boxes.clear()
         self.by_script = scripts_without_font(missing)
         label, tooltip = status_text(self.by_script)
         self.label.setText(label)
@@ -227,9 +232,21 @@ class MissingGlyphs(QObject):
             if (block.isVisible() and layout is not None and not text.isascii()
                     and not self.missing.isdisjoint(map(ord, text))):
                 out += [(r.translated(geometry.topLeft()), cp)
-                        for r, cp in self._block_boxes(layout, text)]
+                        for r, cp in self._cached_block_boxes(layout, text, geometry.width())]
             block = block.next()
         return out
+
+    def _cached_block_boxes(self, layout: QTextLayout, text: str,
+                            width: float) -> list[tuple[QRectF, int]]:
+        """:meth:`_block_boxes`, kept per line text and width (a keystroke repaints its line
+        twice, and a line's boxes cost a Qt call per character to find)."""
+        key = (text, width, layout.lineCount(), self.editor.font().key())
+        found = self._line_boxes.get(key)
+        if found is None:
+            if len(self._line_boxes) > LINE_BOXES:
+                self._line_boxes.clear()
+            found = self._line_boxes[key] = self._block_boxes(layout, text)
+        return found
 
     def _block_boxes(self, layout: QTextLayout, text: str) -> list[tuple[QRectF, int]]:
         cols: list[tuple[int, int]] = []  # (UTF-16 column, code point)
