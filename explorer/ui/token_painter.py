@@ -58,8 +58,9 @@ from explorer.workers.doctokens import DocTokens
 
 BATCH_BLOCKS = 400
 """Blocks painted per zero-timer tick in the background pass."""
-EDIT_SYNC_LINES = 500
-"""An edit's re-encoded lines up to this many are all painted at once (see set_result)."""
+EDIT_SYNC_LINES = 8
+"""An edit's re-encoded lines up to this many are all painted at once; of more (a Unigram
+model's segments span many lines) the shown ones, the rest right after (see set_result)."""
 BACKGROUND_MAX_BLOCKS = 20_000
 """Documents with more blocks get no background pass: a block is painted when it is shown
 (scrolling, resizing: :meth:`TokenPainter.paint_visible` runs on the editor's update
@@ -173,6 +174,15 @@ def block_ranges(doc: DocTokens, line: int, text: str,
     if text.isascii() and "\r\n" not in text:  # one code unit per grapheme: nothing to split
         return [_range(s, e, fmt) for s, e, fmt, _ in spans]
     return _cluster_ranges(text, u16, spans, formats)
+
+
+def same_ranges(a: list[QTextLayout.FormatRange], b: list[QTextLayout.FormatRange]) -> bool:
+    """True when two lists of format ranges are equal (Qt lays a block out again for new
+    formats: a long line of a complex script costs milliseconds, and most lines of a big
+    re-encoded segment come out as they were)."""
+    return len(a) == len(b) and all(
+        x.start == y.start and x.length == y.length and x.format == y.format
+        for x, y in zip(a, b, strict=True))
 
 
 def _range(start: int, end: int, fmt: QTextCharFormat) -> QTextLayout.FormatRange:
@@ -462,7 +472,7 @@ class TokenPainter(QObject):
             ranges = block_ranges(self._doc, block.blockNumber(), block.text(), self.formats)
         if ranges is None:
             return  # stale: the text changed since this result; the next result paints it
-        if ranges or layout.formats():
+        if not same_ranges(ranges, layout.formats()):  # else no relayout: nothing changed
             self._set_formats(block, ranges)
         block.setUserState(self._generation)
 
