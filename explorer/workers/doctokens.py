@@ -129,6 +129,9 @@ class Change:
     """The first new segment is the old one unchanged (a context segment that agreed)."""
     same_last: bool = False
     """The last new segment is the old one unchanged."""
+    lines: tuple[int, int] | None = None
+    """Lines ``[first, stop)`` of the new document whose tokens are not the old ones (a
+    superset: every line a token that changed touches); None: not known."""
 
 
 class DocTokens:
@@ -171,9 +174,17 @@ class DocTokens:
         return range(self.line_starts[change.first_segment], max(last, 1 + self.line_starts[
             change.first_segment]))
 
+    def line_of(self, offset: int) -> int:
+        """0-based line (Qt block number) of code point ``offset``."""
+        k = self.segment_of_offset(offset)
+        return self.line_starts[k] + self.text.count("\n", self.cp_starts[k], offset)
+
     def repaint_lines(self, change: Change) -> range:
-        """:meth:`changed_lines` without the lines of unchanged context segments at either
-        end (their tokens, relative to their lines, are what they were)."""
+        """The lines whose tokens changed (:attr:`Change.lines`), else :meth:`changed_lines`
+        without the lines of unchanged context segments at either end (their tokens,
+        relative to their lines, are what they were)."""
+        if change.lines is not None:
+            return range(*change.lines)
         lines = self.changed_lines(change)
         first, stop = change.first_segment, change.first_segment + change.new_segments
         start, end = lines.start, lines.stop
@@ -560,5 +571,57 @@ def update_document(base: DocTokens, text: str, max_window: int | None = None,
         # cut kept their text (an edit that joins lines moves the cut)
         same_first=lo > 0 and bool(new) and new[0].text == base.segments[lo].text,
         same_last=hi < nseg and bool(new) and new[-1].text == base.segments[hi - 1].text,
+        lines=_changed_lines(base, doc, lo, hi, len(new), (p, len(text) - s)),
     )
     return doc, change
+
+
+def _abs_tokens(doc: DocTokens, lo: int, hi: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Ids, starts and ends (document code points) of the tokens of segments ``[lo, hi)``."""
+    segs = doc.segments[lo:hi]
+    if not segs:
+        empty = np.zeros(0, dtype=np.int64)
+        return empty, empty, empty
+    shifts = [doc.cp_starts[lo + i] - seg.origin for i, seg in enumerate(segs)]
+    ids = np.concatenate([np.frombuffer(seg.ids, dtype=np.int32) for seg in segs])
+    starts = np.concatenate([np.frombuffer(seg.starts, dtype=np.int32).astype(np.int64) + d
+                             for seg, d in zip(segs, shifts, strict=True)])
+    ends = np.concatenate([np.frombuffer(seg.ends, dtype=np.int32).astype(np.int64) + d
+                           for seg, d in zip(segs, shifts, strict=True)])
+    return ids, starts, ends
+
+
+def _changed_lines(base: DocTokens, doc: DocTokens, lo: int, hi: int, count: int,
+                   edit: tuple[int, int]) -> tuple[int, int] | None:
+    """Lines ``(first, stop)`` of ``doc`` holding the edited text ``edit=(start, end)`` and
+    every token of the re-encoded segments that is not the old one (same id and span
+    before the edit, shifted by the edit's length change after it). A SentencePiece
+    segment can span hundreds of lines of which one changed."""
+    if count == 0 or hi <= lo:
+        return None
+    delta = len(doc.text) - len(base.text)
+    old_ids, old_starts, old_ends = _abs_tokens(base, lo, hi)
+    ids, starts, ends = _abs_tokens(doc, lo, lo + count)
+    n = min(len(ids), len(old_ids))
+    differ = ((ids[:n] != old_ids[:n]) | (starts[:n] != old_starts[:n])
+              | (ends[:n] != old_ends[:n]))
+    head = int(np.argmax(differ)) if differ.any() else n
+    m = n - head
+    if m:
+        differ = ((ids[len(ids) - m:] != old_ids[len(old_ids) - m:])
+                  | (starts[len(ids) - m:] != old_starts[len(old_ids) - m:] + delta)
+                  | (ends[len(ids) - m:] != old_ends[len(old_ids) - m:] + delta))
+        tail = int(np.argmax(differ[::-1])) if differ.any() else m
+    else:
+        tail = 0
+    last = len(ids) - tail  # tokens [head, last) of the window differ
+    if last <= head:  # same tokens (only possible for a change inside nothing): one line
+        a = b = int(starts[head]) if head < len(ids) else doc.cp_starts[lo + count]
+    else:
+        a, b = int(starts[head]), int(ends[last - 1])
+    a, b = min(a, edit[0]), max(b, edit[1] + 1)  # a line the edit split or joined
+    limit = doc.cp_starts[lo + count]
+    a = min(a, limit)
+    b = max(a, min(b, limit))
+    return doc.line_of(a), doc.line_of(max(a, b - 1)) + 1
+

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import gc
+from bisect import bisect_right
 
 import pytest
 from doubles import DummyPrefixDouble, TiktokenDouble
@@ -276,3 +277,41 @@ def test_context_segments_left_out_of_the_repaint_are_unchanged(tok, data):
         assert repaint.start <= edited < max(repaint.stop, repaint.start + 1) or \
             change.new_segments == 0
         doc = new
+
+
+def _line_tokens(doc):
+    """Per line: the (id, start, end) of the tokens touching it, relative to the line."""
+    starts = [0] + [i + 1 for i, ch in enumerate(doc.text) if ch == "\n"]
+    out: list[list[tuple[int, int, int]]] = [[] for _ in starts]
+    for tok, a, b in doc.tokens():
+        first = max(0, bisect_right(starts, a) - 1)
+        last = max(first, bisect_right(starts, max(a, b - 1)) - 1)
+        for line in range(first, last + 1):
+            out[line].append((tok.id, a - starts[line], b - starts[line]))
+    return out
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.data())
+@pytest.mark.parametrize("tok", [TIK, DUMMY], ids=["tiktoken", "context-sensitive"])
+def test_lines_left_out_of_the_repaint_keep_their_tokens(tok, data):
+    """Every line outside ``repaint_lines`` has the tokens its old line had (lines before
+    the edit keep their number, lines after it move by the lines the edit added)."""
+    text = BASE
+    doc = _full(encode_document(tok, text, chunk=16))
+    for _ in range(3):
+        a = data.draw(st.integers(0, len(text)))
+        b = data.draw(st.integers(a, min(len(text), a + 6)))
+        ins = "".join(data.draw(st.lists(ALPHABET, max_size=3)))
+        new_text = text[:a] + ins + text[b:]
+        new, change = update_document(doc, new_text)  # type: ignore[misc]
+        repaint = new.repaint_lines(change)
+        before, after = _line_tokens(doc), _line_tokens(new)
+        moved = new_text.count("\n") - text.count("\n")
+        edit_line = text.count("\n", 0, a)
+        for line, toks in enumerate(after):
+            if line in repaint:
+                continue
+            old_line = line if line <= edit_line else line - moved
+            assert 0 <= old_line < len(before) and before[old_line] == toks, line
+        text, doc = new_text, new
