@@ -49,15 +49,21 @@ def _read_input(source: str) -> str:
 def _load(args: argparse.Namespace):  # noqa: ANN202 - Tokenizer, imported lazily
     from explorer.engine.formats import load_tokenizer
 
-    vocab = args.vocab
-    if vocab.startswith("bundled:"):  # a vocabulary shipped with the app (also when frozen)
-        from explorer.bundled import bundled_vocabulary
-
-        try:
-            vocab = str(bundled_vocabulary(vocab))
-        except KeyError as e:
-            raise CliError(e.args[0]) from None
+    vocab = _bundled_path(args.vocab)
     return load_tokenizer(vocab, format=getattr(args, "format", None), preset=args.preset)
+
+
+def _bundled_path(vocab: str) -> str:
+    """The file of a ``bundled:NAME`` vocabulary (shipped with the app, also when frozen);
+    any other value as it is."""
+    if not vocab.startswith("bundled:"):
+        return vocab
+    from explorer.bundled import bundled_vocabulary
+
+    try:
+        return str(bundled_vocabulary(vocab))
+    except KeyError as e:
+        raise CliError(e.args[0]) from None
 
 
 def _encode_payload(enc) -> dict:  # noqa: ANN001
@@ -408,6 +414,10 @@ def main(argv: Sequence[str] | None = None) -> int:
             _open_path(args, open_path)
         if args.command is None:
             return _run_gui(args)
+        if args.command in ("parity", "stats"):  # their --vocab reads files: bundled: too
+            vocab = args.vocab
+            args.vocab = ([_bundled_path(v) for v in vocab] if isinstance(vocab, list)
+                          else _bundled_path(vocab))
         return int(args.func(args) or 0)
     except (CliError, TokenizerError) as e:
         print(f"tokenizer-explorer: error: {e}", file=sys.stderr)
