@@ -273,7 +273,9 @@ def test_context_segments_left_out_of_the_repaint_are_unchanged(tok, data):
             assert _relative(new.segments[stop - 1]) == _relative(doc.segments[old_last])
         repaint, changed = new.repaint_lines(change), new.changed_lines(change)
         assert changed.start <= repaint.start and repaint.stop <= changed.stop
-        edited = text[:a].count("\n")  # the line the edit starts in is always repainted
+        # The line where the text starts to differ (the drawn edit may begin with what was
+        # there) is always repainted.
+        edited = text.count("\n", 0, doctokens._common_prefix(doc.text, text))
         assert repaint.start <= edited < max(repaint.stop, repaint.start + 1) or \
             change.new_segments == 0
         doc = new
