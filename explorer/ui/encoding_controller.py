@@ -10,7 +10,9 @@ superseded requests never land.
 The controller keeps its own copy of the text, patched from each ``contentsChange`` (position,
 removed, added) so a keystroke does not copy a 10 MB document out of Qt. The patch is exact
 while the text has no astral characters (then UTF-16 positions are code-point positions);
-otherwise, or when the length check fails, it re-reads the whole text.
+otherwise, or when the length check fails, it re-reads the whole text. The patched changes
+also tell the re-encode where the text changed since the result it starts from (so it does
+not compare two 10 MB texts to find out).
 """
 
 from __future__ import annotations
@@ -51,6 +53,9 @@ class EncodingController(QObject):
         self.doc: DocTokens | None = None
         self._text = document.toPlainText()
         self._bmp_only = self._is_bmp_only(self._text)
+        self._edits: list[tuple[int, int, int, int] | None] = []
+        """Per revision since the current result's: ``(revision, position, length before,
+        unchanged suffix)`` of the patched change, None when the text was re-read."""
         self.revision = 0
         self.applied_revision = -1
         """Revision of the text the current result was computed for."""
@@ -95,14 +100,18 @@ class EncodingController(QObject):
     def _on_change(self, _pos: int, removed: int, added: int) -> None:
         if removed == 0 and added == 0:
             return  # format-only change (our own painting)
-        self._patch_text(_pos, removed, added)
+        before = len(self._text)
+        patched = self._patch_text(_pos, removed, added)
         self.revision += 1
+        self._edits.append((self.revision, _pos, before, before - _pos - removed)
+                           if patched else None)
         if self.doc is not None and self.doc.tokenizer is self._tokenizer:
             self._throttle()
         else:
             self._debounce()
 
-    def _patch_text(self, pos: int, removed: int, added: int) -> None:
+    def _patch_text(self, pos: int, removed: int, added: int) -> bool:
+        """Apply a change to the text copy; False when it had to re-read the whole text."""
         doc = self._document
         expected = doc.characterCount() - 1  # Qt counts the final paragraph separator
         # Qt reports removals reaching its final paragraph separator shifted one place: only
@@ -114,12 +123,36 @@ class EncodingController(QObject):
             cur.setPosition(pos + added, QTextCursor.MoveMode.KeepAnchor)
             inserted = cur.selectedText().translate(_PLAIN)
             if len(inserted) == added:  # fewer code points than UTF-16 units: astral
-                text = self._text[:pos] + inserted + self._text[pos + removed:]
+                # In place where it can (CPython grows a string held only here without
+                # copying it): one copy of the document instead of two.
+                text = self._text[:pos]
+                text += inserted
+                text += self._text[pos + removed:]
                 if len(text) == expected:
                     self._text = text
-                    return
+                    return True
         self._text = doc.toPlainText()
         self._bmp_only = self._is_bmp_only(self._text)
+        return False
+
+    def _unchanged_since(self, base: DocTokens) -> tuple[int, int] | None:
+        """Lengths of the start and end of the text that are ``base.text``'s, from the
+        changes patched since ``base`` (the current result); None when not known."""
+        if base is not self.doc:
+            return None
+        head = tail = len(base.text)
+        seen = 0
+        for edit in self._edits:
+            if edit is None:
+                return None
+            revision, pos, _before, suffix = edit
+            if revision <= self.applied_revision:
+                continue
+            head, tail = min(head, pos), min(tail, suffix)
+            seen += 1
+        if seen != self.revision - self.applied_revision:
+            return None
+        return head, tail
 
     def _is_bmp_only(self, text: str) -> bool:
         """True when ``text`` (the whole document) has no astral characters: then its length
@@ -133,8 +166,9 @@ class EncodingController(QObject):
             return
         base = self.doc if self.doc is not None and self.doc.tokenizer is self._tokenizer \
             else None
+        same = None if base is None else self._unchanged_since(base)
         self._runner.submit(encode_job, self._tokenizer, base, self._text,
-                            self.revision, on_yield=self._on_progress,
+                            self.revision, same, on_yield=self._on_progress,
                             on_return=self._on_result, on_error=self._on_error)
 
     def _on_progress(self, p: Progress) -> None:
@@ -146,6 +180,7 @@ class EncodingController(QObject):
     def _on_result(self, result: Encoded) -> None:
         self.doc = result.doc
         self.applied_revision = result.revision
+        self._edits = [e for e in self._edits if e is not None and e[0] > result.revision]
         change: Change | None = result.change
         self.encoding_ready.emit(result.doc, change)
         if result.revision != self.revision:  # typed meanwhile: catch up from this result

@@ -38,6 +38,7 @@ class TokenLinker(QObject):
         self._doc: DocTokens | None = None
         self._current = -1
         self._syncing = False
+        self._held = False
         editor.tooltip_at = self.tooltip_at
         editor.cursorPositionChanged.connect(self._on_cursor)
         table.row_chosen.connect(self._on_row)
@@ -48,9 +49,15 @@ class TokenLinker(QObject):
         return self._current
 
     def set_result(self, doc: DocTokens) -> None:
-        """A new result: re-resolve the token under the cursor."""
+        """A new result: re-resolve the token under the cursor (and end a :meth:`hold`)."""
         self._doc = doc
+        self._held = False
         self._on_cursor()
+
+    def hold(self) -> None:
+        """While the user types: cursor moves wait for the next :meth:`set_result` (the
+        inspector, table selection and outline follow once typing settles)."""
+        self._held = True
 
     def token_index_at(self, block: int, block_text: str, col16: int) -> int | None:
         """Token under UTF-16 column ``col16`` of block ``block``."""
@@ -106,7 +113,7 @@ class TokenLinker(QObject):
             self._syncing = False
 
     def _on_cursor(self) -> None:
-        if self._syncing or self._doc is None:
+        if self._syncing or self._held or self._doc is None:
             return
         cur = self._editor.textCursor()
         block = cur.block()

@@ -12,14 +12,22 @@ signals:
 - ``cursor_token_changed(int, TokenView | None)``: the token under the cursor;
 - ``encoding_ready(DocTokens)``: a new result for the whole text (``doc.text``,
   ``doc.tokens()``, ``doc.token_count``);
-- ``highlighted()``: the result is painted everywhere (screenshots, benchmarks).
+- ``painted()``: the editor shows the current text's colours (benchmarks);
+- ``highlighted()``: that, and the token table, inspector and counts follow too
+  (screenshots, tests).
+
+What a keystroke costs is kept to the highlight: its result is painted at once, while the
+token table, inspector, table selection, outline and status counts follow the text only once
+typing settles (:data:`VIEWS_SETTLE_MS` after the last edit or result; their repaints cost
+several times the highlight's). A result that is not an edit (a tokenizer, a first encode)
+updates them at once.
 """
 
 from __future__ import annotations
 
 from pathlib import Path
 
-from PySide6.QtCore import Qt, Signal
+from PySide6.QtCore import Qt, QTimer, Signal
 from PySide6.QtGui import QAction, QCloseEvent, QDragEnterEvent, QDropEvent
 from PySide6.QtWidgets import QApplication, QDockWidget, QFileDialog, QMainWindow, QWidget
 
@@ -42,7 +50,7 @@ from explorer.ui.samples import DEFAULT_SAMPLE, sample_text
 from explorer.ui.settings import Settings
 from explorer.ui.status import StatusArea
 from explorer.ui.token_painter import TokenFormats, TokenPainter
-from explorer.ui.token_table import TokenTableModel, TokenTableView
+from explorer.ui.token_table import TokenTableModel, TokenTableView, combined_rows
 from explorer.ui.tokenizer_picker import TokenizerPicker, build_toolbar
 from explorer.ui.tokenizer_source import (
     DEFAULT_SOURCE,
@@ -56,6 +64,8 @@ from explorer.workers.doctokens import Change, DocTokens
 from explorer.workers.latest import Debounce
 
 TEXT_SIGNAL_MS = 250
+VIEWS_SETTLE_MS = 100
+"""The token table, inspector and counts follow an edit this long after typing settles."""
 AUTOSAVE_MS = 1000
 TEXT_SUFFIXES = {".txt", ".md", ".py", ".rst", ".csv", ".html", ".c", ".cpp", ".js", ".ts",
                  ".rs", ".go", ".java", ".xml", ".yaml", ".yml", ".toml"}
@@ -69,6 +79,7 @@ class MainWindow(QMainWindow):
     text_changed = Signal(object)  # a str; object: no 10 MB QString copy per emit
     cursor_token_changed = Signal(int, object)
     encoding_ready = Signal(object)
+    painted = Signal()
     highlighted = Signal()
 
     def __init__(self, report_error: ErrorReporter | None = None, autosave: bool = True,
@@ -117,6 +128,13 @@ class MainWindow(QMainWindow):
         self.panels["tokens"].raise_()
 
         self._text_signal = Debounce(self._emit_text, TEXT_SIGNAL_MS, self)
+        self._views_steps: list[tuple[DocTokens, Change | None]] = []
+        """Results not yet shown in the table, inspector and counts (see the module notes)."""
+        self._views_stale = False
+        self._views_timer = QTimer(self)
+        self._views_timer.setSingleShot(True)
+        self._views_timer.setInterval(VIEWS_SETTLE_MS)
+        self._views_timer.timeout.connect(self._settle_views)
         self._autosave = Debounce(self.autosave_now, AUTOSAVE_MS, self) if autosave else None
         self.autosaver = Autosaver(self)
         """Writes the autosave file on its own worker thread."""
@@ -206,10 +224,15 @@ class MainWindow(QMainWindow):
         return self.controller.doc
 
     @property
-    def is_highlighted(self) -> bool:
-        """True when the text, the result and the painting all agree."""
+    def is_painted(self) -> bool:
+        """True when the text, the result and the editor's colours all agree."""
         return (not self.loader.busy and self.controller.up_to_date
                 and self.painter.is_complete)
+
+    @property
+    def is_highlighted(self) -> bool:
+        """True when :attr:`is_painted` and the table, inspector and counts follow too."""
+        return self.is_painted and not self._views_stale
 
     def text(self) -> str:
         """The editor's text (as ``toPlainText()``, without copying it out of Qt)."""
@@ -359,12 +382,16 @@ class MainWindow(QMainWindow):
         self.controller.partial_ready.connect(self.painter.set_partial)
         self.controller.failed.connect(lambda m: self.status.message(f"encoding failed: {m}"))
         self.painter.complete.connect(self._maybe_highlighted)
+        self.controller.busy_changed.connect(lambda busy: busy or self._maybe_highlighted())
         self.loader.loaded.connect(self._on_loaded)
         self.loader.failed.connect(self._on_load_failed)
         self.linker.current_changed.connect(self.cursor_token_changed)
 
     def _on_contents_change(self, _pos: int, removed: int, added: int) -> None:
         if removed or added:
+            self._views_stale = True
+            self.linker.hold()
+            self._views_timer.start()
             self._text_signal()
             if self._autosave is not None:
                 self._autosave()
@@ -397,21 +424,41 @@ class MainWindow(QMainWindow):
             self._refresh_recent()
 
     def _on_result(self, doc: DocTokens, change: Change | None) -> None:
-        lines = None if change is None else doc.changed_lines(change)
+        lines = None if change is None else doc.repaint_lines(change)
         # A huge change is painted like a new result: visible blocks first, the rest lazily.
         self.painter.set_result(doc, lines if lines is not None and len(lines) <= 20_000
                                 else None)
-        self.table_model.set_result(doc, change)
-        self.status.show_stats(doc)
         self.status.show_progress(1, 1)
-        self.ids_view.set_result(doc)
-        self.linker.set_result(doc)
+        self._views_steps.append((doc, change))
+        if change is None:  # not an edit: everything follows at once
+            self._settle_views()
+        else:
+            self._views_stale = True
+            self._views_timer.start()
         self.encoding_ready.emit(doc)
         self._maybe_highlighted()
 
+    def _settle_views(self) -> None:
+        """Show the latest result in the token table, inspector, ids view and counts."""
+        ctl = self.controller
+        doc = ctl.doc
+        if (doc is None or ctl.applied_revision != ctl.revision
+                or doc.tokenizer is not ctl.tokenizer):
+            return  # a result is on its way; it starts the timer again
+        self._views_timer.stop()
+        steps, self._views_steps = self._views_steps, []
+        self.table_model.replace_rows(doc, combined_rows(self.table_model.doc, steps))
+        self.status.show_stats(doc)
+        self.ids_view.set_result(doc)
+        self.linker.set_result(doc)
+        self._views_stale = False
+        self._maybe_highlighted()
+
     def _maybe_highlighted(self) -> None:
-        if self.is_highlighted:
-            self.highlighted.emit()
+        if self.is_painted:
+            self.painted.emit()
+            if self.is_highlighted:
+                self.highlighted.emit()
 
     def _refresh_picker(self) -> None:
         loaded = [s for s in self.loader.cached() if not s.startswith("bundled:")]

@@ -18,16 +18,19 @@ spaces and line separators) are never reported.
 
 from __future__ import annotations
 
+import math
 import unicodedata
 from collections.abc import Iterable
 
 import numpy as np
-from PySide6.QtCore import QEvent, QLoggingCategory, QObject, QRectF, Qt
+from PySide6.QtCore import QEvent, QLoggingCategory, QObject, QPointF, QRect, QRectF, Qt
 from PySide6.QtGui import (
     QColor,
     QFont,
     QFontDatabase,
+    QImage,
     QPainter,
+    QPaintEvent,
     QPen,
     QRawFont,
     QTextLayout,
@@ -42,6 +45,10 @@ SMALL_TEXT = 100_000
 """Texts up to this many characters are scanned with ``set``; longer ones with numpy."""
 EXAMPLES = 6
 """Example characters per script in the status label's tooltip."""
+BOX_IMAGES = 4096
+"""Drawn hex boxes kept (the cache starts over beyond this many)."""
+LINE_BOXES = 512
+"""Lines whose box rectangles are kept (see ``MissingGlyphs._cached_block_boxes``)."""
 
 
 FONT_PROBE_RULE = "qt.text.font.db.info=false"
@@ -161,6 +168,10 @@ class MissingGlyphs(QObject):
         self.editor = editor
         self.coverage = GlyphCoverage(editor.font())
         self.missing: set[int] = set()
+        self._images: dict[tuple, QImage] = {}
+        """Drawn hex boxes (see :meth:`paint_boxes`)."""
+        self._line_boxes: dict[tuple, list[tuple[QRectF, int]]] = {}
+        """Boxes of a line, relative to it (see :meth:`_cached_block_boxes`)."""
         self.by_script: dict[str, list[int]] = {}
         self.label = ElidedLabel("", parent, min_chars=24)
         self.label.setObjectName("missing-fonts")
@@ -176,6 +187,7 @@ class MissingGlyphs(QObject):
         if set(missing) == self.missing:
             return
         self.missing = set(missing)
+        self._line_boxes.clear()
         self.by_script = scripts_without_font(missing)
         label, tooltip = status_text(self.by_script)
         self.label.setText(label)
@@ -189,12 +201,14 @@ class MissingGlyphs(QObject):
         if (event.type() == QEvent.Type.Paint and self.missing
                 and watched is self.editor.viewport()):
             self.editor.paintEvent(event)  # the editor's own painting first
-            self.paint_boxes()
+            self.paint_boxes(event.rect() if isinstance(event, QPaintEvent) else None)
             return True
         return False
 
-    def boxes(self) -> list[tuple[QRectF, int]]:
-        """Viewport rectangles of the visible undrawable characters, with their code points.
+    def boxes(self, area: QRect | None = None) -> list[tuple[QRectF, int]]:
+        """Viewport rectangles of the visible undrawable characters, with their code points
+        (only in the blocks that reach into viewport rectangle ``area``, when given: a
+        keystroke repaints one line, not the whole viewport).
 
         Qt places the cursor only between clusters (a Devanagari syllable is one), so each
         cluster's width is shared equally by its code points that need a glyph: without a
@@ -203,19 +217,36 @@ class MissingGlyphs(QObject):
         ed = self.editor
         out: list[tuple[QRectF, int]] = []
         block = ed.firstVisibleBlock()
-        bottom = ed.viewport().height()
+        top, bottom = 0, ed.viewport().height()
+        if area is not None:
+            top, bottom = area.top(), min(bottom, area.bottom() + 1)
         while block.isValid():
             geometry = ed.blockBoundingGeometry(block).translated(ed.contentOffset())
             if geometry.top() > bottom:
                 break
+            if geometry.bottom() < top:
+                block = block.next()
+                continue
             text = block.text()
             layout = block.layout()
             if (block.isVisible() and layout is not None and not text.isascii()
                     and not self.missing.isdisjoint(map(ord, text))):
                 out += [(r.translated(geometry.topLeft()), cp)
-                        for r, cp in self._block_boxes(layout, text)]
+                        for r, cp in self._cached_block_boxes(layout, text, geometry.width())]
             block = block.next()
         return out
+
+    def _cached_block_boxes(self, layout: QTextLayout, text: str,
+                            width: float) -> list[tuple[QRectF, int]]:
+        """:meth:`_block_boxes`, kept per line text and width (a keystroke repaints its line
+        twice, and a line's boxes cost a Qt call per character to find)."""
+        key = (text, width, layout.lineCount(), self.editor.font().key())
+        found = self._line_boxes.get(key)
+        if found is None:
+            if len(self._line_boxes) > LINE_BOXES:
+                self._line_boxes.clear()
+            found = self._line_boxes[key] = self._block_boxes(layout, text)
+        return found
 
     def _block_boxes(self, layout: QTextLayout, text: str) -> list[tuple[QRectF, int]]:
         cols: list[tuple[int, int]] = []  # (UTF-16 column, code point)
@@ -245,36 +276,64 @@ class MissingGlyphs(QObject):
             i = max(j, i + 1)
         return out
 
-    def paint_boxes(self) -> None:
-        """Draw a hex box over each visible undrawable character."""
-        boxes = self.boxes()
+    def paint_boxes(self, area: QRect | None = None) -> None:
+        """Draw a hex box over each visible undrawable character (in ``area``, if given).
+
+        Each box is drawn once into a small image, kept per code point, size, sub-pixel
+        offset and colours, then copied: a line of a script without a font has dozens of
+        boxes, and drawing each one's digits anew cost milliseconds per repaint."""
+        boxes = self.boxes(area)
         if not boxes:
             return
         painter = QPainter(self.editor.viewport())
-        painter.setRenderHint(QPainter.RenderHint.Antialiasing)
         palette = self.editor.palette()
-        fg = palette.text().color()
-        bg = palette.base().color()
-        font = QFont(self.editor.font())
+        colors = (palette.text().color().rgba(), palette.base().color().rgba())
+        ratio = self.editor.viewport().devicePixelRatioF()
         for rect, cp in boxes:
             box = rect.adjusted(0.5, 1.5, -0.5, -1.5)
             if box.width() < 3 or box.height() < 6:
                 continue
-            painter.setPen(QPen(QColor(fg), 1))
-            painter.setBrush(QColor(bg))
-            painter.drawRect(box)
-            rows = hex_rows(cp)
-            font.setPixelSize(max(4, int(box.height() / 2 - 1)))
-            painter.setFont(font)
-            metrics = painter.fontMetrics()
-            widest = max(metrics.horizontalAdvance(r) for r in rows)
-            scale = min(1.0, (box.width() - 2) / widest) if widest else 1.0
-            half = box.height() / 2
-            for i, row in enumerate(rows):
-                painter.save()
-                painter.translate(box.left() + 1, box.top() + i * half)
-                painter.scale(scale, 1.0)
-                painter.drawText(QRectF(0, 0, (box.width() - 2) / scale, half),
-                                 Qt.AlignmentFlag.AlignCenter, row)
-                painter.restore()
+            x, y = math.floor(box.left()), math.floor(box.top())
+            key = (cp, round(box.left() - x, 2), round(box.top() - y, 2),
+                   round(box.width(), 2), round(box.height(), 2), colors, ratio)
+            image = self._images.get(key)
+            if image is None:
+                if len(self._images) > BOX_IMAGES:
+                    self._images.clear()
+                image = self._images[key] = self._box_image(key, self.editor.font())
+            painter.drawImage(QPointF(x, y), image)
         painter.end()
+
+    @staticmethod
+    def _box_image(key: tuple, font: QFont) -> QImage:
+        """The hex box of ``key = (cp, dx, dy, width, height, (fg, bg), ratio)``, drawn at
+        ``(dx, dy)`` in a transparent image."""
+        cp, dx, dy, width, height, (fg, bg), ratio = key
+        image = QImage(math.ceil((dx + width + 1.5) * ratio),
+                       math.ceil((dy + height + 1.5) * ratio),
+                       QImage.Format.Format_ARGB32_Premultiplied)
+        image.setDevicePixelRatio(ratio)
+        image.fill(Qt.GlobalColor.transparent)
+        painter = QPainter(image)
+        painter.setRenderHint(QPainter.RenderHint.Antialiasing)
+        box = QRectF(dx, dy, width, height)
+        painter.setPen(QPen(QColor.fromRgba(fg), 1))
+        painter.setBrush(QColor.fromRgba(bg))
+        painter.drawRect(box)
+        rows = hex_rows(cp)
+        font = QFont(font)
+        font.setPixelSize(max(4, int(box.height() / 2 - 1)))
+        painter.setFont(font)
+        metrics = painter.fontMetrics()
+        widest = max(metrics.horizontalAdvance(r) for r in rows)
+        scale = min(1.0, (box.width() - 2) / widest) if widest else 1.0
+        half = box.height() / 2
+        for i, row in enumerate(rows):
+            painter.save()
+            painter.translate(box.left() + 1, box.top() + i * half)
+            painter.scale(scale, 1.0)
+            painter.drawText(QRectF(0, 0, (box.width() - 2) / scale, half),
+                             Qt.AlignmentFlag.AlignCenter, row)
+            painter.restore()
+        painter.end()
+        return image

@@ -13,6 +13,10 @@ each block when it comes into view.
 After an edit only the blocks of the re-encoded segments are painted. A block whose text no
 longer matches the result (the user typed since) is left alone until the next result lands.
 ``Block.userState()`` records the paint generation, so scrolled-to blocks are painted first.
+New colours repaint only their own blocks on screen (:meth:`TokenPainter._batch`): Qt's plain
+text layout would otherwise repaint the whole viewport for every block whose formats change
+(its "optimization potential" path: a format change is reported as a change twice the block's
+length, which ends in a later block), twice per keystroke.
 Until a typed character's result lands (a few ms), the edited block's colours are shifted
 along with its text (:meth:`TokenPainter.shift_for_edit`) so they do not slide off their
 characters for a frame.
@@ -31,7 +35,8 @@ the new clusters (a typed ZWJ or combining mark can join two clusters).
 from __future__ import annotations
 
 from bisect import bisect_left, bisect_right
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 
 from PySide6.QtCore import QObject, QTimer, Signal
 from PySide6.QtGui import (
@@ -42,6 +47,7 @@ from PySide6.QtGui import (
     QTextDocument,
     QTextLayout,
 )
+from PySide6.QtWidgets import QPlainTextDocumentLayout
 from shiboken6 import isValid
 
 from explorer.engine.encoding import Token
@@ -52,13 +58,18 @@ from explorer.workers.doctokens import DocTokens
 
 BATCH_BLOCKS = 400
 """Blocks painted per zero-timer tick in the background pass."""
-EDIT_SYNC_LINES = 500
-"""An edit's re-encoded lines up to this many are all painted at once (see set_result)."""
+EDIT_SYNC_LINES = 8
+"""An edit's re-encoded lines up to this many are all painted at once; of more (a Unigram
+model's segments span many lines) the shown ones, the rest right after (see set_result)."""
 BACKGROUND_MAX_BLOCKS = 20_000
 """Documents with more blocks get no background pass: a block is painted when it is shown
 (scrolling, resizing: :meth:`TokenPainter.paint_visible` runs on the editor's update
 requests). Painting all 230k blocks of a 10 MB text took ~15 s of the GUI thread and kept a
 ``QTextLayout`` with formats alive for every block."""
+
+FEW_BLOCKS = 8
+"""Up to this many blocks with new colours are each laid out and repainted at once, shown
+or not (a keystroke's line); of more, only the shown ones (the rest when they are shown)."""
 
 VisibleRange = Callable[[], tuple[int, int]]
 
@@ -165,6 +176,15 @@ def block_ranges(doc: DocTokens, line: int, text: str,
     return _cluster_ranges(text, u16, spans, formats)
 
 
+def same_ranges(a: list[QTextLayout.FormatRange], b: list[QTextLayout.FormatRange]) -> bool:
+    """True when two lists of format ranges are equal (Qt lays a block out again for new
+    formats: a long line of a complex script costs milliseconds, and most lines of a big
+    re-encoded segment come out as they were)."""
+    return len(a) == len(b) and all(
+        x.start == y.start and x.length == y.length and x.format == y.format
+        for x, y in zip(a, b, strict=True))
+
+
 def _range(start: int, end: int, fmt: QTextCharFormat) -> QTextLayout.FormatRange:
     r = QTextLayout.FormatRange()
     r.start, r.length = start, end - start
@@ -264,6 +284,10 @@ class TokenPainter(QObject):
         self._generation = 1
         self._next_block = 0
         self._painting = False
+        self._batch_depth = 0
+        self._dirty: list[tuple[QTextBlock, int]] = []
+        """Blocks whose formats changed in the current batch, with their line counts."""
+        self._shift: tuple[int, int, int] | None = None
         self._edit_lines: range | None = None
         self._edit_next = 0
         self._edit_timer = QTimer(self)
@@ -272,7 +296,8 @@ class TokenPainter(QObject):
         self._timer = QTimer(self)
         self._timer.setInterval(0)
         self._timer.timeout.connect(self._paint_batch)
-        document.contentsChange.connect(self.shift_for_edit)
+        document.contentsChange.connect(self._note_edit)
+        document.contentsChanged.connect(self._after_edit)
 
     @property
     def is_complete(self) -> bool:
@@ -299,8 +324,7 @@ class TokenPainter(QObject):
         first, last = self._visible() if lazy or len(lines) > EDIT_SYNC_LINES else (0, -1)
         now = not lazy and len(lines) <= EDIT_SYNC_LINES
         deferred = False
-        self._painting = True
-        try:
+        with self._batch():
             block = self._document.findBlockByNumber(lines.start)
             while block.isValid() and block.blockNumber() < lines.stop:
                 if now or first <= block.blockNumber() <= last:
@@ -309,8 +333,6 @@ class TokenPainter(QObject):
                     block.setUserState(0)  # painted later (generations start at 1)
                     deferred = True
                 block = block.next()
-        finally:
-            self._painting = False
         if deferred and not lazy:
             self._edit_lines = lines if self._edit_lines is None else range(
                 min(lines.start, self._edit_lines.start), max(lines.stop, self._edit_lines.stop))
@@ -327,15 +349,12 @@ class TokenPainter(QObject):
             return
         block = self._document.findBlockByNumber(self._edit_next)
         n = 0
-        self._painting = True
-        try:
+        with self._batch():
             while block.isValid() and block.blockNumber() < lines.stop and n < BATCH_BLOCKS:
                 if block.userState() != self._generation:
                     self._paint(block)
                     n += 1
                 block = block.next()
-        finally:
-            self._painting = False
         if block.isValid() and block.blockNumber() < lines.stop:
             self._edit_next = block.blockNumber()
             return
@@ -358,9 +377,10 @@ class TokenPainter(QObject):
         self._edit_timer.stop()
         first, last = self._visible()
         block = self._document.findBlockByNumber(first)
-        while block.isValid() and block.blockNumber() <= last:
-            self._paint(block)
-            block = block.next()
+        with self._batch():
+            while block.isValid() and block.blockNumber() <= last:
+                self._paint(block)
+                block = block.next()
         self._next_block = 0
         if self._document.blockCount() <= BACKGROUND_MAX_BLOCKS:
             self._timer.start()
@@ -380,8 +400,7 @@ class TokenPainter(QObject):
 
     def _paint_shown(self) -> None:
         """Paint the visible blocks whose paint generation is not the current one."""
-        self._painting = True
-        try:
+        with self._batch():
             first, last = self._visible()
             block = self._document.findBlockByNumber(first)
             generation = self._generation
@@ -389,8 +408,18 @@ class TokenPainter(QObject):
                 if block.userState() != generation:
                     self._paint(block)
                 block = block.next()
-        finally:
-            self._painting = False
+
+    def _note_edit(self, pos: int, removed: int, added: int) -> None:
+        """An edit is being made: its colours are shifted once Qt has laid it out (a format
+        change made inside ``contentsChange`` would be merged into the edit's own change and
+        make Qt repaint the whole viewport)."""
+        if removed != added:
+            self._shift = (pos, removed, added)
+
+    def _after_edit(self) -> None:
+        shift, self._shift = self._shift, None
+        if shift is not None:
+            self.shift_for_edit(*shift)
 
     def shift_for_edit(self, pos: int, removed: int, added: int) -> None:
         """Keep the edited block's colours on their characters until the new result."""
@@ -414,7 +443,8 @@ class TokenPainter(QObject):
         text = block.text()
         if not text.isascii() or "\r\n" in text:  # e.g. a ZWJ typed between two emoji
             shifted = snap_to_graphemes(text, shifted)
-        block.layout().setFormats(shifted)
+        with self._batch():
+            self._set_formats(block, shifted)
 
     def _paint_batch(self) -> None:
         if not isValid(self._document):
@@ -422,15 +452,12 @@ class TokenPainter(QObject):
             return
         block = self._document.findBlockByNumber(self._next_block)
         n = 0
-        self._painting = True
-        try:
+        with self._batch():
             while block.isValid() and n < BATCH_BLOCKS:
                 if block.userState() != self._generation:
                     self._paint(block)
                     n += 1
                 block = block.next()
-        finally:
-            self._painting = False
         if block.isValid():
             self._next_block = block.blockNumber()
             return
@@ -445,7 +472,61 @@ class TokenPainter(QObject):
             ranges = block_ranges(self._doc, block.blockNumber(), block.text(), self.formats)
         if ranges is None:
             return  # stale: the text changed since this result; the next result paints it
-        if ranges or layout.formats():
-            layout.setFormats(ranges)
-            self._document.markContentsDirty(block.position(), block.length())
+        if not same_ranges(ranges, layout.formats()):  # else no relayout: nothing changed
+            self._set_formats(block, ranges)
         block.setUserState(self._generation)
+
+    def _set_formats(self, block: QTextBlock, ranges: list[QTextLayout.FormatRange]) -> None:
+        """Give ``block`` these formats and have it laid out again (inside :meth:`_batch`)."""
+        self._dirty.append((block, block.lineCount()))
+        block.layout().setFormats(ranges)
+        self._document.markContentsDirty(block.position(), block.length())
+
+    @contextmanager
+    def _batch(self) -> Iterator[None]:
+        """Format changes made inside are shown by repainting just their blocks.
+
+        Qt's plain-text layout answers a block's format change with a repaint of the whole
+        viewport (see the module notes), so its signals are held while formats are set;
+        afterwards each changed block is laid out and repainted alone (of many, only the
+        shown ones: the others are laid out when shown, Qt's layout is lazy anyway), and only
+        a block whose line count changed (wrapping moved) repaints everything below.
+        """
+        if self._batch_depth:  # inside another batch: that one shows the changes
+            yield
+            return
+        layout = self._document.documentLayout()
+        held = isinstance(layout, QPlainTextDocumentLayout) and not layout.signalsBlocked()
+        painting, self._painting = self._painting, True
+        self._batch_depth += 1
+        if held:
+            layout.blockSignals(True)
+        try:
+            yield
+        finally:
+            self._batch_depth -= 1
+            if held:
+                layout.blockSignals(False)
+            dirty, self._dirty = self._dirty, []
+            try:
+                if held and dirty:
+                    self._show_changed(layout, dirty)
+            finally:
+                self._painting = painting
+
+    def _show_changed(self, layout: QPlainTextDocumentLayout,
+                      dirty: list[tuple[QTextBlock, int]]) -> None:
+        if len(dirty) > FEW_BLOCKS:  # only the shown ones (finding them costs ~0.3 ms)
+            first, last = self._visible()
+            dirty = [(b, n) for b, n in dirty if b.isValid() and first <= b.blockNumber() <= last]
+        whole = False
+        for block, lines in dirty:
+            if not block.isValid():
+                continue
+            layout.blockBoundingRect(block)  # lays it out now
+            if block.lineCount() != lines:
+                whole = True
+                break
+            layout.updateBlock.emit(block)
+        if whole:
+            layout.requestUpdate()

@@ -8,7 +8,7 @@ selection and scroll position while typing.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from PySide6.QtCore import QModelIndex, QPersistentModelIndex, Qt, Signal
@@ -25,6 +25,28 @@ HEADERS = ("#", "id", "piece", "bytes", "span", "text")
 TOKEN_INDEX_ROLE = Qt.ItemDataRole.UserRole + 1
 _ROLES = {Qt.ItemDataRole.DisplayRole, Qt.ItemDataRole.ToolTipRole,
           Qt.ItemDataRole.BackgroundRole, TOKEN_INDEX_ROLE}
+
+
+def combined_rows(before: DocTokens | None,
+                  steps: Sequence[tuple[DocTokens, Change | None]]) -> tuple[int, int, int] | None:
+    """Rows ``(first, old, new)`` that one replacement takes from ``before``'s tokens to the
+    last step's, the steps being consecutive incremental results (each ``Change`` relative to
+    the step before it, the first to ``before``); None when they do not chain that way.
+
+    A step keeps the tokens before its ``first_token`` and the ones after its replaced rows,
+    so the tokens no step touched, counted from either end, stay as they are."""
+    if before is None or not steps:
+        return None
+    count = before.token_count
+    head = tail = count
+    for doc, change in steps:
+        if (change is None or change.first_token + change.old_tokens > count
+                or count - change.old_tokens + change.new_tokens != doc.token_count):
+            return None
+        head = min(head, change.first_token)
+        tail = min(tail, count - change.first_token - change.old_tokens)
+        count = doc.token_count
+    return head, before.token_count - head - tail, count - head - tail
 
 
 class TokenTableModel(HeaderTableModel):
@@ -54,18 +76,24 @@ class TokenTableModel(HeaderTableModel):
 
     def set_result(self, doc: DocTokens | None, change: Change | None = None) -> None:
         """Show ``doc``; with ``change`` only the replaced rows are updated."""
+        rows = None if change is None else (
+            change.first_token, change.old_tokens, change.new_tokens)
+        self.replace_rows(doc, rows)
+
+    def replace_rows(self, doc: DocTokens | None, rows: tuple[int, int, int] | None) -> None:
+        """Show ``doc``, whose rows ``[first, first+old)`` of the shown result became
+        ``new`` rows (``rows=(first, old, new)``, see :func:`combined_rows`); None: reset."""
         old = self._doc
         self._views = {}
-        consistent = (change is not None and old is not None and doc is not None
-                      and change.first_token + change.old_tokens <= old.token_count
-                      and old.token_count - change.old_tokens + change.new_tokens
-                      == doc.token_count)
-        if not consistent or change is None:
+        consistent = (rows is not None and old is not None and doc is not None
+                      and rows[0] + rows[1] <= old.token_count
+                      and old.token_count - rows[1] + rows[2] == doc.token_count)
+        if not consistent or rows is None:
             self.beginResetModel()
             self._doc = doc
             self.endResetModel()
             return
-        first, n_old, n_new = change.first_token, change.old_tokens, change.new_tokens
+        first, n_old, n_new = rows
         if n_new > n_old:
             self.beginInsertRows(QModelIndex(), first + n_old, first + n_new - 1)
             self._doc = doc

@@ -50,11 +50,13 @@ def load_job(path: Path) -> Generator[str, None, Loaded]:
     return Loaded(load_tokenizer(path, format=fmt), path, fmt)
 
 
-def encode_job(tokenizer: Tokenizer, base: DocTokens | None, text: str,
-               revision: int) -> Generator[Progress, None, Encoded]:
-    """Encode ``text``: incrementally from ``base`` when it used the same tokenizer."""
+def encode_job(tokenizer: Tokenizer, base: DocTokens | None, text: str, revision: int,
+               same: tuple[int, int] | None = None) -> Generator[Progress, None, Encoded]:
+    """Encode ``text``: incrementally from ``base`` when it used the same tokenizer
+    (``same``: the unchanged prefix and suffix lengths, when known; see
+    :func:`~explorer.workers.doctokens.update_document`)."""
     if base is not None and base.tokenizer is tokenizer:
-        updated = update_document(base, text, max_window=INCREMENTAL_MAX_WINDOW)
+        updated = update_document(base, text, max_window=INCREMENTAL_MAX_WINDOW, same=same)
         if updated is not None:
             return Encoded(updated[0], updated[1], revision)
     doc = yield from encode_document(tokenizer, text)

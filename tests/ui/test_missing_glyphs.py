@@ -82,6 +82,10 @@ def test_window_boxes_each_missing_code_point_and_names_the_package(qtbot, error
 
     boxes = glyphs.boxes()
     assert sorted(cp for _, cp in boxes) == sorted(ord(c) for c in HINDI)
+    # A repaint of part of the viewport (one edited line) looks only at the lines in it.
+    line = boxes[0][0].toRect()
+    assert sorted(cp for _, cp in glyphs.boxes(line)) == sorted(ord(c) for c in HINDI)
+    assert glyphs.boxes(line.translated(0, 3 * line.height())) == []
     with_boxes = w.editor.viewport().grab().toImage()
     saved, glyphs.missing = glyphs.missing, set()  # the overlay paints nothing now
     plain = w.editor.viewport().grab().toImage()

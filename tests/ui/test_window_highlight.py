@@ -148,3 +148,73 @@ def test_colours_move_with_typed_text_before_the_result_lands(qtbot, window):
     assert [(r.start, r.length) for r in first.layout().formats()] == [(0, 7), (7, 5)]
     wait_highlighted(qtbot, window)
     assert painted_ranges(window) == expected_ranges(window)
+
+
+def test_new_colours_repaint_only_their_lines(qtbot, window):
+    """A keystroke and its result repaint the edited line, not the whole viewport (Qt's
+    plain-text layout repaints everything for a block whose formats change)."""
+    from PySide6.QtCore import QEvent, QObject
+
+    text = "".join(f"line {i} with some words\n" for i in range(80))
+    window.set_text(text)
+    wait_highlighted(qtbot, window)
+    viewport = window.editor.viewport()
+
+    class Rects(QObject):
+        def __init__(self) -> None:
+            super().__init__()
+            self.heights: list[int] = []
+
+        def eventFilter(self, _obj, event):
+            if event.type() == QEvent.Type.Paint:
+                self.heights.append(event.rect().height())
+            return False
+
+    rects = Rects()
+    cur = window.editor.textCursor()
+    cur.setPosition(text.index("line 12 with") + 7)
+    window.editor.setTextCursor(cur)
+    qtbot.wait(50)
+    viewport.installEventFilter(rects)
+    qtbot.keyClicks(window.editor, "Z")
+    wait_highlighted(qtbot, window)
+    qtbot.wait(50)
+    viewport.removeEventFilter(rects)
+    assert painted_ranges(window) == expected_ranges(window)
+    assert rects.heights, "nothing repainted"
+    line = window.editor.fontMetrics().height()
+    assert max(rects.heights) <= 5 * line < viewport.height() // 2
+
+
+def test_reencode_is_told_where_the_text_changed(qtbot, window, monkeypatch):
+    """The controller passes the unchanged start and end it knows from Qt's change
+    notifications (quick typing: several changes since the result it starts from); they
+    are really unchanged, and the result equals a whole-text encode."""
+    from explorer.workers import jobs
+
+    calls = []
+    real = jobs.update_document
+
+    def spy(base, text, max_window=None, same=None):
+        calls.append((base.text, text, same))
+        return real(base, text, max_window, same)
+
+    monkeypatch.setattr(jobs, "update_document", spy)
+    text = "".join(f"line {i} with words\n" for i in range(60))
+    window.set_text(text)
+    wait_highlighted(qtbot, window)
+    cur = window.editor.textCursor()
+    cur.setPosition(text.index("line 30") + 4)
+    window.editor.setTextCursor(cur)
+    qtbot.keyClicks(window.editor, "ab c")
+    qtbot.keyClick(window.editor, Qt.Key.Key_Backspace)
+    qtbot.keyClick(window.editor, Qt.Key.Key_Return)
+    wait_highlighted(qtbot, window)
+    hinted = [c for c in calls if c[2] is not None]
+    assert hinted, "no re-encode was told where the text changed"
+    for old, new, (head, tail) in hinted:
+        assert old[:head] == new[:head]
+        assert old[len(old) - tail:] == new[len(new) - tail:]
+        assert head + tail <= min(len(old), len(new))
+    assert painted_ranges(window) == expected_ranges(window)
+    assert window.doc.ids().tolist() == window.tokenizer.encode(window.text()).ids

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import gc
+from bisect import bisect_right
 
 import pytest
 from doubles import DummyPrefixDouble, TiktokenDouble
@@ -224,3 +225,95 @@ def test_sentencepiece_document_equals_one_whole_text_encode():
     doc = _full(encode_document(tok, text, chunk=4096))
     assert len(doc.segments) > 100
     assert _flat(doc) == _expected(tok, text)
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.data())
+def test_known_unchanged_ends_give_the_same_result(data):
+    """``same=(prefix, suffix)`` from an editor's change notifications (any lengths that
+    are unchanged, not only the longest) gives what comparing the texts gives."""
+    text = BASE
+    doc = _full(encode_document(TIK, text, chunk=16))
+    for _ in range(3):
+        a = data.draw(st.integers(0, len(text)))
+        b = data.draw(st.integers(a, min(len(text), a + 6)))
+        ins = "".join(data.draw(st.lists(ALPHABET, max_size=3)))
+        new = text[:a] + ins + text[b:]
+        head = data.draw(st.integers(0, a))
+        tail = data.draw(st.integers(0, len(text) - b))
+        hinted, _ = update_document(doc, new, same=(head, tail))  # type: ignore[misc]
+        plain, _ = update_document(doc, new)  # type: ignore[misc]
+        assert _flat(hinted) == _flat(plain) == _expected(TIK, new)
+        assert hinted.text == new
+        text, doc = new, hinted
+
+
+def _relative(seg):
+    return seg.text, seg.ids.tolist(), [x - seg.origin for x in seg.starts], \
+        [x - seg.origin for x in seg.ends]
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.data())
+@pytest.mark.parametrize("tok", [TIK, DUMMY], ids=["tiktoken", "context-sensitive"])
+def test_context_segments_left_out_of_the_repaint_are_unchanged(tok, data):
+    """``repaint_lines`` leaves out only segments whose text and tokens are the old ones."""
+    text = BASE
+    doc = _full(encode_document(tok, text, chunk=16))
+    for _ in range(3):
+        a = data.draw(st.integers(0, len(text)))
+        b = data.draw(st.integers(a, min(len(text), a + 6)))
+        text = text[:a] + "".join(data.draw(st.lists(ALPHABET, max_size=3))) + text[b:]
+        new, change = update_document(doc, text)  # type: ignore[misc]
+        first, stop = change.first_segment, change.first_segment + change.new_segments
+        if change.same_first:
+            assert _relative(new.segments[first]) == _relative(doc.segments[first])
+        if change.same_last:
+            old_last = change.first_segment + change.old_segments - 1
+            assert _relative(new.segments[stop - 1]) == _relative(doc.segments[old_last])
+        repaint, changed = new.repaint_lines(change), new.changed_lines(change)
+        assert changed.start <= repaint.start and repaint.stop <= changed.stop
+        # The line where the text starts to differ (the drawn edit may begin with what was
+        # there) is always repainted.
+        edited = text.count("\n", 0, doctokens._common_prefix(doc.text, text))
+        assert repaint.start <= edited < max(repaint.stop, repaint.start + 1) or \
+            change.new_segments == 0
+        doc = new
+
+
+def _line_tokens(doc):
+    """Per line: the (id, start, end) of the tokens touching it, relative to the line."""
+    starts = [0] + [i + 1 for i, ch in enumerate(doc.text) if ch == "\n"]
+    out: list[list[tuple[int, int, int]]] = [[] for _ in starts]
+    for tok, a, b in doc.tokens():
+        first = max(0, bisect_right(starts, a) - 1)
+        last = max(first, bisect_right(starts, max(a, b - 1)) - 1)
+        for line in range(first, last + 1):
+            out[line].append((tok.id, a - starts[line], b - starts[line]))
+    return out
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.data())
+@pytest.mark.parametrize("tok", [TIK, DUMMY], ids=["tiktoken", "context-sensitive"])
+def test_lines_left_out_of_the_repaint_keep_their_tokens(tok, data):
+    """Every line outside ``repaint_lines`` has the tokens its old line had (lines before
+    the edit keep their number, lines after it move by the lines the edit added)."""
+    text = BASE
+    doc = _full(encode_document(tok, text, chunk=16))
+    for _ in range(3):
+        a = data.draw(st.integers(0, len(text)))
+        b = data.draw(st.integers(a, min(len(text), a + 6)))
+        ins = "".join(data.draw(st.lists(ALPHABET, max_size=3)))
+        new_text = text[:a] + ins + text[b:]
+        new, change = update_document(doc, new_text)  # type: ignore[misc]
+        repaint = new.repaint_lines(change)
+        before, after = _line_tokens(doc), _line_tokens(new)
+        moved = new_text.count("\n") - text.count("\n")
+        edit_line = text.count("\n", 0, a)
+        for line, toks in enumerate(after):
+            if line in repaint:
+                continue
+            old_line = line if line <= edit_line else line - moved
+            assert 0 <= old_line < len(before) and before[old_line] == toks, line
+        text, doc = new_text, new
