@@ -22,8 +22,11 @@ from __future__ import annotations
 import gc
 import sys
 from collections.abc import Iterator, Mapping
+from itertools import chain, compress, count, repeat
+from operator import is_
 from typing import Any
 
+from explorer.engine.bpe.batch import BatchMerger
 from explorer.engine.bpe.queue import NO_RANK, merge_with_queue
 from explorer.engine.bpe.trace import MergeStep, trace_merges
 from explorer.engine.errors import VocabFormatError
@@ -69,7 +72,8 @@ def byte_pair_table(ranks: Mapping[bytes, int]) -> list[int]:
 class BytePairModel:
     """Ranks-based BPE (``.tiktoken``-style: rank of a merged token decides its priority)."""
 
-    __slots__ = ("_cache", "_pair_rank", "_rank_of", "_sub_cache", "cache_limit", "ranks")
+    __slots__ = ("_batch", "_cache", "_pair_rank", "_rank_of", "_sub_cache", "cache_limit",
+                 "ranks")
 
     def __init__(self, ranks: Mapping[bytes, int], *, cache_limit: int = 200_000,
                  pair_table: list[int] | None = None) -> None:
@@ -89,6 +93,8 @@ class BytePairModel:
         if pair_table is None or len(pair_table) != 65536:
             pair_table = byte_pair_table(self.ranks)
         self._pair_rank = pair_table.__getitem__
+        self._batch = BatchMerger(self.ranks, pair_table, self.merge, cut=CUT,
+                                  short_piece=SHORT_PIECE)
         self._cache: dict[str, tuple[int, ...]] = {}
         self._sub_cache: dict[bytes, tuple[bytes, ...]] = {}
         self.cache_limit = cache_limit
@@ -212,71 +218,43 @@ class BytePairModel:
         return ids
 
     def encode_chunks(self, chunks: list[str]) -> list[int]:
-        """Token ids of many pre-tokens, concatenated (the hot loop of plain encoding).
+        """Token ids of many pre-tokens, concatenated (the hot loop of plain encoding)."""
+        return list(chain.from_iterable(self.encode_each(chunks)))
 
-        The miss path (whole lookup, first-pass pair ranks, scan) is inlined with every
-        name bound locally: on non-English text most distinct pre-tokens miss the memo.
+    def encode_each(self, chunks: list[str]) -> list[tuple[int, ...]]:
+        """The token ids of every pre-token, one tuple each (memoised).
+
+        Memo hits are looked up by a C-level ``map``; the distinct misses are then encoded
+        together (whole-token lookup, then :class:`~explorer.engine.bpe.batch.BatchMerger`)
+        and patched in at their positions.
         """
         cache = self._cache
-        get = cache.get
-        ranks = self.ranks
-        rank_get = ranks.get
-        rank_item = ranks.__getitem__
-        pair_rank = self._pair_rank
-        merge = self.merge
-        single = _SINGLE_BYTES.__getitem__
-        inf = NO_RANK
-        limit = self.cache_limit
-        out: list[int] = []
-        extend = out.extend
+        found = list(map(cache.get, chunks))
+        if None not in found:
+            return found  # type: ignore[return-value]
         # The cold pass allocates merge-state lists by the million: pausing the cyclic GC
         # for a long call skips most of its young-generation collections (as layout does).
         paused = len(chunks) >= GC_PAUSE_CHUNKS and gc.isenabled()
         if paused:
             gc.disable()
         try:
-            for chunk in chunks:
-                ids = get(chunk)
-                if ids is None:
-                    piece = chunk.encode("utf-8")
-                    rank = rank_get(piece)
-                    if rank is not None:
-                        ids = (rank,)
-                    else:
-                        m = len(piece) - 1
-                        pair_ranks = [NO_RANK] * m
-                        pair_ranks[0::2] = map(pair_rank,
-                                               memoryview(piece[: ((m + 1) // 2) * 2]).cast("H"))
-                        pair_ranks[1::2] = map(pair_rank,
-                                               memoryview(piece[1 : 1 + (m // 2) * 2]).cast("H"))
-                        if m >= SHORT_PIECE or CUT in pair_ranks:
-                            parts = merge(piece, pair_ranks)
-                        else:  # _merge_uncut's scan, inlined: most misses end here
-                            parts = list(map(single, piece))
-                            m -= 1  # index of the last pair
-                            while m >= 0:
-                                best = min(pair_ranks)
-                                if best == inf:
-                                    break
-                                i = pair_ranks.index(best)  # leftmost of the lowest rank
-                                merged = parts[i] + parts[i + 1]
-                                parts[i] = merged
-                                del parts[i + 1]
-                                del pair_ranks[i]
-                                if i < m:
-                                    pair_ranks[i] = rank_get(merged + parts[i + 1], inf)
-                                if i:
-                                    pair_ranks[i - 1] = rank_get(parts[i - 1] + merged, inf)
-                                m -= 1
-                        ids = tuple(map(rank_item, parts))
-                    if len(cache) >= limit:
-                        cache.clear()
-                    cache[chunk] = ids
-                extend(ids)
+            misses = list(compress(count(), map(is_, found, repeat(None))))
+            todo = list(dict.fromkeys(map(chunks.__getitem__, misses)))
+            pieces = list(map(str.encode, todo))
+            whole = list(map(self.ranks.get, pieces))
+            merged = iter(self._batch.encode(list(compress(pieces, map(is_, whole,
+                                                                        repeat(None))))))
+            fresh = dict(zip(todo, [(rank,) if rank is not None else next(merged)
+                                    for rank in whole], strict=True))
+            for i in misses:
+                found[i] = fresh[chunks[i]]
+            if len(cache) + len(fresh) > self.cache_limit:
+                cache.clear()
+            cache.update(fresh)
+            return found  # type: ignore[return-value]
         finally:
             if paused:
                 gc.enable()
-        return out
 
     def clear_cache(self) -> None:
         """Forget memoised pre-tokens (benchmarks use it for cold-cache runs)."""
