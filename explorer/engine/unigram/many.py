@@ -12,8 +12,9 @@ reached by the prefix-score bound before it), the text is redone from exact floa
 from __future__ import annotations
 
 import operator
+from bisect import bisect_left
 from collections.abc import Iterator, Sequence
-from itertools import chain, compress
+from itertools import accumulate, chain, compress
 from operator import itemgetter
 from typing import TYPE_CHECKING
 
@@ -127,11 +128,74 @@ def _encode(model: UnigramModel, texts: Sequence[str]) -> ManyEncoded:
             result.set_exact(k, list(zip(lengths, ids, strict=True)))
     return result
 
+class Resumed:
+    """A text encoded from an exact path score at one of its words (:func:`encode_from`):
+    its pieces, and from that word on every word's start and exact starting path score."""
+
+    __slots__ = ("ids", "lengths", "word_scores", "word_starts")
+
+    def __init__(self, lengths: list[int], ids: list[int], word_starts: list[int],
+                 word_scores: list[float]) -> None:
+        self.lengths = lengths
+        self.ids = ids
+        self.word_starts = word_starts
+        """Code-point positions (in the normalized text) of the words that have a score."""
+        self.word_scores = word_scores
+        """sentencepiece's path score at each of those words' first character."""
+
+
+def encode_from(
+    model: UnigramModel, text: str, anchor: int | None, score: float
+) -> Resumed | None:
+    """Encode normalized ``text`` as part of a longer text sentencepiece encodes in one pass.
+
+    ``anchor``: the position of a word of ``text`` where sentencepiece's path score is known
+    to be ``score`` (its state there: no piece crosses a word start); the words from there
+    on are decided exactly as in the longer text, and each one's starting score is
+    reported, so the next part can start from any of them. Words before the anchor are
+    context, encoded from score 0. ``anchor=None``: ``text`` is where the longer text
+    starts (score 0 at position 0). None when ``anchor`` is not a word start (or the model
+    does not cut words).
+    """
+    split = model._split
+    if split is None or not text:
+        return None
+    words = split.findall(text)
+    positions = list(accumulate(map(len, words), initial=0))
+    first = 0
+    if anchor is not None:
+        first = bisect_left(positions, anchor)
+        if first >= len(words) or positions[first] != anchor:
+            return None
+    else:
+        score = 0.0
+    with gc_paused():
+        index: dict[str, int] = {}
+        number = index.setdefault
+        rows = np.array([number(w, len(index)) for w in words], np.int64)
+        table = _word_table(model, list(index))
+        lengths, ids = (
+            _exact_pieces(model, words[:first], rows[:first], table, 0.0) if first else ([], [])
+        )
+        scores: list[float] = []
+        more_lengths, more_ids = _exact_pieces(model, words[first:], rows[first:], table, score,
+                                               scores)
+    return Resumed(lengths + more_lengths, ids + more_ids, positions[first:-1], scores)
+
+
 def _exact_pieces(
-    model: UnigramModel, words: list[str], rows: np.ndarray, table: WordTable, base: float
+    model: UnigramModel,
+    words: list[str],
+    rows: np.ndarray,
+    table: WordTable,
+    base: float,
+    word_scores: list[float] | None = None,
 ) -> tuple[list[int], list[int]]:
     """Pieces of ``words`` (their ``table`` rows) from exact prefix score ``base`` on,
     exactly as sentencepiece's one-pass Viterbi decides them, re-basing included.
+
+    ``word_scores``: when given, each word's exact starting path score is appended to it
+    (sentencepiece's ``best`` at the word's first character, before any re-basing there).
 
     A word's table segmentation holds while the magnitude of its true starting score
     stays below its limit. Speculate that every word keeps it: the float32 running score
@@ -177,6 +241,10 @@ def _exact_pieces(
         picked = take[:cut].tolist()
         out_lengths += map(piece_len.__getitem__, picked)
         out_ids += map(piece_id.__getitem__, picked)
+        if word_scores is not None:
+            done_words = changed + 1 if changed < stop else (
+                stop + 1 if stop < len(here) else len(here))
+            word_scores += starts[:done_words].tolist()
         if changed < stop:  # a re-run came out different: exact through that word
             out_lengths += new[0]
             out_ids += new[1]

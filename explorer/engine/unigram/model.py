@@ -46,7 +46,7 @@ from explorer.engine.unigram.limits import (
     CacheEntry,
     cache_entry,
 )
-from explorer.engine.unigram.many import ManyEncoded, encode_many
+from explorer.engine.unigram.many import ManyEncoded, Resumed, encode_from, encode_many
 from explorer.engine.unigram.trie import Entry, PieceTrie, cached_substrings
 
 UNK_PENALTY = 10.0
@@ -220,6 +220,12 @@ class UnigramModel:
         """Encode many normalized texts, the batch's new words solved at once (see
         :mod:`explorer.engine.unigram.many`)."""
         return encode_many(self, texts)
+
+    def encode_from(self, normalized: str, anchor: int | None, score: float) -> Resumed | None:
+        """Encode ``normalized`` as part of a longer text, sentencepiece's path score being
+        ``score`` at the word starting at ``anchor`` (see
+        :func:`explorer.engine.unigram.many.encode_from`)."""
+        return encode_from(self, normalized, anchor, score)
 
     def _score_array(self) -> np.ndarray:
         """:meth:`_score_table` as a float32 array."""
