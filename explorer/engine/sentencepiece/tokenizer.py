@@ -23,8 +23,10 @@ import random
 from array import array
 from bisect import bisect_left
 from collections.abc import Collection, Mapping, Sequence
-from itertools import accumulate, compress
+from itertools import compress
 from typing import Literal, Protocol
+
+import numpy as np
 
 from explorer.engine.compact import (
     CompactTokens,
@@ -125,6 +127,7 @@ class SentencePieceTokenizer(Tokenizer):
             }
         self.special_tokens = dict(special_tokens)
         self._all_specials = specials_pattern(self.special_tokens)
+        self._odd: np.ndarray | None = None  # see _odd_ids
 
     # -- Tokenizer interface --------------------------------------------------------------------
 
@@ -236,35 +239,37 @@ class SentencePieceTokenizer(Tokenizer):
                        ids: list[int], shift: int, table: TokenTable) -> None:
         """Append the model's pieces of one normalized part to ``out``: plain pieces as
         arrays, ``<unk>`` runs (merged, or byte fallback) through :meth:`_tokens`."""
-        ends_n = list(accumulate(lengths))
-        starts_n = [0, *ends_n[:-1]] if ends_n else []
-        n2o = normalized.norm_to_orig
-        at = shift.__add__
-        model = self.model
-        unk_id, types = model.unk_id, model.types
-        control = PieceType.CONTROL
-        odd = unk_id in ids or any(types[i] == control for i in set(ids))
-        if not odd:
-            out.ids.extend(ids)
-            out.starts.extend(map(at, map(n2o.__getitem__, starts_n)))
-            out.ends.extend(map(at, map(n2o.__getitem__, ends_n)))
+        if not ids:
             return
-        k, n = 0, len(ids)
-        while k < n:
-            u = k
-            while u < n and ids[u] != unk_id and types[ids[u]] != control:
-                u += 1
-            out.ids.extend(ids[k:u])
-            out.starts.extend(map(at, map(n2o.__getitem__, starts_n[k:u])))
-            out.ends.extend(map(at, map(n2o.__getitem__, ends_n[k:u])))
-            if u == n:
+        bounds = np.zeros(len(lengths) + 1, np.int64)
+        np.cumsum(lengths, out=bounds[1:])
+        mapped = (np.array(normalized.norm_to_orig, np.int64)[bounds] + shift).astype(np.int32)
+        odd = np.flatnonzero(self._odd_ids()[np.array(ids, np.int64)]).tolist()
+        k = 0
+        for u in [*odd, len(ids)]:  # plain pieces up to each odd one, as arrays
+            if u > k:
+                out.ids.extend(ids[k:u])
+                out.starts.frombytes(mapped[k:u].tobytes())
+                out.ends.frombytes(mapped[k + 1:u + 1].tobytes())
+            if u == len(ids):
                 break
-            v = u + 1
-            while v < n and ids[v] == unk_id:
-                v += 1
-            spans = list(zip(starts_n[u:v], ends_n[u:v], ids[u:v], strict=True))
-            _extend(out, table.compact(self._tokens(normalized, spans, shift)))
-            k = v
+            if u >= k:  # a run of unknowns starts here (merged, or bytes), or a control piece
+                v = u + 1
+                while v < len(ids) and ids[v] == ids[u] == self.model.unk_id:
+                    v += 1
+                starts_n, ends_n = bounds[u:v].tolist(), bounds[u + 1:v + 1].tolist()
+                spans = list(zip(starts_n, ends_n, ids[u:v], strict=True))
+                _extend(out, table.compact(self._tokens(normalized, spans, shift)))
+                k = v
+
+    def _odd_ids(self) -> np.ndarray:
+        """Per id: True for ``<unk>`` and control pieces (kept as whole Tokens)."""
+        odd = self._odd
+        if odd is None:
+            odd = np.array([t == PieceType.CONTROL for t in self.model.types], bool)
+            odd[self.model.unk_id] = True
+            self._odd = odd
+        return odd
 
     def encode_ids(self, text: str) -> list[int]:
         """Ids only, no special-token splitting: exactly ``SentencePieceProcessor.encode``."""
@@ -525,14 +530,24 @@ def _extend(out: CompactTokens, more: CompactTokens) -> None:
 def _add_points(offsets: array, states: array, word_starts: list[int], scores: list[float],
                 n2o: list[int], shift: int) -> None:
     """Append resume points: each word start's original offset (only where it is the first
-    normalized position at that offset, so a later window finds the same word) and score."""
-    last = offsets[-1] if offsets else -1
-    for p, score in zip(word_starts, scores, strict=True):
-        offset = n2o[p]
-        if (p == 0 or n2o[p - 1] < offset) and offset + shift > last:
-            last = offset + shift
-            offsets.append(last)
-            states.append(score)
+    normalized position at that offset, so a later window finds the same word) and score.
+    The offsets kept are then strictly increasing (``n2o`` never decreases)."""
+    if not word_starts:
+        return
+    where = np.array(n2o, np.int64)
+    at = np.array(word_starts, np.int64)
+    offset = where[at]
+    first = np.ones(len(at), bool)
+    inner = at > 0
+    first[inner] = where[at[inner] - 1] < offset[inner]
+    offset = offset[first] + shift
+    if offsets:
+        first_new = int(np.searchsorted(offset, offsets[-1], side="right"))
+        offset, kept_scores = offset[first_new:], np.array(scores)[first][first_new:]
+    else:
+        kept_scores = np.array(scores)[first]
+    offsets.frombytes(offset.astype(np.int32).tobytes())
+    states.frombytes(kept_scores.astype(np.float64).tobytes())
 
 
 def _utf8(text: str) -> bytes:
