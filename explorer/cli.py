@@ -49,15 +49,21 @@ def _read_input(source: str) -> str:
 def _load(args: argparse.Namespace):  # noqa: ANN202 - Tokenizer, imported lazily
     from explorer.engine.formats import load_tokenizer
 
-    vocab = args.vocab
-    if vocab.startswith("bundled:"):  # a vocabulary shipped with the app (also when frozen)
-        from explorer.bundled import bundled_vocabulary
-
-        try:
-            vocab = str(bundled_vocabulary(vocab))
-        except KeyError as e:
-            raise CliError(e.args[0]) from None
+    vocab = _bundled_path(args.vocab)
     return load_tokenizer(vocab, format=getattr(args, "format", None), preset=args.preset)
+
+
+def _bundled_path(vocab: str) -> str:
+    """The file of a ``bundled:NAME`` vocabulary (shipped with the app, also when frozen);
+    any other value as it is."""
+    if not vocab.startswith("bundled:"):
+        return vocab
+    from explorer.bundled import bundled_vocabulary
+
+    try:
+        return str(bundled_vocabulary(vocab))
+    except KeyError as e:
+        raise CliError(e.args[0]) from None
 
 
 def _encode_payload(enc) -> dict:  # noqa: ANN001
@@ -113,7 +119,7 @@ def cmd_encode(args: argparse.Namespace) -> int:
     add_special = getattr(args, "add_special_tokens", False)
     if add_special and not tok.supports_post_processor():
         raise CliError(f"--add-special-tokens: {tok.info.format} files have no post-processor "
-                       "(only tokenizer.json does)")
+                       "(tokenizer.json, model folders and GGUF have one)")
     # Ids only: tokenizers with an ids fast path skip building Token objects.
     encode_ids = (getattr(tok, "encode_ids", None)
                   if args.output == "ids" and not add_special else None)
@@ -218,10 +224,9 @@ def cmd_chat(args: argparse.Namespace) -> int:
         sys.stdout.write(render(source, messages, add_generation_prompt=args.add_generation_prompt,
                                 tools=tools, documents=documents, variables=variables))
         return 0
-    if tools or documents:
-        raise CliError("tools/documents are only rendered with --output text")
     prompt = build_prompt(tok, source, messages, add_generation_prompt=args.add_generation_prompt,
-                          variables=variables, context_length=setup.context_length)
+                          variables=variables, tools=tools, documents=documents,
+                          context_length=setup.context_length)
     out = sys.stdout
     if args.output == "ids":
         out.write(" ".join(map(str, prompt.encoding.ids)) + "\n")
@@ -303,7 +308,8 @@ def build_parser() -> argparse.ArgumentParser:
     enc.add_argument("--output", choices=["ids", "pieces", "json"], default="ids")
     enc.add_argument("--add-special-tokens", action="store_true",
                      help="run the tokenizer.json post-processor ([CLS]/[SEP], <s>/</s>, BOS) "
-                          "like HF encode(text, add_special_tokens=True)")
+                          "like HF encode(text, add_special_tokens=True); for GGUF, llama.cpp's "
+                          "tokenize(text, add_special=true) BOS/EOS")
     enc.add_argument("input", nargs="?", default="-", metavar="FILE|-",
                      help="UTF-8 text to encode (default: stdin)")
     enc.set_defaults(func=cmd_encode)
@@ -408,6 +414,10 @@ def main(argv: Sequence[str] | None = None) -> int:
             _open_path(args, open_path)
         if args.command is None:
             return _run_gui(args)
+        if args.command in ("parity", "stats"):  # their --vocab reads files: bundled: too
+            vocab = args.vocab
+            args.vocab = ([_bundled_path(v) for v in vocab] if isinstance(vocab, list)
+                          else _bundled_path(vocab))
         return int(args.func(args) or 0)
     except (CliError, TokenizerError) as e:
         print(f"tokenizer-explorer: error: {e}", file=sys.stderr)

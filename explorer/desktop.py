@@ -9,7 +9,9 @@ app appears in menus and opens vocabularies by double-click:
 - ``icons/hicolor/scalable/apps/<APP_ID>.svg`` and PNGs of :data:`ICON_SIZES`, rendered from
   the same SVG;
 - ``mime/packages/<APP_ID>.xml``: shared-mime-info types for ``.tiktoken``, ``.gguf`` (also by
-  its ``GGUF`` magic) and SentencePiece ``.model``;
+  its ``GGUF`` magic), SentencePiece ``.model`` and the named files of model folders
+  (``tokenizer.json``, ``tokenizer_config.json``, ``vocab.json``, ``tekken.json``,
+  ``merges.txt``, ``vocab.txt``);
 - ``metainfo/<APP_ID>.metainfo.xml``: AppStream data for software centres.
 
 Then it refreshes the caches whose tools exist (``update-mime-database``,

@@ -83,6 +83,62 @@ def test_chat_with_builtin_and_file_templates(messages_file, tmp_path, capsys):
     assert out == "[system][user][assistant][user]"
 
 
+TOOLS = [{"type": "function", "function": {
+    "name": "get_weather", "description": "Weather of a city",
+    "parameters": {"type": "object", "properties": {"city": {"type": "string"}},
+                   "required": ["city"]}}}]
+COHERE_TOOLS = [{"name": "internet_search", "description": "Search the web",
+                 "parameter_definitions": {"query": {"description": "what to search",
+                                                     "type": "str", "required": True}}}]
+DOCUMENTS = [{"title": "Tokyo", "text": "Tokyo is the capital of Japan."},
+             {"title": "Paris", "text": "Paris has 2.1 million people."}]
+
+
+@pytest.mark.parametrize(("gguf", "template", "extra"), [
+    ("gemma-4", None, {"tools": TOOLS}),
+    ("command-r", "tool_use", {"tools": COHERE_TOOLS}),
+    ("command-r", "rag", {"documents": DOCUMENTS}),
+])
+def test_chat_tools_and_documents_for_every_output(tmp_path, capsys, gguf, template, extra):
+    """Tool-use and RAG templates: --output text/ids/json/counts all render with the tools or
+    documents, exactly as transformers' apply_chat_template(tools=..., documents=...)."""
+    utils = pytest.importorskip("transformers.utils.chat_template_utils")
+    from explorer.engine.chat.templates import chat_setup
+    from explorer.engine.formats import load_tokenizer
+
+    path = require("llama-cpp", f"ggml-vocab-{gguf}.gguf")
+    setup = chat_setup(path)
+    source = setup.templates[template or "default"]
+    expected = utils.render_jinja_template(
+        conversations=[MESSAGES], chat_template=source, add_generation_prompt=True,
+        **extra, **setup.variables)[0][0]
+    try:  # the tools/documents are in the prompt (or the template needs them)
+        plain = utils.render_jinja_template(
+            conversations=[MESSAGES], chat_template=source, add_generation_prompt=True,
+            **setup.variables)[0][0]
+    except TypeError:
+        plain = None
+    assert expected != plain
+    capsys.readouterr()
+    conv = tmp_path / "conv.json"
+    conv.write_text(json.dumps({"messages": MESSAGES, **extra}, ensure_ascii=False),
+                    encoding="utf-8")
+    flags = ["--add-generation-prompt", *(["--template", template] if template else [])]
+    outs = {}
+    for output in ("text", "ids", "json", "counts"):
+        code, outs[output], err = run(["chat", "--vocab", path, conv, "--output", output,
+                                       *flags], capsys)
+        assert code == 0 and err == "", err
+    assert outs["text"] == expected
+    payload = json.loads(outs["json"])
+    assert payload["prompt"] == expected
+    want = load_tokenizer(path).encode(expected).ids
+    assert payload["ids"] == want and outs["ids"].split() == [str(i) for i in want]
+    assert outs["counts"].strip().split("\n")[-1].startswith(f"total\t{len(want)}")
+    assert sum(m["tokens"] or 0 for m in payload["messages"]) + \
+        payload["generation_prompt_tokens"] == payload["total"] == len(want)
+
+
 @pytest.mark.parametrize(("template", "content", "needle"), [
     ("{% for a in range(100000) %}{% for b in range(100000) %}{% endfor %}{% endfor %}",
      None, "longer than"),

@@ -66,9 +66,28 @@ def test_parity_bad_input_exit_2(tmp_path: Path, capsys) -> None:
                  str(tmp_path / "missing.txt")]) == 2
     assert "no such file" in capsys.readouterr().err
     if importlib.util.find_spec("llama_cpp") is None:
-        gguf = require("llama-cpp", "ggml-vocab-gpt-2.gguf")
+        # transformers cannot convert a bert GGUF; llama.cpp is missing: nothing to compare
+        gguf = require("llama-cpp", "ggml-vocab-bert-bge.gguf")
         assert main(["parity", "--vocab", str(gguf), str(SAMPLES)]) == 2
-        assert "pip install llama-cpp-python" in capsys.readouterr().err
+        err = capsys.readouterr().err
+        assert "pip install llama-cpp-python" in err and "'bert'" in err
+        assert len(err.strip().splitlines()) == 1
+
+
+def test_parity_gguf_exit_codes(tmp_path: Path, capsys) -> None:
+    """A GGUF through transformers' conversion: 0 when every line agrees (gpt-2), 1 when one
+    differs (starcoder: no split regex for its ``tokenizer.ggml.pre``), with the stage."""
+    lines = tmp_path / "lines.txt"
+    lines.write_text("Hello world\nied 4 ½ months\n", encoding="utf-8")
+    gpt2 = require("llama-cpp", "ggml-vocab-gpt-2.gguf")
+    assert main(["parity", "--vocab", str(gpt2), str(lines)]) == 0
+    assert "differing lines: 0" in capsys.readouterr().out
+    starcoder = require("llama-cpp", "ggml-vocab-starcoder.gguf")
+    assert main(["parity", "--vocab", str(starcoder), str(lines), "--output", "json"]) == 1
+    data = json.loads(capsys.readouterr().out)
+    assert data["differing_lines"]["transformers (GGUF)"] == 1
+    [d] = data["differing"]
+    assert (d["line"], d["stage"], d["first_token"]) == (2, "pre-tokenization", 3)
 
 
 def _stats_json(args: list[str], capsys) -> dict:
@@ -127,3 +146,15 @@ def test_stats_bad_input_is_one_line_exit_2(tmp_path: Path) -> None:
                               capture_output=True, text=True, cwd=ROOT)
         assert proc.returncode == 2, proc.stderr
         assert proc.stderr.count("\n") == 1 and "Traceback" not in proc.stderr
+
+
+def test_parity_and_stats_read_bundled_vocabularies(capsys) -> None:
+    """``--vocab bundled:NAME`` works as for ``encode`` (also in the frozen build, where the
+    files sit inside the bundle); an unknown name is one line, exit 2."""
+    assert main(["parity", "--vocab", "bundled:cl100k_base", str(SAMPLES)]) == 0
+    assert "explorer (this engine), tiktoken" in capsys.readouterr().out
+    data = _stats_json(["--vocab", "bundled:cl100k_base", "--workers", "1", str(SAMPLES)],
+                       capsys)
+    assert data["tokenizers"][0]["name"] == "cl100k_base.tiktoken"
+    assert main(["stats", "--vocab", "bundled:nope", str(SAMPLES)]) == 2
+    assert "no bundled vocabulary 'nope'" in capsys.readouterr().err

@@ -22,7 +22,9 @@ from explorer.desktop import ICON_SIZES, desktop_entry, exec_quote, installed_fi
 
 ROOT = Path(__file__).resolve().parent.parent
 DESKTOP = ROOT / "resources" / "desktop"
-MIME_TYPES = ["application/x-tiktoken", "application/x-gguf", "application/x-sentencepiece-model"]
+MIME_TYPES = ["application/x-tiktoken", "application/x-gguf", "application/x-sentencepiece-model",
+              "application/x-hf-tokenizer", "application/x-bpe-merges",
+              "application/x-wordpiece-vocab"]
 
 
 def need_tool(name: str, package: str) -> str:
@@ -109,10 +111,14 @@ def test_mime_types_known_to_shared_mime_info_and_qt(installed, tmp_path):
         "    print(db.mimeTypeForFile(name).name())\n"
     )
     env = {**os.environ, "XDG_DATA_HOME": str(installed), "XDG_DATA_DIRS": "/usr/share"}
-    done = subprocess.run([sys.executable, "-c", code, str(tmp_path / "a.tiktoken"),
-                           str(tmp_path / "b.gguf"), str(tmp_path / "tokenizer.model"),
-                           str(gguf)], env=env, capture_output=True, text=True, check=True)
-    assert done.stdout.split() == [*MIME_TYPES, "application/x-gguf"]
+    names = ["a.tiktoken", "b.gguf", "tokenizer.model", "tokenizer.json", "merges.txt",
+             "vocab.txt"]
+    done = subprocess.run([sys.executable, "-c", code, *(str(tmp_path / n) for n in names),
+                           str(gguf), str(tmp_path / "vocab.json"),
+                           str(tmp_path / "tokenizer_config.json"), str(tmp_path / "other.json")],
+                          env=env, capture_output=True, text=True, check=True)
+    assert done.stdout.split() == [*MIME_TYPES, "application/x-gguf", "application/x-hf-tokenizer",
+                                   "application/x-hf-tokenizer", "application/json"]
 
 
 def test_uninstall_removes_everything_it_installed(tmp_path):

@@ -140,6 +140,17 @@ def test_gguf_info_and_encode_like_the_source_tree(bundle, tmp_path, capsys):
     assert json.loads(done.stdout) == json.loads(capsys.readouterr().out)
 
 
+def test_missing_reference_libraries_are_explained_for_the_frozen_build(bundle):
+    """The frozen build leaves tiktoken out and has no pip: ``parity`` says so and how to get
+    a Tokenizer Explorer that can compare (one line, exit 2), instead of a pip command."""
+    text = resources(bundle) / "samples" / "multilingual.txt"
+    done = frozen(bundle, "parity", "--vocab", "bundled:cl100k_base", str(text))
+    assert done.returncode == 2, done.stderr
+    assert "tiktoken: not installed (not included in the frozen build" in done.stderr
+    assert "install Tokenizer Explorer with pip" in done.stderr
+    assert len(done.stderr.strip().splitlines()) == 1
+
+
 @pytest.mark.parametrize(("algorithm", "suffix", "size"),
                          [("bpe", ".json", "400"), ("unigram", ".model", "800")])
 def test_train_on_the_bundled_corpus_then_encode(bundle, tmp_path, algorithm, suffix, size):

@@ -3,8 +3,22 @@
 from __future__ import annotations
 
 import gc
+import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
+
+_lock = threading.Lock()
+_holders = 0
+
+
+def collection_held() -> bool:
+    """True while some thread is inside :func:`gc_paused` (an encode, a BPE merge loop).
+
+    A collector driven from elsewhere (the GUI thread's timer, :mod:`explorer.ui.gui_gc`)
+    waits then: a collection would walk the hundreds of thousands of containers that work
+    just made, tens of milliseconds of the GUI thread for nothing.
+    """
+    return _holders > 0
 
 
 @contextmanager
@@ -13,14 +27,25 @@ def gc_paused(active: bool = True) -> Iterator[None]:
 
     Tokens, id tuples and cache entries hold no reference cycles, yet every 700 allocations
     trigger a collection that walks the growing containers: on a large document that doubles
-    the encode time. Only pauses when ``active`` and the GC is on, and turns it back on
-    afterwards; a concurrent caller at worst sees the GC running during its own encode.
+    the encode time. Only pauses when ``active`` and turns the GC back on afterwards if it
+    was on; a concurrent caller at worst sees the GC running during its own encode. While
+    inside, :func:`collection_held` is True.
     """
-    if not active or not gc.isenabled():
+    global _holders
+    if not active:
         yield
         return
-    gc.disable()
+    with _lock:
+        _holders += 1
     try:
-        yield
+        if not gc.isenabled():
+            yield
+            return
+        gc.disable()
+        try:
+            yield
+        finally:
+            gc.enable()
     finally:
-        gc.enable()
+        with _lock:
+            _holders -= 1

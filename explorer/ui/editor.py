@@ -1,7 +1,10 @@
 """The editable text: hover tooltips for tokens, the selected-token outline, file drops.
 
 The editor knows nothing about tokenizers: it asks a ``tooltip_at(block, block_text, col16)``
-callback for hover text and reports cursor moves and dropped files as signals.
+callback for hover text and reports cursor moves and dropped files as signals. With the
+mouse within :data:`GAP_PIXELS` of the gap between two characters it first asks
+``boundary_tip_at(block, block_text, col16)`` (the gap before column ``col16``): "why this
+boundary" when the gap is a token boundary.
 
 Hover and outline work on whole grapheme clusters (user-perceived characters), like the
 painter: the tooltip of a character lists the tokens of every code point in it (a flag, a ZWJ
@@ -37,6 +40,9 @@ TooltipAt = Callable[[int, str, int], str | None]
 SPLIT_NOTE = ("<p><b>One character, {n} code points, split between tokens</b> "
               "(each token below; its bytes in hex)</p>")
 """Heads the tooltip of a multi-code-point character whose code points are in different tokens."""
+GAP_PIXELS = 3
+"""How close (in pixels) to the gap between two characters the mouse must be for the gap's
+boundary tooltip instead of the character's token tooltip."""
 BIG_PASTE_CHARS = 100_000
 """Pastes this long first clear the colours where they go (see ``_drop_formats_at_cursor``)."""
 
@@ -76,6 +82,9 @@ class TokenEditor(QPlainTextEdit):
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.tooltip_at: TooltipAt | None = None
+        self.boundary_tip_at: TooltipAt | None = None
+        self.last_tip_pos: QPoint | None = None
+        """Global position of the last tooltip request (late answers show there)."""
         font = QFontDatabase.systemFont(QFontDatabase.SystemFont.FixedFont)
         font.setPointSize(max(font.pointSize(), 11))
         font.setStyleHint(QFont.StyleHint.Monospace)
@@ -152,6 +161,29 @@ class TokenEditor(QPlainTextEdit):
         col = line.xToCursor(x, QTextLine.CursorPosition.CursorOnCharacter)
         return block.blockNumber(), col
 
+    def gap_at(self, pos: QPoint) -> tuple[int, int] | None:
+        """``(block number, UTF-16 column)`` of the gap between two characters of one line
+        within :data:`GAP_PIXELS` of viewport point ``pos`` (the gap before that column), or
+        None (line ends and gaps inside a grapheme cluster are not gaps)."""
+        hit = self.char_at(pos)
+        if hit is None:
+            return None
+        block = self.document().findBlockByNumber(hit[0])
+        layout = block.layout()
+        origin = self.blockBoundingGeometry(block).translated(self.contentOffset()).topLeft()
+        x = pos.x() - origin.x()
+        line = layout.lineForTextPosition(hit[1])
+        if not line.isValid():
+            return None
+        col = line.xToCursor(x, QTextLine.CursorPosition.CursorBetweenCharacters)
+        text = block.text()
+        if not 0 < col < len(text.encode("utf-16-le")) // 2:
+            return None
+        gap_x, _ = line.cursorToX(col)
+        if abs(gap_x - x) > GAP_PIXELS or cluster_bounds(text, col)[0] != col:
+            return None
+        return hit[0], col
+
     def tooltip_for(self, block_number: int, block_text: str, col16: int) -> str | None:
         """Hover text of the character at ``col16``: the tokens of each of its code points."""
         if self.tooltip_at is None:
@@ -171,10 +203,16 @@ class TokenEditor(QPlainTextEdit):
         return tips[0] if tips else None
 
     def viewportEvent(self, event: QEvent) -> bool:
-        """Tooltips for the token(s) of the character under the mouse."""
+        """Tooltips: why the boundary under the mouse is there, else the token(s) of the
+        character under it."""
         if event.type() == QEvent.Type.ToolTip and isinstance(event, QHelpEvent):
             tip = None
-            hit = self.char_at(event.pos())
+            self.last_tip_pos = event.globalPos()
+            gap = self.gap_at(event.pos()) if self.boundary_tip_at is not None else None
+            if gap is not None and self.boundary_tip_at is not None:
+                block = self.document().findBlockByNumber(gap[0])
+                tip = self.boundary_tip_at(gap[0], block.text(), gap[1])
+            hit = self.char_at(event.pos()) if tip is None else None
             if hit is not None:
                 block = self.document().findBlockByNumber(hit[0])
                 tip = self.tooltip_for(hit[0], block.text(), hit[1])

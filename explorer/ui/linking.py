@@ -59,6 +59,18 @@ class TokenLinker(QObject):
         offset = offset_of(self._doc, block, block_text, col16)
         return None if offset is None else self._doc.token_at(offset)
 
+    def is_boundary_at(self, block: int, block_text: str, col16: int) -> bool:
+        """True when the gap before UTF-16 column ``col16`` of block ``block`` is a boundary
+        of the current tokens: one token ends there and the next starts there."""
+        if self._doc is None:
+            return False
+        offset = offset_of(self._doc, block, block_text, col16)
+        if offset is None or offset == 0:
+            return False
+        right, left = self._doc.token_at(offset), self._doc.token_at(offset - 1)
+        return (right is not None and left is not None and right != left
+                and self._doc.span(right)[0] == offset and self._doc.span(left)[1] == offset)
+
     def tooltip_at(self, block: int, block_text: str, col16: int) -> str | None:
         """Hover text: the token and the partial-UTF-8 neighbours that start inside its span
         (sharing it, or lying inside the character it ends in)."""

@@ -27,6 +27,7 @@ from explorer.engine.formats import FOLDER_FILES
 from explorer.engine.tokenizer import Tokenizer
 from explorer.ui.about import AboutDialog
 from explorer.ui.autosave import Autosaver, load_text
+from explorer.ui.boundary_tips import BoundaryTips
 from explorer.ui.editor import TokenEditor, local_files
 from explorer.ui.encoding_controller import EncodingController
 from explorer.ui.font_warmup import FontWarmer
@@ -97,6 +98,9 @@ class MainWindow(QMainWindow):
         self.inspector = InspectorPanel(self)
         self.ids_view = IdsView(self)
         self.linker = TokenLinker(self.editor, self.table_model, self.table, self.inspector, self)
+        self.boundary_tips = BoundaryTips(self.editor, lambda: self.tokenizer,
+                                          self.linker.is_boundary_at, self)
+        self.tokenizer_changed.connect(lambda _tok: self.boundary_tips.clear())
         self.status = StatusArea(self.statusBar(), self)
         self.missing_glyphs = MissingGlyphs(self.editor, self.statusBar(), self)
         self.text_changed.connect(self.missing_glyphs.update_text)

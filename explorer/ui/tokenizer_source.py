@@ -21,13 +21,30 @@ from explorer.workers.latest import LatestRunner
 
 BUNDLED_PREFIX = "bundled:"
 DEFAULT_SOURCE = "bundled:cl100k_base"
-FILE_FILTER = ("Vocabularies (*.tiktoken *.json *.model *.gguf *.model.v* *.js *.vocab vocab.txt "
-               "merges.txt);;"
-               "tiktoken ranks (*.tiktoken);;Hugging Face tokenizer.json (*.json);;"
-               "SentencePiece model (*.model *.model.v*);;GGUF (*.gguf);;"
-               "tiktoken JSON, tekken.json (*.json *.js);;minbpe (*.model *.vocab);;"
-               "Model folder files (tokenizer_config.json vocab.json merges.txt vocab.txt);;"
-               "All files (*)")
+FILE_TYPES: tuple[tuple[str, tuple[str, ...]], ...] = (
+    ("tiktoken ranks", ("*.tiktoken",)),
+    ("Hugging Face tokenizer.json", ("tokenizer.json", "*.json")),
+    ("Model folder files", ("tokenizer_config.json", "special_tokens_map.json", "config.json",
+                            "vocab.json", "merges.txt", "vocab.txt", "tokenizer.model",
+                            "chat_template.json", "chat_template.jinja")),
+    ("SentencePiece model", ("*.model", "*.model.v*")),
+    ("GGUF", ("*.gguf",)),
+    ("tiktoken JSON: js-tiktoken, claude.json", ("*.json", "*.js")),
+    ("Mistral tekken", ("tekken*.json",)),
+    ("minbpe", ("*.model", "*.vocab")),
+)
+"""File > Open's file types: (name, glob patterns). Folders: File > Open Model Folder."""
+
+
+def file_filter(types: tuple[tuple[str, tuple[str, ...]], ...] = FILE_TYPES) -> str:
+    """The Qt name-filter string: every vocabulary first, then each type, then all files."""
+    every = list(dict.fromkeys(p for _, patterns in types for p in patterns))
+    parts = [f"Vocabularies ({' '.join(every)})"]
+    parts += [f"{name} ({' '.join(patterns)})" for name, patterns in types]
+    return ";;".join([*parts, "All files (*)"])
+
+
+FILE_FILTER = file_filter()
 
 ErrorReporter = Callable[[str, str], None]
 

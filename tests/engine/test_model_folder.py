@@ -29,16 +29,19 @@ def auto(folder: Path):
     return transformers.AutoTokenizer.from_pretrained(str(folder))
 
 
-def assert_same(tok, ref, text: str, *, offsets_with_specials: bool = False) -> None:
+def assert_same(tok, ref, text: str, *, with_specials: bool = False) -> None:
+    """ids, tokens and offsets as transformers gives them without special tokens (and, with
+    ``with_specials``, with them)."""
     enc = tok.encode(text)
     r = ref(text, add_special_tokens=False, return_offsets_mapping=True)
     assert enc.ids == r["input_ids"]
     assert enc.pieces == ref.convert_ids_to_tokens(r["input_ids"])
-    if offsets_with_specials:  # RoBERTa trims offsets in its post-processor
+    assert enc.offsets == [tuple(o) for o in r["offset_mapping"]]
+    if with_specials:
         enc = tok.encode(text, add_special_tokens=True)
         r = ref(text, return_offsets_mapping=True)
         assert enc.ids == r["input_ids"]
-    assert enc.offsets == [tuple(o) for o in r["offset_mapping"]]
+        assert enc.offsets == [tuple(o) for o in r["offset_mapping"]]
 
 
 @pytest.fixture(scope="module")
@@ -89,18 +92,23 @@ def test_gpt2_folder_add_bos_and_eos_token(tmp_path, gpt2_files):
         assert enc.offsets == [tuple(o) for o in r["offset_mapping"]]
 
 
-def test_roberta_vocab_json_merges_txt_with_prefix_space(tmp_path, gpt2_files):
+@pytest.mark.parametrize("prefix_space", [True, False])
+def test_roberta_vocab_json_merges_txt(tmp_path, gpt2_files, prefix_space):
+    """RobertaProcessing trims offsets past spaces even without special tokens, as HF does:
+    compared on the multilingual lines (spaces, tabs, newlines) with and without them."""
     vocab, merges = gpt2_files
     vocab = dict(vocab)
     for extra in ("<s>", "<pad>", "</s>", "<unk>", "<mask>"):
         vocab[extra] = len(vocab)
     folder = write_bpe_folder(tmp_path / "roberta", vocab, merges, {
-        "tokenizer_class": "RobertaTokenizer", "add_prefix_space": True})
+        "tokenizer_class": "RobertaTokenizer", "add_prefix_space": prefix_space})
     ref = auto(folder)
     tok = load_tokenizer(folder)
     assert {"<s>", "</s>", "<mask>", "<pad>", "<unk>"} <= set(tok.info.special_tokens)
-    for text in (TEXT, EXTRA):
-        assert_same(tok, ref, text, offsets_with_specials=True)
+    for text in (TEXT, EXTRA, "Hello  world, wörld 你好\n  x"):
+        assert_same(tok, ref, text, with_specials=True)
+    enc = tok.encode(" Hello world")
+    assert enc.offsets[-1] == (7, 12)  # "Ġworld" without its space
 
 
 def test_bert_vocab_txt_with_config(tmp_path):
@@ -205,3 +213,77 @@ def test_bad_folders_name_the_file(tmp_path, files, needle):
 def test_empty_folder(tmp_path):
     with pytest.raises(VocabFormatError, match="no tokenizer files"):
         load_tokenizer(tmp_path)
+
+
+# --- add_bos_token / add_eos_token: what transformers v5 does with them -------------------
+
+LLAMA_BOS_TEMPLATE = {
+    "type": "TemplateProcessing",
+    "single": [{"SpecialToken": {"id": "<s>", "type_id": 0}},
+               {"Sequence": {"id": "A", "type_id": 0}}],
+    "pair": [{"SpecialToken": {"id": "<s>", "type_id": 0}},
+             {"Sequence": {"id": "A", "type_id": 0}},
+             {"SpecialToken": {"id": "<s>", "type_id": 1}},
+             {"Sequence": {"id": "B", "type_id": 1}}],
+    "special_tokens": {"<s>": {"id": "<s>", "ids": [1], "tokens": ["<s>"]}}}
+FLAGS = [{}, {"add_bos_token": False, "add_eos_token": True},
+         {"add_bos_token": True, "add_eos_token": True}]
+LLAMA_TEXTS = [*TEXT.splitlines()[::8], "Hello wörld 你好 <s> x</s> end", "  two  spaces "]
+
+
+@pytest.fixture(scope="module")
+def llama_tokenizer_json(tmp_path_factory) -> dict:
+    """A Llama-style tokenizer.json: Mistral's real SentencePiece model converted by
+    transformers itself, given the ``<s> $A`` post-processor Llama 2's file has."""
+    transformers = pytest.importorskip("transformers")
+    src = tmp_path_factory.mktemp("llama_src")
+    shutil.copyfile(require("mistral-common", "tokenizer.model.v1"), src / "tokenizer.model")
+    (src / "tokenizer_config.json").write_text(json.dumps(
+        {"tokenizer_class": "LlamaTokenizer", "bos_token": "<s>", "eos_token": "</s>",
+         "unk_token": "<unk>"}))
+    out = tmp_path_factory.mktemp("llama_out")
+    transformers.AutoTokenizer.from_pretrained(str(src)).save_pretrained(str(out))
+    obj = json.loads((out / "tokenizer.json").read_text(encoding="utf-8"))
+    obj["post_processor"] = LLAMA_BOS_TEMPLATE
+    return obj
+
+
+def assert_specials_like_transformers(folder: Path) -> None:
+    ref, tok = auto(folder), load_tokenizer(folder)
+    for text in LLAMA_TEXTS:
+        assert tok.encode(text).ids == ref(text, add_special_tokens=False)["input_ids"], text
+        assert tok.encode(text, add_special_tokens=True).ids == ref(text)["input_ids"], text
+
+
+@pytest.mark.parametrize("flags", FLAGS)
+@pytest.mark.parametrize("cls", ["PreTrainedTokenizerFast", "LlamaTokenizer"])
+def test_tokenizer_json_post_processor_wins_over_config_flags(tmp_path, llama_tokenizer_json,
+                                                              cls, flags):
+    """transformers v5 drops add_bos_token/add_eos_token from the config when the folder
+    has a tokenizer.json: the file's post-processor (here ``<s> $A``) decides, even when
+    the config says ``add_bos_token: false, add_eos_token: true``."""
+    folder = tmp_path / "llama"
+    folder.mkdir()
+    (folder / "tokenizer.json").write_text(json.dumps(llama_tokenizer_json), encoding="utf-8")
+    (folder / "tokenizer_config.json").write_text(json.dumps(
+        {"tokenizer_class": cls, "bos_token": "<s>", "eos_token": "</s>", "unk_token": "<unk>",
+         **flags}))
+    assert_specials_like_transformers(folder)
+    assert load_tokenizer(folder).encode("x", add_special_tokens=True).ids[0] == 1
+
+
+@pytest.mark.parametrize("flags", FLAGS)
+def test_tokenizer_model_folder_follows_config_flags(tmp_path, flags):
+    """Without tokenizer.json transformers converts tokenizer.model and builds the
+    post-processor from add_bos_token / add_eos_token (both default False)."""
+    folder = tmp_path / "spm"
+    folder.mkdir()
+    shutil.copyfile(require("mistral-common", "tokenizer.model.v1"), folder / "tokenizer.model")
+    (folder / "tokenizer_config.json").write_text(json.dumps(
+        {"bos_token": "<s>", "eos_token": "</s>", "unk_token": "<unk>", **flags}))
+    assert_specials_like_transformers(folder)
+    tok = load_tokenizer(folder)
+    assert tok.supports_post_processor()
+    want = [1] * bool(flags.get("add_bos_token")), [2] * bool(flags.get("add_eos_token"))
+    ids = tok.encode("Hi", add_special_tokens=True).ids
+    assert (ids[:len(want[0])], ids[len(ids) - len(want[1]):]) == want

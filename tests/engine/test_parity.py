@@ -230,18 +230,22 @@ def test_tiktoken_reads_only_convertible_tokenizer_json() -> None:
     assert [u.name for u in impls.unavailable] == ["tiktoken"]
 
 
-def test_gguf_reference_is_llama_cpp_listed_with_pip_when_missing() -> None:
+def test_gguf_references_llama_cpp_listed_with_pip_when_missing_and_transformers() -> None:
+    """``.gguf``: llama.cpp through llama-cpp-python (optional; listed with its pip command
+    when missing) and transformers' GGUF conversion (tests/engine/test_parity_gguf.py)."""
     path = require("llama-cpp", "ggml-vocab-gpt-2.gguf")
     impls = implementations_for(path)
+    assert "transformers (GGUF)" in impls.names
     if importlib.util.find_spec("llama_cpp") is None:
         [missing] = impls.unavailable
         assert missing.pip == "pip install llama-cpp-python"
         assert "not installed" in missing.describe()
-        assert impls.names == ["explorer (this engine)"]
+        assert impls.names == ["explorer (this engine)", "transformers (GGUF)"]
     else:  # llama-cpp-python installed: it must agree with us
         assert impls.names[1] == "llama.cpp"
         for text in texts():
-            assert check_text(impls, text, explain=False).agree, text
+            result = check_text(impls, text, explain=False)
+            assert result.rows[1].agrees, text
 
 
 def test_unknown_byte_fallback_stage(tmp_path: Path) -> None:

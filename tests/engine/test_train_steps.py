@@ -1,12 +1,11 @@
-"""Step data of the trainers: live pair counts, prefix models, early finish, sample replay,
-Unigram snapshots per round."""
+"""Step data of the trainers: prefix models, early finish, sample replay, Unigram snapshots
+per round (the live pair counts: test_train_pair_counts.py)."""
 
 from __future__ import annotations
 
 import threading
 from collections import Counter
 from dataclasses import replace
-from itertools import pairwise
 
 import pytest
 
@@ -18,7 +17,7 @@ from explorer.engine.trainers.events import EmStep, Merge, PruneStep, SeedsReady
 from explorer.engine.trainers.models import TrainedBpe, TrainedUnigram
 from explorer.engine.trainers.sample import BpeSample, changed_spans
 from explorer.engine.trainers.unigram_trainer import UnigramConfig
-from explorer.engine.trainers.words import count_byte_level, count_metaspace
+from explorer.engine.trainers.words import count_metaspace
 
 MULTI = ("The school was a grand old building, said the teacher.\n"
          "Tout être humain a droit à l'éducation; naïve café.\n"
@@ -44,50 +43,6 @@ def bpe_run(text: str) -> tuple[TrainedBpe, list[Merge]]:
                lambda e: merges.append(e) if isinstance(e, Merge) else None)
     assert isinstance(done.model, TrainedBpe)
     return done.model, merges
-
-
-def _replay(words: dict[str, int], merges: list[Merge], upto: int) -> dict[tuple[str, ...], int]:
-    """The corpus state after ``upto`` merges, recomputed naively from the word counts."""
-    state = {tuple(w): c for w, c in words.items()}
-    for m in merges[:upto]:
-        nxt: dict[tuple[str, ...], int] = {}
-        for sym, c in state.items():
-            out: list[str] = []
-            j = 0
-            while j < len(sym):
-                if j + 1 < len(sym) and sym[j] == m.left and sym[j + 1] == m.right:
-                    out.append(m.token)
-                    j += 2
-                else:
-                    out.append(sym[j])
-                    j += 1
-            key = tuple(out)
-            nxt[key] = nxt.get(key, 0) + c
-        state = nxt
-    return state
-
-
-def test_live_pair_counts_equal_a_recount(text, bpe_run):
-    model, merges = bpe_run
-    ids = {tok: i for i, tok in enumerate(model.vocab)}
-    words = run_gen(count_byte_level(Corpus.from_texts([text])))
-    for rank in (0, 1, 7, 60, 250, len(merges) - 1):
-        recount: Counter[tuple[str, str]] = Counter()
-        for sym, c in _replay(words, merges, rank).items():
-            for a, b in pairwise(sym):
-                recount[a, b] += c
-        expected = sorted(recount.items(), key=lambda kv: (-kv[1], ids[kv[0][0]],
-                                                           ids[kv[0][1]]))[:25]
-        got = [((p.left, p.right), p.count) for p in merges[rank].top_pairs]
-        assert got == expected, rank
-        m = merges[rank]
-        assert (m.left, m.right, m.count) == (got[0][0][0], got[0][0][1], got[0][1])
-        assert m.tied == sum(c == got[0][1] for _, c in got)
-    assert any(m.tied > 1 for m in merges)  # ties happen, and the ids decide them
-    for m in merges:
-        if m.tied > 1:
-            tied = [(p.left_id, p.right_id) for p in m.top_pairs[:m.tied]]
-            assert tied == sorted(tied)
 
 
 def run_gen(gen):  # type: ignore[no-untyped-def]

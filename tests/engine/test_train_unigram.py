@@ -136,3 +136,22 @@ def test_too_small_vocab_fails_before_em():
         for ev in train(text, UnigramConfig(vocab_size=100)):
             seen.append(ev)
     assert not any(isinstance(ev, EmStep) for ev in seen)
+
+
+def test_seed_ranking_equals_pythons_sort():
+    import random
+
+    import numpy as np
+
+    from explorer.engine.trainers.unigram_substrings import _rank
+
+    rnd = random.Random(7)
+    for _ in range(100):
+        texts = list({"".join(rnd.choice("ab▁é\x01\uffff😀") for _ in range(rnd.randint(1, 4)))
+                      for _ in range(rnd.randint(0, 200))})
+        scores = np.array([float(rnd.randint(1, 5)) for _ in texts])
+        expected = sorted(range(len(texts)), key=lambda i: (-scores[i], texts[i]))
+        assert _rank(scores, texts) == expected
+        texts_nul = [t + "\0" for t in texts]  # numpy cannot hold a final NUL: Python sorts
+        assert _rank(scores, texts_nul) == sorted(range(len(texts)),
+                                                  key=lambda i: (-scores[i], texts_nul[i]))

@@ -35,3 +35,30 @@ def _app():
     from PySide6.QtWidgets import QApplication
 
     return QApplication.instance()
+
+
+def test_collections_wait_while_bulk_work_holds_them_off(qtbot, window, monkeypatch):
+    from explorer.engine.gc_pause import collection_held, gc_paused
+    from explorer.ui import gui_gc
+
+    collector = _app().findChild(GuiThreadCollector)
+    monkeypatch.setattr(gui_gc, "MAX_HELD_S", 1e9)
+    freed: list[int] = []
+
+    class Cycle:
+        def __init__(self) -> None:
+            self.me = self
+
+        def __del__(self) -> None:
+            freed.append(1)
+
+    with gc_paused():  # a BPE merge loop on a worker, say
+        assert collection_held()
+        for _ in range(gc.get_threshold()[0] + 10):
+            Cycle()
+        collector.check()
+        assert freed == []  # held off
+        monkeypatch.setattr(gui_gc, "MAX_HELD_S", 0.0)
+        collector.check()
+        assert freed  # but not for longer than MAX_HELD_S
+    assert not collection_held()

@@ -97,6 +97,42 @@ def test_hostile_template_gives_a_message_and_the_window_stays_live(qtbot, windo
     timer.stop()
 
 
+DOCUMENTS = [{"title": "Tokyo", "text": "Tokyo is the capital of Japan."},
+             {"title": "Paris", "text": "Paris has 2.1 million people."}]
+
+
+def test_tools_and_documents_field(qtbot, window, tmp_path):
+    """The documents typed in the panel reach a real RAG template (command-r's, in a model
+    folder), rendered exactly as transformers does; malformed JSON is a message, text kept."""
+    utils = pytest.importorskip("transformers.utils.chat_template_utils")
+    w = window
+    rag = chat_setup(require("llama-cpp", "ggml-vocab-command-r.gguf")).templates["rag"]
+    folder = tmp_path / "rag"
+    shutil.copytree(require("minilm-folder", "vocab.txt").parent, folder)
+    cfg = json.loads((folder / "tokenizer_config.json").read_text())
+    cfg["chat_template"] = [{"name": "default", "template": rag}]
+    (folder / "tokenizer_config.json").write_text(json.dumps(cfg))
+    _open(qtbot, w, folder)
+    chat = _chat(w)
+    panel = chat.panel
+    w.show_view("chat")
+    # without documents this template fails (as in transformers): a message, no prompt
+    qtbot.waitUntil(lambda: "NoneType" in panel.status.text(), timeout=30000)
+    panel.extras.setPlainText(json.dumps({"documents": DOCUMENTS}))
+    qtbot.waitUntil(lambda: "Paris has 2.1 million" in panel.prompt.toPlainText(),
+                    timeout=30000)
+    setup = chat_setup(folder)
+    want = utils.render_jinja_template(
+        conversations=[panel.messages.messages()], chat_template=rag,
+        add_generation_prompt=True, documents=DOCUMENTS, **setup.variables)[0][0]
+    assert panel.prompt.toPlainText() == want and panel.status.text() == ""
+    total = len(load_tokenizer(folder).encode(want).ids)
+    assert f"{total:,} tokens" in panel.total.text()
+    panel.extras.setPlainText('{"documents": [')
+    qtbot.waitUntil(lambda: "tools/documents" in panel.status.text(), timeout=30000)
+    assert panel.prompt.toPlainText() == want and panel.extras.toPlainText().endswith("[")
+
+
 @pytest.mark.parametrize("name", ["chat"])
 def test_chat_is_a_screenshot_view(window, name):
     assert name in window.view_names()

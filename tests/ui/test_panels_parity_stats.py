@@ -95,7 +95,24 @@ def test_missing_reference_listed_with_pip(qtbot) -> None:
         assert panel.rows.names[1] == "llama.cpp"
         return
     assert "pip install llama-cpp-python" in panel.missing.text()
-    assert "no reference implementation can read this file here" in panel.title.text()
+    assert panel.rows.names == ["explorer (this engine)", "transformers (GGUF)"]
+    assert panel.title.text().endswith("all implementations agree")
+
+
+def test_gguf_divergence_shown_with_its_stage(qtbot) -> None:
+    """StarCoder's GGUF through transformers' conversion (no split regex for its
+    ``tokenizer.ggml.pre``): the differing span outlined, its stage and both outputs."""
+    path = require("llama-cpp", "ggml-vocab-starcoder.gguf")
+    panel = _checked_panel(qtbot, path, "ied 4 ½ months")
+    assert panel.rows.names[:2] == ["explorer (this engine)", "transformers (GGUF)"]
+    assert panel.rows.outlined(0) == [(5, 6), (6, 7)]  # ' ' then '½' (its two bytes)
+    assert panel.rows.outlined(1) == [(5, 7), (6, 7)]  # "ĠÂ" crosses into "½", then "½"
+    assert "first differing token: #3 (transformers (GGUF))" in panel.title.text()
+    m = panel.spans
+    assert m.rowCount() == 1
+    row = [m.data(m.index(0, c)) for c in range(m.columnCount())]
+    assert row[0] == "transformers (GGUF)"
+    assert row[5:8] == ["pre-tokenization", "Ġ | Â½", "ĠÂ½"]
 
 
 def _run_stats(qtbot, panel: StatsPanel, tokenizers, sources) -> None:

@@ -5,12 +5,16 @@ Compare; the step view shows pair counts and the marked sample."""
 from __future__ import annotations
 
 import pytest
+from pair_recount import NaiveState
 from PySide6.QtCore import Qt
 
 from explorer.engine.formats import load_tokenizer
+from explorer.engine.pretokenizers.byte_level import bytes_to_unicode
 from explorer.engine.trainers import BpeConfig, Corpus, UnigramConfig, run, to_tokenizer, train
+from explorer.engine.trainers.bpe_trainer import count_words
 from explorer.engine.trainers.models import TrainedBpe, TrainedUnigram
-from explorer.ui.dialogs.training import ALGORITHMS, TrainingDialog, bundled_corpora
+from explorer.ui.dialogs.training import ALGORITHMS, STEP_PAIRS, TrainingDialog, bundled_corpora
+from explorer.ui.dialogs.training_step import StepView, readable
 
 TEXT = "The school was a grand old building. Tout être humain naît libre. Привет! 東京 🙂"
 
@@ -23,6 +27,15 @@ def _pick(dialog: TrainingDialog, prefix: str, vocab: int) -> None:
         name = item.data(Qt.ItemDataRole.UserRole).replace("\\", "/").rsplit("/", 1)[-1]
         item.setCheckState(Qt.CheckState.Checked if name == "botchan.txt"
                            else Qt.CheckState.Unchecked)
+
+
+def run_generator(gen):  # type: ignore[no-untyped-def]
+    """Drain a generator; its return value."""
+    try:
+        while True:
+            next(gen)
+    except StopIteration as stop:
+        return stop.value
 
 
 def _botchan() -> Corpus:
@@ -44,10 +57,38 @@ def _step(qtbot, dialog: TrainingDialog, unit: str) -> None:
     assert dialog.is_paused()
 
 
+class _Recount:
+    """The botchan corpus replayed merge by merge, pairs recounted from scratch."""
+
+    def __init__(self) -> None:
+        words = run_generator(count_words(_botchan(), BpeConfig()))
+        self.state = NaiveState(words)
+        self.ids = {ch: i for i, ch in enumerate(sorted(bytes_to_unicode().values()))}
+
+    def check(self, view: StepView, *, paused: bool = True) -> None:
+        """The shown pair table equals a recount of the corpus before the merge it lists
+        (paused: the last merge)."""
+        last = view.last_counted
+        assert last is not None and (last is view.last_merge or not paused)
+        for m in view.merge_list:
+            self.ids.setdefault(m.token, m.token_id)
+        self.state.apply_all((m.left, m.right, m.token)
+                             for m in view.merge_list[self.state.merged:last.rank])
+        assert self.state.merged == last.rank
+        expected = self.state.top(self.ids, STEP_PAIRS)
+        assert [((p.left, p.right), p.count) for p in last.top_pairs] == expected
+        shown = [(view.table.item(r, 0).text(), view.table.item(r, 1).text())
+                 for r in range(view.table.rowCount())]
+        assert shown == [(f"{readable(a, True)} + {readable(b, True)}", f"{c:,}")
+                         for (a, b), c in expected]
+
+
 def test_bpe_step_pause_resume_equals_an_uninterrupted_run(qtbot, dialog):
+    recount = _Recount()
     _pick(dialog, "BPE (byte-level", 700)
     _step(qtbot, dialog, "1 merge")
     view = dialog.step_view
+    recount.check(view)
     assert len(view.merge_list) == 1
     first = view.merge_list[0]
     # the pair table: the winner first and highlighted, counts falling
@@ -59,8 +100,10 @@ def test_bpe_step_pause_resume_equals_an_uninterrupted_run(qtbot, dialog):
     assert view.sample.marked and set(view.sample.marked) <= set(view.sample.spans)
     _step(qtbot, dialog, "10 merges")
     assert len(view.merge_list) == 11
+    recount.check(view)
     _step(qtbot, dialog, "100 merges")
     assert len(view.merge_list) == 111
+    recount.check(view)
     # run on slowly, pause, then at full speed to the end
     dialog.controls.speed.setCurrentText("100 steps/s")
     with qtbot.waitSignal(dialog.paused, timeout=30000):
@@ -69,10 +112,13 @@ def test_bpe_step_pause_resume_equals_an_uninterrupted_run(qtbot, dialog):
         assert not dialog.is_paused()
         qtbot.mouseClick(dialog.controls.pause_button, Qt.MouseButton.LeftButton)
     assert 111 < len(view.merge_list) < 444
+    recount.check(view)  # paused from a speed-limited run
     dialog.controls.speed.setCurrentText("max speed")
     with qtbot.waitSignal(dialog.finished_training, timeout=60000) as blocker:
         dialog.resume()
     assert blocker.args == ["done"]
+    assert view.last_counted is not None and view.last_counted.rank > 111
+    recount.check(view, paused=False)  # the last table drawn at full speed
     plain = run(train(_botchan(), BpeConfig(vocab_size=700))).model
     assert dialog.model == plain
     assert [(m.left, m.right) for m in view.merge_list] == list(plain.merges)
@@ -167,8 +213,34 @@ def test_slider_at_n_equals_the_n_merge_tokenizer(qtbot, window, tmp_path):
     assert f"{len(ids)} tokens" in w.status.stats.text()
     assert w.source.startswith("trained:") and not w.settings.vocabulary.startswith("trained")
     # export at the chosen point
-    out = dialog.save_to(tmp_path / "n.json")
-    assert load_tokenizer(out).encode(TEXT).ids == ids
+    for ext in (".json", ".tiktoken"):
+        out = dialog.save_to(tmp_path / f"n{ext}")
+        assert load_tokenizer(out).encode(TEXT).ids == ids
+
+
+def test_unigram_slider_at_a_round_is_that_rounds_model(qtbot, window, tmp_path):
+    w = window
+    w.set_text(TEXT)
+    w.show_view("train")
+    dialog = w.panels["train"].findChild(TrainingDialog)
+    _pick(dialog, "Unigram", 800)
+    with qtbot.waitSignal(dialog.finished_training, timeout=60000):
+        dialog.start()
+    final = dialog.model
+    rounds = dialog.history.rounds
+    assert isinstance(final, TrainedUnigram) and len(rounds) >= 2
+    with qtbot.waitSignal(w.tokenizer_changed, timeout=20000):
+        dialog.history.set_position(0)
+    assert "after pruning round 1" in dialog.history.describe()
+    snap = rounds[0][1]
+    assert dialog.chosen_model() is snap and snap.vocab_size > final.vocab_size
+    expected = to_tokenizer(snap).encode(TEXT).ids
+    qtbot.waitUntil(lambda: w.doc is not None and w.doc.tokenizer is w.tokenizer
+                    and w.doc.text == w.text(), timeout=20000)
+    assert [tok.id for tok, _a, _b in w.doc.tokens()] == expected
+    for ext in (".model", ".json"):  # export at the chosen point
+        out = dialog.save_to(tmp_path / f"r{ext}")
+        assert load_tokenizer(out).encode(TEXT).ids == expected, ext
 
 
 def test_train_both_opens_compare_with_both(qtbot, window):
@@ -255,3 +327,22 @@ def test_tokens_are_shown_on_one_readable_line():
     assert readable("čĊ", True) == "␍↵"  # byte-level \r\n
     assert readable("æĿ", True) == "\\xe6\\x9d"  # bytes e6 9d: half a character
     assert readable("a\u2028b\x85", False) == "a\\u2028b\\x85"
+
+
+def test_a_merge_hf_took_by_a_stale_count_is_named(qtbot):
+    from explorer.engine.trainers.events import Merge, PairCount
+
+    view = StepView()
+    qtbot.addWidget(view)
+    view.reset("bpe", BpeConfig(mode="metaspace", step_pairs=2), "aab ab")
+    pairs = (PairCount("a", "b", 5, 1, 2), PairCount("x", "y", 4, 3, 4))
+    view.add_events([Merge(0, "a", "b", "ab", 5, 5, 6, pairs, 1)])
+    view.flush()
+    assert "stale" not in view.heading.text()
+    assert view.table.item(0, 0).font().bold() and not view.table.item(1, 0).font().bold()
+    # HF re-merged x + y by its old count 9; the live table has it second, at 4
+    view.add_events([Merge(1, "x", "y", "xy", 6, 9, 6, pairs, 0)])
+    view.flush()
+    assert "stale count (9" in view.heading.text()
+    assert view.table.item(1, 0).font().bold() and not view.table.item(0, 0).font().bold()
+    assert view.table.horizontalHeaderItem(1).text() == "live count"

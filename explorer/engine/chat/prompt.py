@@ -26,6 +26,26 @@ from explorer.engine.tokenizer import Tokenizer
 ROLES = ("system", "user", "assistant", "tool")
 
 
+def parse_tools_documents(text: str) -> tuple[list[Any] | None, list[Any] | None]:
+    """``{"tools": [...], "documents": [...]}`` (either key optional; blank text: neither),
+    as the chat panel's field holds it. Raises :class:`ChatTemplateError` with one line."""
+    from explorer.engine.errors import VocabFormatError
+    from explorer.engine.hf.jsonutil import parse_json_text
+
+    if not text.strip():
+        return None, None
+    try:
+        obj = parse_json_text(text.encode("utf-8"), "tools/documents")
+    except VocabFormatError as e:
+        raise ChatTemplateError(str(e)) from None
+    if not isinstance(obj, dict) or not set(obj) <= {"tools", "documents"}:
+        raise ChatTemplateError('tools/documents: expected {"tools": [...], "documents": [...]}')
+    for name in ("tools", "documents"):
+        if obj.get(name) is not None and not isinstance(obj[name], list):
+            raise ChatTemplateError(f"tools/documents: '{name}' must be a list")
+    return obj.get("tools"), obj.get("documents")
+
+
 @dataclass(frozen=True)
 class ChatPrompt:
     """The prompt text, its tokens and each message's share of them."""
@@ -57,14 +77,18 @@ class ChatPrompt:
 
 def message_spans(source: str, messages: Sequence[Mapping[str, Any]], text: str, *,
                   variables: Mapping[str, Any] | None = None,
+                  tools: Sequence[Any] | None = None,
+                  documents: Sequence[Any] | None = None,
                   time_limit: float = DEFAULT_TIME_LIMIT,
                   max_output: int = DEFAULT_MAX_OUTPUT) -> list[tuple[int, int] | None]:
-    """Each message's span of ``text`` (the full render), see the module docstring."""
+    """Each message's span of ``text`` (the full render), see the module docstring. The
+    prefixes are rendered with the same ``tools`` and ``documents``, so a tool or document
+    block a template puts before the first message counts for that message."""
     ends: list[int] = []
     try:
         for k in range(1, len(messages) + 1):
-            prefix = render(source, messages[:k], variables=variables, time_limit=time_limit,
-                            max_output=max_output)
+            prefix = render(source, messages[:k], variables=variables, tools=tools,
+                            documents=documents, time_limit=time_limit, max_output=max_output)
             if not text.startswith(prefix) or (ends and len(prefix) < ends[-1]):
                 raise ChatTemplateError("not a prefix")
             ends.append(len(prefix))
@@ -92,16 +116,22 @@ def _spans_by_content(messages: Sequence[Mapping[str, Any]],
 def build_prompt(tokenizer: Tokenizer, source: str, messages: Sequence[Mapping[str, Any]], *,
                  add_generation_prompt: bool = False,
                  variables: Mapping[str, Any] | None = None,
+                 tools: Sequence[Any] | None = None,
+                 documents: Sequence[Any] | None = None,
                  context_length: int | None = None,
                  time_limit: float = DEFAULT_TIME_LIMIT,
                  max_output: int = DEFAULT_MAX_OUTPUT) -> ChatPrompt:
     """Render ``messages`` with template ``source``, tokenize (special tokens recognised, as
-    ``apply_chat_template(tokenize=True)`` does) and attribute tokens to messages."""
+    ``apply_chat_template(tokenize=True)`` does) and attribute tokens to messages.
+
+    ``tools`` / ``documents``: passed to the template as ``apply_chat_template(tools=...,
+    documents=...)`` passes them (tool-use and RAG templates)."""
     text = render(source, messages, add_generation_prompt=add_generation_prompt,
-                  variables=variables, time_limit=time_limit, max_output=max_output)
+                  variables=variables, tools=tools, documents=documents,
+                  time_limit=time_limit, max_output=max_output)
     encoding = tokenizer.encode(text)
-    spans = message_spans(source, messages, text, variables=variables, time_limit=time_limit,
-                          max_output=max_output)
+    spans = message_spans(source, messages, text, variables=variables, tools=tools,
+                          documents=documents, time_limit=time_limit, max_output=max_output)
     last_end = max((s[1] for s in spans if s is not None), default=0)
     tail = (last_end, len(text))
     counts: list[int | None] = [0 if s is not None else None for s in spans]

@@ -86,6 +86,28 @@ def explain_boundary(tokenizer: Tokenizer, text: str, index: int,
     return result
 
 
+def boundary_index(enc: Encoding, position: int) -> int | None:
+    """The index of the token right of a boundary at code-point ``position`` (the previous
+    token ends at or before it, this one starts at or after it, and they are the first such
+    pair), or None when ``position`` is inside a token or outside the tokens."""
+    for i in range(1, len(enc)):
+        left, right = enc[i - 1], enc[i]
+        if right.start >= position:
+            if left.end <= position and right.start < right.end and left.start < left.end:
+                return i
+            return None
+    return None
+
+
+def explain_boundary_at(tokenizer: Tokenizer, text: str,
+                        position: int) -> BoundaryExplanation | None:
+    """:func:`explain_boundary` for the boundary at code-point ``position`` of ``text`` (for
+    hovering a gap in the editor); None when no boundary sits there."""
+    enc = tokenizer.encode(text)
+    index = boundary_index(enc, position)
+    return None if index is None else explain_boundary(tokenizer, text, index, enc)
+
+
 def _cause(tokenizer: Tokenizer, text: str, enc: Encoding, index: int,
            trace: PipelineTrace) -> BoundaryExplanation:
     left, right = enc[index - 1], enc[index]

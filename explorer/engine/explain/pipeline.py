@@ -218,9 +218,14 @@ def _hf_trace(tok: PipelineTokenizer, text: str) -> PipelineTrace:
     return trace
 
 
-def _post_process(tok: PipelineTokenizer, enc: Encoding, trace: PipelineTrace) -> None:
-    if tok.c.post_processor is None:
-        trace.post_note = "no post-processor"
+def _post_process(tok: PipelineTokenizer | SentencePieceTokenizer, enc: Encoding,
+                  trace: PipelineTrace, *, none_note: str = "no post-processor") -> None:
+    """The post-processor row: what ``encode(text, add_special_tokens=True)`` adds (for
+    GGUF vocabularies llama.cpp's BOS/EOS rule), or why nothing is added."""
+    processor = (tok.post_processor if isinstance(tok, SentencePieceTokenizer)
+                 else tok.c.post_processor)
+    if processor is None:
+        trace.post_note = none_note
         return
     try:
         post = tok.encode(trace.text, add_special_tokens=True)
@@ -342,9 +347,11 @@ def _sentencepiece_trace(tok: SentencePieceTokenizer, text: str) -> PipelineTrac
         rows.append(PreTokenRow(normalized, 0, len(normalized), n2o[0], max(ends),
                                 "the whole text (no whitespace split)"))
     enc = tok.encode(text)
-    return PipelineTrace(text, tok.info.format, components(tok), normalized, n2o[:-1], ends,
-                         [], rows, enc, tok.decode(enc.ids), [],
-                         post_note="sentencepiece adds no BOS/EOS unless asked at encode time")
+    trace = PipelineTrace(text, tok.info.format, components(tok), normalized, n2o[:-1], ends,
+                          [], rows, enc, tok.decode(enc.ids), [])
+    _post_process(tok, enc, trace,
+                  none_note="sentencepiece adds no BOS/EOS unless asked at encode time")
+    return trace
 
 
 def _generic_trace(tok: Tokenizer, text: str) -> PipelineTrace:

@@ -12,6 +12,10 @@
   continue one), converted back to ``##`` form and run as BERT (lowercase, accents stripped).
 - ``gemma4``: SentencePiece-style BPE with merges on raw UTF-8, split on newlines.
 
+``encode(text, add_special_tokens=True)`` adds what llama.cpp's ``tokenize(text,
+add_special=true)`` adds (BOS/EOS, ``[CLS]``/``[SEP]``): see
+:mod:`explorer.engine.formats.gguf_specials`.
+
 Unknown models and unknown ``pre`` values are refused with the list of supported ones.
 Metadata are read with :mod:`explorer.engine.formats.gguf_reader` (fast, no numpy views).
 """
@@ -25,6 +29,7 @@ from typing import Any
 from explorer.engine.errors import UnsupportedComponentError, VocabFormatError
 from explorer.engine.formats.gguf_presets import BPE_PRESETS
 from explorer.engine.formats.gguf_reader import read_metadata
+from explorer.engine.formats.gguf_specials import gguf_add_special
 from explorer.engine.hf.added_tokens import AddedToken
 from explorer.engine.hf.decoders import (
     ByteFallbackDecoder,
@@ -116,6 +121,7 @@ def _load_gpt2(meta: _Meta, name: str) -> Tokenizer:
         pre_tokenizer=SequencePre((*splits, ByteLevelPre(False, False))),
         decoder=ByteLevelDecoder(),
         added_tokens=_added(tokens, types),
+        post_processor=gguf_add_special(meta.data, tokens),
     )
     extra = {"gguf model": "gpt2", "gguf pre": pre or "(missing: llama.cpp 'default')"}
     return PipelineTokenizer(comps, name=name, fmt="gguf", extra=extra, piece_types=types)
@@ -133,6 +139,7 @@ def _load_gemma4(meta: _Meta, name: str) -> Tokenizer:
             (ReplaceDecoder(compile_onig("▁"), "▁", " "), ByteFallbackDecoder())
         ),
         added_tokens=_added(tokens, types),
+        post_processor=gguf_add_special(meta.data, tokens),
     )
     return PipelineTokenizer(comps, name=name, fmt="gguf", extra={"gguf model": "gemma4"},
                              piece_types=types)
@@ -161,6 +168,7 @@ def _load_bert(meta: _Meta, name: str) -> Tokenizer:
             for i, k in enumerate(types)
             if k == CONTROL
         ],
+        post_processor=gguf_add_special(meta.data, pieces),
     )
     extra = {"gguf model": "bert",
              "pieces": "HF '##' form (the GGUF stores '▁word' starts and bare continuations)"}
@@ -206,6 +214,7 @@ def _load_sentencepiece(meta: _Meta, name: str, kind: str) -> Tokenizer:
         byte_fallback=any(t == BYTE for t in types),
         special_tokens=specials,
         extra_info={"gguf model": kind},
+        post_processor=gguf_add_special(meta.data, tokens),
     )
 
 

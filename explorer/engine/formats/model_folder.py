@@ -27,6 +27,7 @@ from typing import Any
 
 from explorer.engine.errors import VocabFormatError
 from explorer.engine.hf.jsonutil import parse_json_text
+from explorer.engine.hf.post_processors import AddSpecialPost
 from explorer.engine.tokenizer import Tokenizer
 
 TOKENIZER_FILES = ("tokenizer.json", "vocab.json", "merges.txt", "vocab.txt", "tokenizer.model")
@@ -161,7 +162,8 @@ def load(path: Path, *, preset: str | None = None) -> Tokenizer:
     if (root / "tokenizer.model").is_file():
         from explorer.engine.formats import sentencepiece_model
 
-        return sentencepiece_model.load(root / "tokenizer.model")
+        sp = sentencepiece_model.load(root / "tokenizer.model")
+        return sp.with_post_processor(_sp_bos_eos(folder, list(sp.model.pieces)))
     raise VocabFormatError(f"{root}: no tokenizer files in this folder (expected one of "
                            f"{', '.join(TOKENIZER_FILES)})")
 
@@ -177,7 +179,9 @@ def _relabel(tok: Any, folder: ModelFolder, files: str) -> Tokenizer:
         extra["chat templates"] = ", ".join(folder.chat_templates)
     for key in ("add_bos_token", "add_eos_token"):
         if key in folder.config:
-            extra[key] = str(folder.config[key])
+            extra[key] = str(folder.config[key]) + (
+                " (ignored: tokenizer.json's post-processor decides, as in transformers v5)"
+                if files == "tokenizer.json" else "")
     return PipelineTokenizer(tok.c, name=folder.root.name or str(folder.root), fmt="folder",
                              extra={**tok.info.extra, **extra})
 
@@ -352,6 +356,27 @@ def _bos_eos_processor(folder: ModelFolder, ids: dict[str, int],
             specials[token] = {"id": token, "ids": [ids[token]], "tokens": [token]}
     return {"type": "TemplateProcessing", "single": single, "pair": single,
             "special_tokens": specials}
+
+
+def _sp_bos_eos(folder: ModelFolder, pieces: list[str]) -> AddSpecialPost:
+    """transformers v5 for a folder with only ``tokenizer.model``: the converted tokenizer's
+    post-processor is ``[bos] $A [eos]`` by the config's ``add_bos_token`` /
+    ``add_eos_token`` (both default False; ``bos_token``/``eos_token`` default to the model's
+    ``<s>``/``</s>``). With a ``tokenizer.json`` transformers ignores both flags: the file's
+    post-processor decides (see :func:`_fast`)."""
+    ids = {p: i for i, p in reversed(list(enumerate(pieces)))}
+    parts: list[list[tuple[int, str]]] = [[], []]
+    why = []
+    for k, (key, flag, default) in enumerate((("bos_token", "add_bos_token", "<s>"),
+                                              ("eos_token", "add_eos_token", "</s>"))):
+        token = folder.token(key) or default
+        if folder.flag(flag) and token in ids:
+            parts[k].append((ids[token], token))
+        if flag in folder.config:
+            why.append(f"{flag} = {str(folder.flag(flag)).lower()}")
+    rule = ("tokenizer_config.json: " + ", ".join(why) if why
+            else "no add_bos_token/add_eos_token in tokenizer_config.json: nothing added")
+    return AddSpecialPost(tuple(parts[0]), tuple(parts[1]), rule)
 
 
 def _vocab_txt(path: Path) -> dict[str, int]:

@@ -3,8 +3,9 @@
 :class:`PipelineTokenizer` implements :class:`explorer.engine.tokenizer.Tokenizer` for
 tokenizer.json files and for GGUF vocabularies expressed as the same components. Offsets are
 code points of the original text; ``token_bytes`` come from the decoder run per token.
-By default ``encode`` matches HF ``encode(text, add_special_tokens=False)`` without running
-the post-processor; ``encode(text, add_special_tokens=True)`` runs it (templates adding
+By default ``encode`` matches HF ``encode(text, add_special_tokens=False)``: no template
+tokens, but a post-processor that trims offsets (RoBERTa, ByteLevel) trims them, as HF does;
+``encode(text, add_special_tokens=True)`` runs the whole post-processor (templates adding
 ``[CLS]``/``[SEP]``, ``<s>``/``</s>``, a Llama BOS, RoBERTa/ByteLevel offset trimming; single
 sequences only, see :mod:`explorer.engine.hf.post_processors`) and matches HF
 ``encode(text, add_special_tokens=True)``. ``stages`` shows the default encode.
@@ -246,7 +247,8 @@ class PipelineTokenizer(Tokenizer):
     def encode(self, text: str, *,
                allowed_special: Literal["all"] | Collection[str] = "all",
                add_special_tokens: bool = False) -> Encoding:
-        """Encode ``text`` like HF ``encode(text, add_special_tokens=False)``.
+        """Encode ``text`` like HF ``encode(text, add_special_tokens=False)`` (spans trimmed
+        past spaces when the post-processor trims offsets, as HF does even then).
 
         ``add_special_tokens=True`` also runs the file's post-processor, like HF
         ``encode(text, add_special_tokens=True)``: template tokens come out with
@@ -255,8 +257,9 @@ class PipelineTokenizer(Tokenizer):
         cannot be run; a tokenizer without one returns the plain encoding.
         """
         raw = self._run(text, allowed_special, None)
-        if add_special_tokens and self.c.post_processor is not None:
-            raw = self.c.post_processor.process(raw, True)
+        post = self.c.post_processor
+        if post is not None:
+            raw = post.process(raw, True) if add_special_tokens else post.process_offsets(raw)
         return self._encoding(text, raw)
 
     def clear_caches(self) -> None:
@@ -282,8 +285,10 @@ class PipelineTokenizer(Tokenizer):
 
     def supports_post_processor(self) -> bool:
         """tokenizer.json files have the post-processor concept (even when theirs is null,
-        then ``add_special_tokens=True`` adds nothing, as in HF); GGUF pipelines do not."""
-        return self._info.format == "tokenizer.json"
+        then ``add_special_tokens=True`` adds nothing, as in HF); GGUF vocabularies have
+        llama.cpp's BOS/EOS rule as theirs."""
+        return (self._info.format in ("tokenizer.json", "folder")
+                or self.c.post_processor is not None)
 
     def stages(self, text: str) -> PipelineStages:
         """Normalized text with alignment, pre-tokens with spans, tokens and decoded text."""

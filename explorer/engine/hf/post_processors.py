@@ -9,8 +9,8 @@ modelled.
 ``RobertaProcessing`` and ``ByteLevel`` with ``trim_offsets`` move each token's span past the
 spaces its piece starts or ends with (``Ġ`` or whitespace), keeping one leading space on the
 first token when ``add_prefix_space`` is set - HF's ``process_offsets``, on code-point offsets.
-HF does that trimming even for ``add_special_tokens=False``; :class:`PipelineTokenizer` runs the
-post-processor only when asked, so its default encode keeps the untrimmed spans.
+HF does that trimming even for ``add_special_tokens=False``, and so does
+:class:`PipelineTokenizer`'s default encode (:meth:`PostProcessor.process_offsets`).
 
 Loading never fails because of the post-processor: an unknown type or a malformed one becomes
 an :class:`UnavailablePost` that keeps its JSON (export writes it back) and raises
@@ -37,6 +37,11 @@ class PostProcessor(ABC):
     @abstractmethod
     def process(self, raw: list[Raw], add_special_tokens: bool) -> list[Raw]:
         """The tokens after this step (HF ``process_encodings`` for one sequence)."""
+
+    def process_offsets(self, raw: list[Raw]) -> list[Raw]:
+        """What HF ``encode(text, add_special_tokens=False)`` does with the model's tokens:
+        no template tokens, but trimming post-processors still shrink the spans."""
+        return self.process(raw, False)
 
     @abstractmethod
     def describe(self) -> str:
@@ -208,6 +213,45 @@ class SequencePost(PostProcessor):
 
 
 @dataclass(frozen=True)
+class AddSpecialPost(PostProcessor):
+    """Fixed tokens before and after the text, and the rule that chose them: llama.cpp's
+    ``add_special`` (BOS/EOS, or CLS/SEP for BERT) for a GGUF vocabulary."""
+
+    prefix: tuple[tuple[int, str], ...]
+    """``(id, piece)`` added before the text."""
+    suffix: tuple[tuple[int, str], ...]
+    """``(id, piece)`` added after the text."""
+    rule: str
+    """Why these tokens, in words (the metadata keys and defaults that decided)."""
+    error: str | None = None
+    """Set when the runtime refuses the vocabulary (a flag asks for a token that has no id)."""
+
+    def process(self, raw: list[Raw], add_special_tokens: bool) -> list[Raw]:
+        """Prefix and suffix around the tokens (raises the :attr:`error` when set)."""
+        if not add_special_tokens:
+            return raw
+        if self.error is not None:
+            raise UnsupportedComponentError(self.error)
+        return [*(_special(i, p) for i, p in self.prefix), *raw,
+                *(_special(i, p) for i, p in self.suffix)]
+
+    def describe(self) -> str:
+        """E.g. ``<s> $A (llama.cpp: tokenizer.ggml.add_bos_token = true)``."""
+        parts = [p for _, p in self.prefix] + ["$A"] + [p for _, p in self.suffix]
+        return f"{' '.join(parts)} ({self.rule})"
+
+    def to_json(self) -> dict[str, Any]:
+        """The equivalent HF ``TemplateProcessing``."""
+        pieces = [*self.prefix, None, *self.suffix]
+        single = [{"Sequence": {"id": "A", "type_id": 0}} if p is None else
+                  {"SpecialToken": {"id": p[1], "type_id": 0}} for p in pieces]
+        specials = {p: {"id": p, "ids": [i], "tokens": [p]} for i, p in (*self.prefix,
+                                                                          *self.suffix)}
+        return {"type": "TemplateProcessing", "single": single, "pair": single,
+                "special_tokens": specials}
+
+
+@dataclass(frozen=True)
 class UnavailablePost(PostProcessor):
     """A post-processor we cannot run (unknown type or malformed): kept, raises when used."""
 
@@ -217,6 +261,11 @@ class UnavailablePost(PostProcessor):
     def process(self, raw: list[Raw], add_special_tokens: bool) -> list[Raw]:
         """Always raises :class:`UnsupportedComponentError` with :attr:`reason`."""
         raise UnsupportedComponentError(self.reason)
+
+    def process_offsets(self, raw: list[Raw]) -> list[Raw]:
+        """The spans as the model made them: the default encode never fails because of a
+        post-processor it cannot run."""
+        return raw
 
     def describe(self) -> str:
         """The type and why it cannot be applied."""

@@ -11,6 +11,10 @@
   source of differences (whitespace handling).
 - mistral-common: tekken ``.json`` files (``Tekkenizer.from_file``), when that format loads.
 - llama-cpp-python: ``.gguf`` (``Llama(model_path, vocab_only=True)``).
+- transformers: ``.gguf`` through its GGUF tokenizer conversion (what
+  ``AutoTokenizer.from_pretrained(folder, gguf_file=NAME)`` builds, without torch: see
+  :mod:`~explorer.engine.parity.gguf_transformers`); normalizer and pre-tokenizer exposed as
+  for HF tokenizers.
 
 A library that is missing is listed with its pip command (:class:`Unavailable`).
 """
@@ -45,6 +49,7 @@ PIP = {
     "sentencepiece": "pip install sentencepiece",
     "mistral_common": "pip install mistral-common",
     "llama_cpp": "pip install llama-cpp-python",
+    "transformers_gguf": "pip install transformers",
 }
 LIBRARY_NAMES = {
     "tiktoken": "tiktoken",
@@ -52,11 +57,17 @@ LIBRARY_NAMES = {
     "sentencepiece": "sentencepiece",
     "mistral_common": "mistral-common",
     "llama_cpp": "llama.cpp (llama-cpp-python)",
+    "transformers_gguf": "transformers (GGUF)",
 }
 
 
 def _import(module: str) -> Any | None:
     try:
+        if module == "transformers_gguf":
+            from explorer.engine.parity.gguf_transformers import import_transformers
+
+            importlib.import_module("tokenizers")
+            return import_transformers()
         return importlib.import_module(module)
     except ImportError:
         return None
@@ -348,6 +359,17 @@ class LlamaCppImplementation(Implementation):
                               token_bytes=lambda i, _p: by_id[i])
 
 
+# -- transformers (GGUF) --------------------------------------------------------------------
+def transformers_gguf(path: Path, tokenizer: Tokenizer) -> Implementation:
+    """transformers' GGUF tokenizer conversion of ``path``, run by HF tokenizers."""
+    import tokenizers
+
+    from explorer.engine.parity.gguf_transformers import NAME, transformers_gguf_tokenizer
+
+    return HFImplementation(tokenizers, None, tokenizer, name=NAME,
+                            hf=transformers_gguf_tokenizer(path))
+
+
 # -- which apply -----------------------------------------------------------------------------
 def reference_implementations(path: str | Path, tokenizer: Tokenizer,
                               fmt: str) -> tuple[list[Implementation], list[Unavailable]]:
@@ -389,6 +411,7 @@ def reference_implementations(path: str | Path, tokenizer: Tokenizer,
         add("mistral_common", lambda lib: TekkenImplementation(lib, path, tokenizer))
     elif fmt == "gguf":
         add("llama_cpp", lambda lib: LlamaCppImplementation(lib, path))
+        add("transformers_gguf", lambda _lib: transformers_gguf(path, tokenizer))
     return ready, missing
 
 

@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from typing import Literal
 
 from explorer.engine.encoding import Encoding
+from explorer.engine.install_hint import install_hint
 from explorer.engine.tokenizer import Tokenizer
 
 
@@ -41,8 +42,9 @@ class Unavailable:
     """The command that installs it, when missing is the reason."""
 
     def describe(self) -> str:
-        """One line for lists: name, reason and the install command."""
-        return f"{self.name}: {self.reason}" + (f" (install: {self.pip})" if self.pip else "")
+        """One line for lists: name, reason and the install command (in the frozen build,
+        that it is not included and how to get it)."""
+        return f"{self.name}: {self.reason}" + (f" ({install_hint(self.pip)})" if self.pip else "")
 
 
 def reference_allowed_special(tokenizer: Tokenizer) -> Literal["all"] | tuple[()]:

@@ -19,6 +19,7 @@ strips it).
 
 from __future__ import annotations
 
+import copy
 import random
 from array import array
 from bisect import bisect_left
@@ -36,6 +37,7 @@ from explorer.engine.compact import (
     token_table,
 )
 from explorer.engine.encoding import Encoding, Token
+from explorer.engine.hf.post_processors import AddSpecialPost
 from explorer.engine.normalizers.base import Normalized, Normalizer
 from explorer.engine.sentencepiece.decoding import (
     decode_pieces,
@@ -89,12 +91,15 @@ class SentencePieceTokenizer(Tokenizer):
         decode_remove_extra_whitespaces: bool = True,
         special_tokens: Mapping[str, int] | None = None,
         extra_info: Mapping[str, str] | None = None,
+        post_processor: AddSpecialPost | None = None,
     ) -> None:
         """``special_tokens``: strings split out of the text (default: CONTROL and UNKNOWN pieces).
 
         ``strip_decoded_prefix``: decoding drops the first token's leading ``▁`` (sentencepiece
         does so when ``add_dummy_prefix`` or ``remove_extra_whitespaces`` is set);
         ``decode_remove_extra_whitespaces``: ... from every leading piece while output is empty.
+        ``post_processor``: what ``encode(text, add_special_tokens=True)`` adds around the text
+        (llama.cpp's BOS/EOS for a GGUF vocabulary); a plain ``.model`` file has none.
         """
         self.model = model
         self.normalizer = normalizer
@@ -106,6 +111,9 @@ class SentencePieceTokenizer(Tokenizer):
         self.decode_remove_extra_whitespaces = decode_remove_extra_whitespaces
         self._name, self._format = name, format
         self._extra = dict(extra_info or {})
+        self.post_processor = post_processor
+        if post_processor is not None:
+            self._extra["post-processor"] = post_processor.describe()
         types = model.types
         self._piece_bytes = _piece_bytes(model.pieces)
         self._byte_ids: dict[int, int] = {}
@@ -131,6 +139,21 @@ class SentencePieceTokenizer(Tokenizer):
 
     # -- Tokenizer interface --------------------------------------------------------------------
 
+    def with_post_processor(self, post: AddSpecialPost | None) -> SentencePieceTokenizer:
+        """This tokenizer with ``post`` as its post-processor (a shallow copy: the model and
+        normalizer are shared)."""
+        other = copy.copy(self)
+        other.post_processor = post
+        other._extra = {k: v for k, v in self._extra.items() if k != "post-processor"}
+        if post is not None:
+            other._extra["post-processor"] = post.describe()
+        return other
+
+    def supports_post_processor(self) -> bool:
+        """True for GGUF vocabularies (llama.cpp's BOS/EOS rule); plain ``.model`` files
+        have no post-processor."""
+        return self.post_processor is not None
+
     @property
     def info(self) -> TokenizerInfo:
         """Name, sizes and the sentencepiece settings."""
@@ -150,9 +173,14 @@ class SentencePieceTokenizer(Tokenizer):
         )
 
     def encode(
-        self, text: str, *, allowed_special: Literal["all"] | Collection[str] = "all"
+        self, text: str, *, allowed_special: Literal["all"] | Collection[str] = "all",
+        add_special_tokens: bool = False,
     ) -> Encoding:
-        """Encode ``text``; ids and pieces are sentencepiece's (see module docstring)."""
+        """Encode ``text``; ids and pieces are sentencepiece's (see module docstring).
+
+        ``add_special_tokens=True`` adds the :attr:`post_processor`'s tokens (special, with an
+        empty ``(0, 0)`` span); without a post-processor it changes nothing.
+        """
         tokens: list[Token] = []
         for start, end, special_id in self._segments(text, allowed_special):
             if special_id is not None:
@@ -162,6 +190,11 @@ class SentencePieceTokenizer(Tokenizer):
             normalized = self.normalizer.normalize(text[start:end])
             spans = self.model.encode(normalized.text)
             tokens.extend(self._tokens(normalized, spans, start))
+        post = self.post_processor
+        if add_special_tokens and post is not None:
+            post.process([], True)  # raises the post-processor's error, if any
+            tokens = [*(Token(i, p, b"", 0, 0, special=True) for i, p in post.prefix), *tokens,
+                      *(Token(i, p, b"", 0, 0, special=True) for i, p in post.suffix)]
         return Encoding(text, tokens)
 
     def encode_compact(self, text: str) -> CompactTokens:

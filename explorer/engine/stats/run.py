@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import os
 import pickle
-from collections.abc import Generator, Iterator, Sequence
+from collections.abc import Callable, Generator, Iterable, Iterator, Sequence
 from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
 from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass, field
@@ -159,6 +159,30 @@ def _run_inline(tokenizers: Sequence[Tokenizer], shards: Iterator[tuple[Shard, i
         yield shard.index, size, count_shard(tokenizers, shard, diff_limit=diff_limit)
 
 
+def _in_flight(shards: Iterator[tuple[Shard, int]], limit: int,
+               submit: Callable[[Shard], Any],
+               first_done: Callable[[list[Any]], Iterable[Any]],
+               result: Callable[[Any], ShardResult],
+               pending: dict[Any, tuple[int, int]]) -> Results:
+    """Keep at most ``limit`` shards submitted (``submit`` returns a future), yield each
+    result as it completes (``first_done`` waits for at least one); ``pending`` is the
+    caller's, so it can cancel what is left."""
+    exhausted = False
+    while True:
+        while not exhausted and len(pending) < limit:
+            nxt = next(shards, None)
+            if nxt is None:
+                exhausted = True
+                break
+            shard, size = nxt
+            pending[submit(shard)] = (shard.index, size)
+        if not pending:
+            return
+        for fut in first_done(list(pending)):
+            index, size = pending.pop(fut)
+            yield index, size, result(fut)
+
+
 def _run_pool(tokenizers: Sequence[Tokenizer], shards: Iterator[tuple[Shard, int]],
               workers: int, diff_limit: int) -> Results:
     try:
@@ -168,27 +192,18 @@ def _run_pool(tokenizers: Sequence[Tokenizer], shards: Iterator[tuple[Shard, int
                           "use --workers 1") from None
     pool = ProcessPoolExecutor(max_workers=workers, mp_context=get_context("spawn"),
                                initializer=_init_worker, initargs=(payload,))
-    pending: dict[Future[ShardResult], tuple[int, int]] = {}
+    pending: dict[Any, tuple[int, int]] = {}
+
+    def result(fut: Future[ShardResult]) -> ShardResult:
+        try:
+            return fut.result()
+        except BrokenProcessPool as e:
+            raise CorpusError(f"a worker process died ({e})") from None
+
     try:
-        exhausted = False
-        while True:
-            while not exhausted and len(pending) < 2 * workers:
-                nxt = next(shards, None)
-                if nxt is None:
-                    exhausted = True
-                    break
-                shard, size = nxt
-                pending[pool.submit(_pool_count, shard, diff_limit)] = (shard.index, size)
-            if not pending:
-                return
-            finished, _ = wait(pending, return_when=FIRST_COMPLETED)
-            for fut in finished:
-                index, size = pending.pop(fut)
-                try:
-                    result = fut.result()
-                except BrokenProcessPool as e:
-                    raise CorpusError(f"a worker process died ({e})") from None
-                yield index, size, result
+        yield from _in_flight(
+            shards, 2 * workers, lambda shard: pool.submit(_pool_count, shard, diff_limit),
+            lambda futs: wait(futs, return_when=FIRST_COMPLETED)[0], result, pending)
     finally:
         for fut in pending:
             fut.cancel()
@@ -201,7 +216,9 @@ def _run_dask(tokenizers: Sequence[Tokenizer], shards: Iterator[tuple[Shard, int
         from distributed import Client
         from distributed import wait as dask_wait
     except ImportError:
-        raise CorpusError(f"--scheduler needs Dask: {DASK_PIP}") from None
+        from explorer.engine.install_hint import install_hint
+
+        raise CorpusError(f"--scheduler needs Dask ({install_hint(DASK_PIP)})") from None
     try:
         client = Client(address, timeout="10s")
     except (OSError, TimeoutError, ValueError) as e:
@@ -210,23 +227,18 @@ def _run_dask(tokenizers: Sequence[Tokenizer], shards: Iterator[tuple[Shard, int
     try:
         workers = max(1, sum(client.nthreads().values()))
         [scattered] = client.scatter([list(tokenizers)], broadcast=True)
-        exhausted = False
-        while True:
-            while not exhausted and len(pending) < 2 * workers:
-                nxt = next(shards, None)
-                if nxt is None:
-                    exhausted = True
-                    break
-                shard, size = nxt
-                fut = client.submit(count_shard, scattered, shard, diff_limit=diff_limit,
-                                    pure=False)
-                pending[fut] = (shard.index, size)
-            if not pending:
-                return
-            finished = dask_wait(list(pending), return_when="FIRST_COMPLETED").done
-            for fut in finished:
-                index, size = pending.pop(fut)
-                yield index, size, fut.result()
+
+        def submit(shard: Shard) -> Any:
+            # The shard goes to a worker as data, not inside the task: the scheduler keeps
+            # every task's arguments it has seen, so memory would grow with the corpus.
+            [data] = client.scatter([shard], hash=False)
+            return client.submit(count_shard, scattered, data, diff_limit=diff_limit,
+                                 pure=False)
+
+        yield from _in_flight(
+            shards, 2 * workers, submit,
+            lambda futs: dask_wait(futs, return_when="FIRST_COMPLETED").done,
+            lambda fut: fut.result(), pending)
     finally:
         if pending:
             client.cancel(list(pending))

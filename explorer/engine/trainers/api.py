@@ -124,12 +124,13 @@ def train_to_file(
 def to_tokenizer(model: TrainedModel, *, name: str = "trained") -> Tokenizer:
     """An explorer Tokenizer for a trained model, with the same ids as its exports.
 
-    Byte-level BPE -> ``ByteLevelBPETokenizer`` (merge trace); Metaspace BPE and BPE with a
-    prefix/suffix -> the HF pipeline of its tokenizer.json; Unigram ->
-    ``SentencePieceTokenizer`` (lattice view).
+    Byte-level BPE -> ``ByteLevelBPETokenizer`` (merge trace); Metaspace BPE, BPE with a
+    prefix/suffix and byte-level BPE trained with ``add_prefix_space`` -> the HF pipeline
+    of its tokenizer.json (so it encodes as HF does with that file: a space before the
+    text); Unigram -> ``SentencePieceTokenizer`` (lattice view).
     """
     if isinstance(model, TrainedBpe):
-        if model.mode == "byte_level" and not model.marked:
+        if model.mode == "byte_level" and not model.marked and not model.add_prefix_space:
             from explorer.engine.bpe.tokenizer import ByteLevelBPETokenizer
             from explorer.engine.pretokenizers.byte_level import unicode_to_bytes
 

@@ -52,14 +52,16 @@ def merge_words_capped(
     pair_counts: defaultdict[int, int],
     cap: int,
     shift: int,
-) -> defaultdict[int, set[int]]:
+) -> tuple[defaultdict[int, set[int]], int]:
     """Merge ``a b`` -> ``new`` in the words of ``pos``, counting a new pair only when it
     is shorter than ``cap`` characters (``lens``: each symbol's length, kept in step).
 
-    Updates ``pair_counts`` in place; returns the pairs that gained occurrences, with the
-    words where they did.
+    Updates ``pair_counts`` in place (the joined occurrences stay counted, as in HF);
+    returns the pairs that gained occurrences, with the words where they did, and the
+    weighted number of occurrences joined.
     """
     touched: defaultdict[int, set[int]] = defaultdict(set)
+    merged = 0
     sh = shift
     for i in pos:
         w = words[i]
@@ -67,6 +69,7 @@ def merge_words_capped(
             continue
         ln = lens[i]
         c = wcounts[i]
+        before = len(w)
         j = 0
         while j < len(w) - 1:  # HF Word::merge: left to right, re-scanning after a merge
             if w[j] == a and w[j + 1] == b:
@@ -89,4 +92,5 @@ def merge_words_capped(
                         pair_counts[k] += c
                         touched[k].add(i)
             j += 1
-    return touched
+        merged += c * (before - len(w))
+    return touched, merged

@@ -21,17 +21,16 @@ to :func:`train_bpe_from_counts` (``symbol_order``), with which merges equal HF'
 
 from __future__ import annotations
 
-import gc
 import heapq
 import time
 from collections import defaultdict
 from collections.abc import Callable, Generator, Iterable, Iterator, Sequence
-from contextlib import contextmanager
 from dataclasses import dataclass
 from itertools import chain
 
 import numpy as np
 
+from explorer.engine.gc_pause import gc_paused
 from explorer.engine.pretokenizers.byte_level import bytes_to_unicode
 from explorer.engine.pretokenizers.patterns import GPT2
 from explorer.engine.trainers.bpe_marks import marked_symbols, merge_words_capped, word_symbols
@@ -197,7 +196,7 @@ def train_bpe_from_counts(
 
     # The merge loop allocates millions of small objects but never a cycle: the cyclic GC's
     # full scans would only cost time (10-20%), so it is paused until merging ends.
-    with _gc_paused():
+    with gc_paused():
         yield PhaseStarted("counting", len(words))
         pair_counts, where = _count_pairs(words, wcounts, len(id_to_word))
         # Heap entries are single ints ordered like (-count, pair, seq): ``seq`` (push order,
@@ -223,6 +222,10 @@ def train_bpe_from_counts(
         vocab_size = config.vocab_size
         last_count = 0
         step_pairs = config.step_pairs
+        # HF never uncounts the merged occurrences of a pair: they stay in its count. They
+        # are summed in ``stale``, so that the live count of every pair is
+        # ``pair_counts - stale``, exactly a recount of the words (for the step table).
+        stale: defaultdict[int, int] = defaultdict(int)
         stop_reason = ""
         while len(word_to_id) < vocab_size and heap:
             if stop is not None and stop():
@@ -245,7 +248,7 @@ def train_bpe_from_counts(
                 break
             top_pairs: tuple[PairCount, ...] = ()
             if step_pairs and (details is None or details()):
-                top_pairs = _top_pairs(heap, pair_counts, step_pairs, id_to_word)
+                top_pairs = _top_pairs(heap, pair_counts, stale, step_pairs, id_to_word)
             heappop(heap)
             if count >= _U64 >> 1:
                 count -= _U64  # events show the real (negative) count
@@ -264,10 +267,11 @@ def train_bpe_from_counts(
             merges.append((a, b))
             last_count = count
             if lens is None:
-                touched = _merge_words(words, wcounts, pos, a, b, new, pair_counts)
+                touched, merged = _merge_words(words, wcounts, pos, a, b, new, pair_counts)
             else:
-                touched = merge_words_capped(words, lens, wcounts, pos, a, b, new,
-                                             pair_counts, cap or 0, _SHIFT)
+                touched, merged = merge_words_capped(words, lens, wcounts, pos, a, b, new,
+                                                     pair_counts, cap or 0, _SHIFT)
+            stale[key] += merged
             for k, p in touched.items():
                 c = pair_counts[k]
                 if c > 0:
@@ -275,9 +279,7 @@ def train_bpe_from_counts(
                     positions.append(p)
             if config.merge_events:
                 yield Merge(len(merges) - 1, id_to_word[a], id_to_word[b], token, new, count,
-                            len(id_to_word), top_pairs,
-                            sum(p.count == top_pairs[0].count for p in top_pairs)
-                            if top_pairs else 0)
+                            len(id_to_word), top_pairs, _tied(top_pairs, a, b, count))
             if len(merges) % every == 0:
                 yield MergeSummary(
                     len(merges), target, len(id_to_word), count, time.perf_counter() - t0
@@ -304,21 +306,27 @@ def train_bpe_from_counts(
     )
 
 
-def _top_pairs(heap: list[int], pair_counts: defaultdict[int, int], k: int,
-               id_to_word: list[str]) -> tuple[PairCount, ...]:
-    """The ``k`` pairs with the highest live counts, ordered as the heap will pop them
-    (higher count, then smaller ``(id_a, id_b)``).
+def _top_pairs(heap: list[int], pair_counts: defaultdict[int, int],
+               stale: defaultdict[int, int], k: int, id_to_word: list[str]
+               ) -> tuple[PairCount, ...]:
+    """The ``k`` pairs with the highest live counts, in HF's order (higher count, then
+    smaller ``(id_a, id_b)``): exactly what a recount of the words from scratch gives.
+
+    A pair's live count is ``pair_counts - stale`` (HF never uncounts the occurrences a
+    merge joined; ``stale`` sums them). Under a length cap only pairs HF counts are listed:
+    pairs too long to merge have no positive live count.
 
     Walks the heap from its root in sorted order without changing it. An entry's stored
     count is never below its pair's live count (a count that drops leaves its entry stale;
-    one that grows pushes a new entry), so a pair not met yet ranks after the entry being
-    visited: once ``k`` pairs rank before it, the walk stops (also inside long runs of equal
-    counts, where the pair order decides).
+    one that grows pushes a new entry; a stale count is never below the live one), so a
+    pair not met yet ranks after the entry being visited: once ``k`` pairs rank before it,
+    the walk stops (also inside long runs of equal counts, where the pair order decides).
     """
     best: dict[int, int] = {}
     worst: list[tuple[int, int]] = []  # (count, -key) of the k best: worst[0] is the k-th
     frontier = [(heap[0], 0)] if heap else []
     n = len(heap)
+    get_stale = stale.get
     while frontier:
         entry, i = heapq.heappop(frontier)
         key = entry >> _SEQ_BITS & _PAIR_MASK
@@ -327,7 +335,7 @@ def _top_pairs(heap: list[int], pair_counts: defaultdict[int, int], k: int,
             stored = -(entry >> _COUNT_SHIFT)
             if stored < count_k or (stored == count_k and key > -neg_key_k):
                 break
-        c = pair_counts.get(key, 0)
+        c = pair_counts.get(key, 0) - get_stale(key, 0)
         if c > 0 and key not in best:
             best[key] = c
             if len(worst) < k:
@@ -342,16 +350,13 @@ def _top_pairs(heap: list[int], pair_counts: defaultdict[int, int], k: int,
                            key >> _SHIFT, key & _MASK) for key, c in ranked)
 
 
-@contextmanager
-def _gc_paused() -> Iterator[None]:
-    """Disable the cyclic garbage collector inside the block (restored on exit or close)."""
-    was_enabled = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if was_enabled:
-            gc.enable()
+def _tied(top_pairs: tuple[PairCount, ...], a: int, b: int, count: int) -> int:
+    """How many listed pairs share the winner's count, when the winner ``a b`` leads the
+    list with its live count (else 0: HF took the pair by a stale count)."""
+    if not top_pairs or (top_pairs[0].left_id, top_pairs[0].right_id, top_pairs[0].count
+                         ) != (a, b, count):
+        return 0
+    return sum(p.count == top_pairs[0].count for p in top_pairs)
 
 
 def _count_pairs(
@@ -400,13 +405,15 @@ def _merge_words(
     b: int,
     new: int,
     pair_counts: defaultdict[int, int],
-) -> defaultdict[int, set[int]]:
+) -> tuple[defaultdict[int, set[int]], int]:
     """Merge ``a b`` -> ``new`` left to right in the words of ``pos`` (HF ``Word::merge``).
 
-    Updates ``pair_counts`` in place; returns the pairs that gained occurrences, with the words
-    where they did (HF's ``where_to_update``).
+    Updates ``pair_counts`` in place (as HF: the joined occurrences stay counted); returns
+    the pairs that gained occurrences, with the words where they did (HF's
+    ``where_to_update``), and the weighted number of occurrences joined.
     """
     touched: defaultdict[int, set[int]] = defaultdict(set)
+    merged = 0
     sh = _SHIFT
     new_hi = new << sh
     same = a == b
@@ -416,7 +423,7 @@ def _merge_words(
         if not left:
             continue  # often: the pair left this word after the entry was pushed
         c = wcounts[i]
-        last = len(w) - 1
+        last = first_last = len(w) - 1
         j = -1
         while left:
             j = w.index(a, j + 1)
@@ -439,7 +446,8 @@ def _merge_words(
                     k = new_hi | nxt
                     pair_counts[k] += c
                     touched[k].add(i)
-    return touched
+        merged += c * (first_last - last)
+    return touched, merged
 
 
 def _hf_merge_list(

@@ -62,15 +62,19 @@ class Merge:
     token: str
     token_id: int
     count: int
-    """Frequency of the pair in the corpus when it was merged."""
+    """Frequency of the pair in the corpus when it was merged, as HF counts it (a pair
+    merged before keeps its old count on top of new occurrences: see :attr:`top_pairs`)."""
     vocab_size: int
     """Vocabulary size after this merge (specials included)."""
     top_pairs: tuple[PairCount, ...] = ()
     """Step details (only with ``BpeConfig.step_pairs``): the pairs with the highest live
-    counts just before this merge, in HF's order (higher count, then smaller
-    ``(id_a, id_b)``); the first one is this merge."""
+    counts just before this merge, exactly as a recount of the corpus's words from scratch
+    gives them, in HF's order (higher count, then smaller ``(id_a, id_b)``). The first one
+    is this merge, except in HF's rare stale-count cases (a token re-made by another merge,
+    or a length cap): then HF's winner may be missing or further down."""
     tied: int = 0
-    """How many of :attr:`top_pairs` share the winner's count (> 1: the ids decided)."""
+    """How many of :attr:`top_pairs` share the winner's count when it leads them with its
+    live count (> 1: the ids decided; 0 when HF took the winner by a stale count)."""
 
 
 @dataclass(frozen=True, slots=True)

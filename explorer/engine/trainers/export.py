@@ -17,7 +17,8 @@ What each format can hold:
   which their training assumed; in tokenizer.json two ``Replace`` normalizers), BPE models
   keep every space like HF ``Metaspace``.
 - ``.tiktoken``: byte-level BPE. A ranks file has no special tokens, so rank = id minus the
-  number of special tokens; the pattern is not stored (GPT-2's is the ``r50k`` preset).
+  number of special tokens; the pattern is not stored (GPT-2's is the ``r50k`` preset), nor
+  ``add_prefix_space`` (such a model goes to tokenizer.json only).
 
 BPE trained with a ``continuing_subword_prefix`` or ``end_of_word_suffix`` goes to
 tokenizer.json only (the BPE model carries both fields); its decoder removes the prefix at
@@ -243,6 +244,9 @@ def tiktoken_ranks(model: TrainedModel) -> dict[bytes, int]:
     if model.marked:
         raise ExportError(".tiktoken cannot hold a continuing-subword prefix or end-of-word "
                           "suffix; export as .json")
+    if model.add_prefix_space:
+        raise ExportError(".tiktoken cannot hold add_prefix_space (a space before the text); "
+                          "export as .json")
     to_byte = unicode_to_bytes()
     specials = set(model.special_tokens)
     ranks: dict[bytes, int] = {}

@@ -22,7 +22,7 @@ from typing import Literal
 
 import numpy as np
 import pyqtgraph as pg
-from PySide6.QtCore import QRect, Qt, Signal
+from PySide6.QtCore import QRect, Qt, QTimer, Signal
 from PySide6.QtGui import QBrush, QColor, QFont, QMouseEvent, QTextCharFormat, QTextCursor
 from PySide6.QtWidgets import (
     QAbstractItemView,
@@ -58,6 +58,8 @@ Kind = Literal["bpe", "unigram"]
 _KEEP_ANCHOR = QTextCursor.MoveMode.KeepAnchor  # looked up once: PySide enums are slow
 LIGHT_REDRAW_S = 0.3
 """At full speed the step view redraws about three times a second (stepping: every time)."""
+LIST_CHUNK = 300
+"""Merge lines appended per event-loop turn (~5 ms; thousands at once stalled the window)."""
 ROWS_SHOWN = 200
 """Rows of removed pieces / seeds listed per round."""
 HISTOGRAM_BINS = 40
@@ -93,6 +95,14 @@ def _segment_job(model: TrainedUnigram, text: str) -> Generator[None, None, list
     yield None
     tok = to_tokenizer(model, name="snapshot")
     return [(t.start, t.end) for t in tok.encode(text).tokens if t.end > t.start]
+
+
+def winner_row(merge: Merge) -> int | None:
+    """The row of ``merge``'s own pair in its pair table (None: not listed)."""
+    for r, p in enumerate(merge.top_pairs):
+        if (p.left, p.right) == (merge.left, merge.right):
+            return r
+    return None
 
 
 class MergeList(QPlainTextEdit):
@@ -236,6 +246,9 @@ class StepView(QWidget):
         layout.addWidget(self.heading)
         layout.addWidget(split, 1)
         self._segmenter = LatestRunner(owner=self)
+        self._listing = QTimer(self)  # lists the merges left over by a flush, chunk by chunk
+        self._listing.setInterval(0)
+        self._listing.timeout.connect(self._list_new_merges)
         self._headers: list[str] = []
         self._winner_brush = QBrush(QColor(WINNER_COLOR))
         self._drawn_at = 0.0
@@ -299,8 +312,9 @@ class StepView(QWidget):
         self.flush()
 
     def busy(self) -> bool:
-        """True while the sample's segmentation is being computed."""
-        return self._segmenter.current is not None
+        """True while the sample's segmentation is being computed or merges wait to be
+        listed."""
+        return self._segmenter.current is not None or self._listed < len(self.merge_list)
 
     def add_events(self, events: Iterable[TrainEvent]) -> None:
         """Record a batch of trainer events (drawn at the next :meth:`flush`)."""
@@ -332,7 +346,7 @@ class StepView(QWidget):
         at full speed): redraw at most every :data:`LIGHT_REDRAW_S` seconds."""
         if not self._dirty:
             return
-        self._list_new_merges()  # every flush: appending a few hundred lines is cheap
+        self._list_new_merges()  # every flush (a bounded chunk)
         now = time.perf_counter()
         if light and now - self._drawn_at < LIGHT_REDRAW_S:
             return
@@ -344,10 +358,16 @@ class StepView(QWidget):
             self._draw_unigram()
 
     def _list_new_merges(self) -> None:
-        new = self.merge_list[self._listed:]
+        """Append the merges not listed yet, at most :data:`LIST_CHUNK` lines per
+        event-loop turn (the rest follow in the next turns: the window stays live)."""
+        new = self.merge_list[self._listed:self._listed + LIST_CHUNK]
         if new:
             self.merges.extend(new)
-            self._listed = len(self.merge_list)
+            self._listed += len(new)
+        if self._listed < len(self.merge_list) and not self._listing.isActive():
+            self._listing.start()
+        elif self._listed >= len(self.merge_list):
+            self._listing.stop()
 
     def _draw_bpe(self) -> None:
         m = self.last_merge
@@ -377,12 +397,17 @@ class StepView(QWidget):
         counted = self.last_counted
         if counted is not None and counted is not m:
             text += f" Pair counts as of merge {counted.rank + 1:,}."
-        self.heading.setText(text)
         pairs = counted.top_pairs if counted is not None else ()
-        self._fill_table(["pair", "count", "ids"],
+        winner = winner_row(counted) if counted is not None else None
+        if counted is not None and (winner != 0 or pairs[0].count != counted.count):
+            text += (f" HF took merge {counted.rank + 1:,} by a stale count ({counted.count:,}"
+                     ": HF keeps counting occurrences a merge already joined); the table "
+                     "shows the live counts.")
+        self.heading.setText(text)
+        self._fill_table(["pair", "live count", "ids"],
                          [(f"{self._show(p.left)} + {self._show(p.right)}", f"{p.count:,}",
                            f"({p.left_id}, {p.right_id})") for p in pairs],
-                         winner=0)
+                         winner=winner)
 
     def _draw_unigram(self) -> None:
         if self.last_prune is not None:

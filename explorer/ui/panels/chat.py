@@ -1,7 +1,8 @@
 """Chat panel (dock key ``chat``, ``--view chat``): how many tokens a conversation costs once
 the model's chat template has turned it into a prompt, and where the special tokens go.
 
-Left: the conversation (:mod:`.chat_messages`). Top: the template (the model folder's
+Left: the conversation (:mod:`.chat_messages`) and, under it, the tools/documents JSON
+that tool-use and RAG templates take. Top: the template (the model folder's
 ``chat_template`` and its named ones, a GGUF's ``tokenizer.chat_template``, or a built-in),
 the ``add_generation_prompt`` toggle, the total and a context-length gauge. Right: the
 rendered prompt, tokenized and coloured like the editor, special tokens drawn dark so they
@@ -24,6 +25,7 @@ from PySide6.QtWidgets import (
     QComboBox,
     QHBoxLayout,
     QLabel,
+    QPlainTextEdit,
     QProgressBar,
     QSizePolicy,
     QSplitter,
@@ -33,7 +35,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from explorer.engine.chat.prompt import ChatPrompt, build_prompt
+from explorer.engine.chat.prompt import ChatPrompt, build_prompt, parse_tools_documents
 from explorer.engine.chat.templates import BUILTIN_TEMPLATES, ChatSetup, chat_setup
 from explorer.engine.offsets import Utf16Map
 from explorer.engine.tokenizer import Tokenizer
@@ -69,6 +71,8 @@ class RenderRequest:
     add_generation_prompt: bool
     variables: dict[str, str]
     context_length: int | None
+    tools: tuple[object, ...] | None = None
+    documents: tuple[object, ...] | None = None
 
 
 def render_job(req: RenderRequest) -> Generator[None, None, ChatPrompt]:
@@ -76,7 +80,9 @@ def render_job(req: RenderRequest) -> Generator[None, None, ChatPrompt]:
     yield None
     return build_prompt(req.tokenizer, req.template, list(req.messages),
                         add_generation_prompt=req.add_generation_prompt,
-                        variables=req.variables, context_length=req.context_length)
+                        variables=req.variables, context_length=req.context_length,
+                        tools=None if req.tools is None else list(req.tools),
+                        documents=None if req.documents is None else list(req.documents))
 
 
 class ChatPanel(QWidget):
@@ -100,6 +106,12 @@ class ChatPanel(QWidget):
         self.status = QLabel("")
         self.status.setWordWrap(True)
         self.messages = MessageList()
+        self.extras = QPlainTextEdit()
+        self.extras.setPlaceholderText('Tools / documents for templates that use them (JSON): '
+                                       '{"tools": [...], "documents": [...]}')
+        self.extras.setToolTip("Passed to the template as apply_chat_template(tools=..., "
+                               "documents=...) passes them (tool-use and RAG templates)")
+        self.extras.setMaximumHeight(72)
         self.prompt = QTextEdit()
         self.prompt.setReadOnly(True)
         self.prompt.setLineWrapMode(QTextEdit.LineWrapMode.WidgetWidth)
@@ -120,8 +132,13 @@ class ChatPanel(QWidget):
         rl.setContentsMargins(0, 0, 0, 0)
         rl.addWidget(QLabel("Rendered prompt (special tokens dark):"))
         rl.addWidget(self.prompt, 1)
+        left = QWidget()
+        ll = QVBoxLayout(left)
+        ll.setContentsMargins(0, 0, 0, 0)
+        ll.addWidget(self.messages, 1)
+        ll.addWidget(self.extras)
         split = QSplitter(Qt.Orientation.Horizontal)
-        split.addWidget(self.messages)
+        split.addWidget(left)
         split.addWidget(right)
         split.setStretchFactor(0, 1)
         split.setStretchFactor(1, 1)
@@ -255,6 +272,7 @@ class ChatDock(QObject):
         self.panel.messages.changed.connect(self._edited)
         self.panel.template.currentIndexChanged.connect(lambda _i: self._edited())
         self.panel.generation.toggled.connect(lambda _b: self._edited())
+        self.panel.extras.textChanged.connect(self._edited)
 
     def busy(self) -> bool:
         """True while the shown panel waits for its setup or render."""
@@ -318,8 +336,15 @@ class ChatDock(QObject):
         if not messages:
             self.panel.show_error("add a message to render the conversation")
             return
+        try:
+            tools, documents = parse_tools_documents(self.panel.extras.toPlainText())
+        except Exception as e:  # malformed JSON: say so, keep the text and the last prompt
+            self.panel.show_error(str(e))
+            return
         req = RenderRequest(tok, source, messages, self.panel.generation.isChecked(),
-                            dict(setup.variables), setup.context_length)
+                            dict(setup.variables), setup.context_length,
+                            None if tools is None else tuple(tools),
+                            None if documents is None else tuple(documents))
         self.render_runner.submit(render_job, req, on_return=self._on_prompt,
                                   on_error=self._on_render_error)
 

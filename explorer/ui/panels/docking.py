@@ -12,8 +12,10 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from PySide6.QtCore import QObject, QSize, Qt, QTimer
-from PySide6.QtWidgets import QDockWidget, QFrame, QScrollArea, QWidget
+from PySide6.QtCore import QObject, Qt, QTimer
+from PySide6.QtWidgets import QDockWidget, QWidget
+
+from explorer.ui.panels.scroll_area import PanelScroll
 
 if TYPE_CHECKING:
     from explorer.ui.panels.registry import PanelHost
@@ -21,22 +23,6 @@ if TYPE_CHECKING:
 Area = Qt.DockWidgetArea
 WINDOW_OWN_PANELS = ("tokens", "inspector")
 """The window's own panels stay the front tabs of their areas."""
-
-
-class PanelScroll(QScrollArea):
-    """A panel in a frameless scroll area: it fills the dock when there is room and scrolls
-    when the dock is smaller than the panel's minimum, so docking it never makes the window's
-    minimum size grow; its size hint stays the panel's (bounded), so docks open roomy."""
-
-    def __init__(self, panel: QWidget) -> None:
-        super().__init__()
-        self.setWidgetResizable(True)
-        self.setFrameShape(QFrame.Shape.NoFrame)
-        self.setWidget(panel)
-
-    def sizeHint(self) -> QSize:
-        hint = self.widget().sizeHint()
-        return QSize(min(hint.width(), 900), min(max(hint.height(), 300), 460))
 
 
 def dock_scrolled(host: PanelHost, key: str, title: str, widget: QWidget,

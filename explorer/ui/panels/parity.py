@@ -23,13 +23,11 @@ from PySide6.QtGui import QColor, QPainter, QPaintEvent, QPen
 from PySide6.QtWidgets import (
     QFileDialog,
     QHBoxLayout,
-    QHeaderView,
     QLabel,
     QProgressBar,
     QPushButton,
     QScrollArea,
     QSplitter,
-    QTableView,
     QVBoxLayout,
     QWidget,
 )
@@ -43,8 +41,9 @@ from explorer.engine.parity.implementations import ImplementationSet
 from explorer.engine.parity.lines import FileParity, FileProgress, check_file, to_csv, to_json
 from explorer.engine.tokenizer import Tokenizer
 from explorer.ui.panels.compare_rows import AlignedRows
+from explorer.ui.panels.docking import ShownPanel
 from explorer.ui.panels.registry import PanelHost, register_panel
-from explorer.ui.panels.scroll_area import PanelScroll
+from explorer.ui.panels.table_export import ask_export_path, result_table, write_export
 from explorer.ui.table_model import HeaderTableModel
 from explorer.workers.latest import LatestRunner
 
@@ -160,19 +159,6 @@ class LineTable(HeaderTableModel):
                 d.text)[index.column()]
 
 
-def _table(model: HeaderTableModel, parent: QWidget) -> QTableView:
-    view = QTableView(parent)
-    view.setModel(model)
-    view.verticalHeader().setVisible(False)
-    view.verticalHeader().setDefaultSectionSize(22)
-    header = view.horizontalHeader()
-    header.setSectionResizeMode(QHeaderView.ResizeMode.ResizeToContents)
-    header.setMaximumSectionSize(420)
-    header.setStretchLastSection(True)
-    view.setMinimumHeight(50)  # the splitter, not the table, decides the height
-    return view
-
-
 class ParityPanel(QWidget):
     """Title and missing libraries, aligned rows, differing spans, whole-file check."""
 
@@ -199,9 +185,9 @@ class ParityPanel(QWidget):
         scroll.setWidget(self.rows)
         scroll.setMinimumHeight(60)
         self.spans = SpanTable(self)
-        self.span_view = _table(self.spans, self)
+        self.span_view = result_table(self.spans, self, max_section=420)
         self.lines = LineTable(self)
-        self.line_view = _table(self.lines, self)
+        self.line_view = result_table(self.lines, self, max_section=420)
         self.check_file_button = QPushButton("Check a file…", self)
         self.cancel_button = QPushButton("Cancel", self)
         self.cancel_button.setEnabled(False)
@@ -360,58 +346,32 @@ class ParityPanel(QWidget):
         self.file_status.setText(message)
 
     def _export(self, kind: str) -> None:
-        path, _ = QFileDialog.getSaveFileName(self, f"Export differing lines as {kind.upper()}",
-                                              f"parity.{kind}", f"{kind.upper()} (*.{kind})")
-        if path:
-            self.export(Path(path), kind)
+        path = ask_export_path(self, f"Export differing lines as {kind.upper()}",
+                               f"parity.{kind}", kind)
+        if path is not None:
+            self.export(path, kind)
 
     def export(self, path: Path, kind: str) -> None:
         """Write the whole-file result as ``csv`` or ``json``."""
         if self.file_result is None:
             return
         data = to_csv(self.file_result) if kind == "csv" else to_json(self.file_result) + "\n"
-        try:
-            path.write_text(data, encoding="utf-8")
-        except OSError as e:
-            self.file_status.setText(f"Could not write {path}: {e.strerror}")
+        write_export(path, data, self.file_status)
 
 
-class ParityGlue:
-    """Follows the window: re-checks when the text or tokenizer changes and the dock shows."""
-
-    KEY = "parity"
+class ParityDock(ShownPanel):
+    """Follows the window: re-checks the text when it or the tokenizer changes, while shown."""
 
     def __init__(self, host: PanelHost) -> None:
-        self.host = host
         self.panel = ParityPanel()
-        self.dock = host.add_panel(self.KEY, "Parity", PanelScroll(self.panel),
-                                   Qt.DockWidgetArea.BottomDockWidgetArea)
-        self._stale = True
-        self._shown = False
-        for key in ("tokens", "inspector"):  # the window's own panels stay in front
-            if key in host.panels:
-                host.panels[key].raise_()
-        host.tokenizer_changed.connect(lambda _t: self._refresh())
-        host.text_changed.connect(lambda _t: self._refresh())
-        self.dock.visibilityChanged.connect(self._on_visibility)
+        super().__init__(host, "parity", "Parity", self.panel)
+        host.tokenizer_changed.connect(lambda _t: self.refresh())
+        host.text_changed.connect(lambda _t: self.refresh())
 
-    def busy(self) -> bool:
-        """True while a shown check waits for its worker."""
-        return self._visible() and (self.panel.runner.current is not None or self._stale)
+    def jobs_busy(self) -> bool:
+        return self.panel.runner.current is not None
 
-    def _visible(self) -> bool:
-        return self._shown and self.dock.isVisible()
-
-    def _on_visibility(self, visible: bool) -> None:
-        self._shown = visible
-        if visible:
-            self._refresh()
-
-    def _refresh(self) -> None:
-        self._stale = True
-        if not self._visible():
-            return
-        self._stale = False
+    def update_panel(self) -> None:
         from explorer.ui.tokenizer_source import source_path
 
         source = self.host.source
@@ -426,6 +386,6 @@ class ParityGlue:
 
 
 @register_panel("parity", order=60)
-def install_parity_panel(host: PanelHost) -> ParityGlue:
+def install_parity_panel(host: PanelHost) -> ParityDock:
     """Dock the parity view (``--view parity``)."""
-    return ParityGlue(host)
+    return ParityDock(host)

@@ -8,7 +8,7 @@ from __future__ import annotations
 from collections.abc import Generator
 from typing import TYPE_CHECKING
 
-from explorer.engine.explain.boundary import explain_boundary
+from explorer.engine.explain.boundary import boundary_index, explain_boundary
 from explorer.engine.explain.pipeline import pipeline_trace
 from explorer.engine.explain.provenance import token_provenance
 from explorer.engine.tokenizer import Tokenizer
@@ -30,7 +30,9 @@ NEIGHBOURS = 6
 def provenance_job(tokenizer: Tokenizer, line: str,
                    offset: int) -> Generator[None, None, ProvenanceResult | None]:
     """Provenance of the token at ``offset`` of ``line`` and of its neighbours, and the
-    explanation of every boundary between them (a yield between items: cancellable)."""
+    explanation of every boundary between them (a yield between items: cancellable). The
+    boundary shown first is the one at ``offset`` when the cursor sits between two tokens
+    (the user clicked that gap in the editor), else one next to the cursor's token."""
     yield None
     enc = tokenizer.encode(line)
     if not len(enc):
@@ -48,6 +50,10 @@ def provenance_job(tokenizer: Tokenizer, line: str,
     for k in range(lo + 1, hi):
         yield None
         result.boundaries[k] = explain_boundary(tokenizer, line, k, enc, trace)
+    at = boundary_index(enc, offset)
+    if at is not None and at in result.boundaries:  # the cursor sits on a boundary (a click
+        result.boundary = at                        # on a gap between tokens): that one
+        return result
     around = [k for k in (current + 1, current) if k in result.boundaries]
     inside = [k for k in around if result.boundaries[k].cause not in ("pre-tokenizer",
                                                                       "special")]

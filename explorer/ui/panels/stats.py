@@ -20,13 +20,11 @@ from PySide6.QtWidgets import (
     QComboBox,
     QFileDialog,
     QHBoxLayout,
-    QHeaderView,
     QLabel,
     QMenu,
     QProgressBar,
     QPushButton,
     QSplitter,
-    QTableView,
     QToolButton,
     QVBoxLayout,
     QWidget,
@@ -38,8 +36,9 @@ from explorer.engine.stats import CorpusSource, CorpusStats, Progress, corpus_st
 from explorer.engine.stats.report import summary, to_csv
 from explorer.engine.stats.run import default_workers
 from explorer.engine.tokenizer import Tokenizer
+from explorer.ui.panels.docking import ShownPanel
 from explorer.ui.panels.registry import PanelHost, register_panel
-from explorer.ui.panels.scroll_area import PanelScroll
+from explorer.ui.panels.table_export import ask_export_path, result_table, write_export
 from explorer.ui.table_model import HeaderTableModel
 from explorer.workers.latest import LatestRunner
 
@@ -151,17 +150,6 @@ class BreakdownTable(HeaderTableModel):
         return None
 
 
-def _table(model: HeaderTableModel, parent: QWidget) -> QTableView:
-    view = QTableView(parent)
-    view.setModel(model)
-    view.verticalHeader().setVisible(False)
-    view.verticalHeader().setDefaultSectionSize(22)
-    view.horizontalHeader().setSectionResizeMode(QHeaderView.ResizeMode.ResizeToContents)
-    view.horizontalHeader().setStretchLastSection(True)
-    view.setMinimumHeight(50)  # the splitter, not the table, decides the height
-    return view
-
-
 class GroupedBars(pg.PlotWidget):
     """Bars grouped by category, one colour per series, with a legend."""
 
@@ -242,10 +230,10 @@ class StatsPanel(QWidget):
         plots.addWidget(self.length_plot)
         plots.setSizes([600, 400])
         tables = QSplitter(Qt.Orientation.Horizontal, self)
-        tables.addWidget(_table(self.scripts, self))
-        tables.addWidget(_table(self.by_file, self))
+        tables.addWidget(result_table(self.scripts, self))
+        tables.addWidget(result_table(self.by_file, self))
         split = QSplitter(Qt.Orientation.Vertical, self)
-        split.addWidget(_table(self.summary, self))
+        split.addWidget(result_table(self.summary, self))
         split.addWidget(plots)
         split.addWidget(tables)
         split.setSizes([110, 260, 150])
@@ -365,56 +353,41 @@ class StatsPanel(QWidget):
         self.finished.emit()
 
     def _export(self) -> None:
-        path, _ = QFileDialog.getSaveFileName(self, "Export the statistics as CSV",
-                                              "corpus_stats.csv", "CSV (*.csv)")
-        if path:
-            self.export(Path(path))
+        path = ask_export_path(self, "Export the statistics as CSV", "corpus_stats.csv", "csv")
+        if path is not None:
+            self.export(path)
 
     def export(self, path: Path) -> None:
         """Write the per-tokenizer table then the per-script table as CSV."""
         if self.stats is None:
             return
-        data = to_csv(self.stats) + "\n" + to_csv(self.stats, by_script=True)
-        try:
-            path.write_text(data, encoding="utf-8")
-        except OSError as e:
-            self.status.setText(f"Could not write {path}: {e.strerror}")
+        write_export(path, to_csv(self.stats) + "\n" + to_csv(self.stats, by_script=True),
+                     self.status)
 
 
-class StatsGlue:
+class StatsDock(ShownPanel):
     """Offers the window's tokenizers, gathers the corpus, runs once when first shown."""
 
-    KEY = "stats"
     DEFAULT_OTHERS = ("bundled:cl100k_base", "bundled:corpus_unigram_4k")
 
     def __init__(self, host: PanelHost) -> None:
-        self.host = host
         self.panel = StatsPanel()
-        self.dock = host.add_panel(self.KEY, "Corpus Statistics", PanelScroll(self.panel),
-                                   Qt.DockWidgetArea.BottomDockWidgetArea)
-        self._shown = False
+        super().__init__(host, "stats", "Corpus Statistics", self.panel)
         self._ran = False
         self._files: list[str] = []
-        for key in ("tokens", "inspector"):  # the window's own panels stay in front
-            if key in host.panels:
-                host.panels[key].raise_()
         self.panel.run_requested.connect(self.run)
         self.panel.vocab_file_added.connect(self.add_file)
-        host.tokenizer_changed.connect(lambda _t: self._offer())
-        host.loader.loaded.connect(lambda _s, _t: self._offer())
-        self.dock.visibilityChanged.connect(self._on_visibility)
+        host.tokenizer_changed.connect(lambda _t: self.refresh())
+        host.loader.loaded.connect(lambda _s, _t: self.refresh())
 
-    def busy(self) -> bool:
-        """True while shown and its first run (or any run) is under way."""
-        shown = self._shown and self.dock.isVisible()
-        return shown and (self.panel.runner.current is not None or not self._ran)
+    def jobs_busy(self) -> bool:
+        return self.panel.runner.current is not None
 
-    def _on_visibility(self, visible: bool) -> None:
-        self._shown = visible
-        if visible:
-            self._offer()
-            if not self._ran:
-                self.run()
+    def update_panel(self) -> None:
+        """Offer the tokenizers the window has now; the first time, run."""
+        self._offer()
+        if not self._ran:
+            self.run()
 
     def _offer(self) -> None:
         from explorer.ui.tokenizer_source import bundled_sources, source_label
@@ -463,6 +436,6 @@ class StatsGlue:
 
 
 @register_panel("stats", order=61)
-def install_stats_panel(host: PanelHost) -> StatsGlue:
+def install_stats_panel(host: PanelHost) -> StatsDock:
     """Dock the corpus statistics view (``--view stats``)."""
-    return StatsGlue(host)
+    return StatsDock(host)

@@ -37,7 +37,8 @@ class TrainDock(ShownPanel):
             return
         if isinstance(model, TrainedUnigram):
             ext = ".model"  # SentencePiece: the lattice view works on it
-        elif getattr(model, "mode", "") == "byte_level":
+        elif (getattr(model, "mode", "") == "byte_level" and not model.marked
+              and not model.add_prefix_space):
             ext = ".tiktoken"  # ranks: the merge-queue view works on it
         else:
             ext = ".json"
