@@ -3,6 +3,11 @@
     python benchmarks/bench_unigram.py [--english-mb 2] [--repeat 3]
     python benchmarks/bench_unigram.py --windows 32768     # the window's document encode
 
+``--windows``: each ``CHARS``-window encoded as its own text (as sentencepiece would), and the
+document encoder of the window (``explorer.workers.doctokens.encode_document``: windows that
+carry sentencepiece's running score, exactly one whole-text encode) against sentencepiece
+encoding the whole text once.
+
 Corpora (deterministic; both engines encode line by line, as sentencepiece is used):
 - English: botchan.txt (sentencepiece sdist), then the CPython standard library's ``.py``
   files in sorted path order, up to ``--english-mb`` MB.
@@ -44,6 +49,7 @@ from references import require  # noqa: E402
 
 from explorer.engine.formats import load_tokenizer  # noqa: E402
 from explorer.engine.sentencepiece import SentencePieceTokenizer  # noqa: E402
+from explorer.workers.doctokens import encode_document  # noqa: E402
 
 
 def english_lines(megabytes: float) -> list[str]:
@@ -188,12 +194,23 @@ def bench_windows(label: str, model: Path, lines: list[str], size: int, repeat: 
         tok.model._cache.clear()
         return [tok.encode_ids(whole)]
 
+    def ours_document() -> list[list[int]]:
+        tok.model._cache.clear()
+        gen = encode_document(tok, text, chunk=size)
+        while True:
+            try:
+                next(gen)
+            except StopIteration as stop:
+                return [stop.value.ids().tolist()]
+
     rows = {
         "sentencepiece": lambda: [sp.encode(w) for w in windows],
         "ours encode_ids cold": ours_ids,
         "ours encode (Tokens) cold": ours_tokens,
         "sentencepiece, first 2M characters as one text": lambda: [sp.encode(whole)],
         "ours encode_ids cold, first 2M characters as one text": ours_whole,
+        "sentencepiece, whole text as one text": lambda: [sp.encode(text)],
+        "ours document encode (windows carrying the score), whole text": ours_document,
     }
     times: dict[str, float] = {}
     results: dict[str, object] = {}
@@ -203,16 +220,28 @@ def bench_windows(label: str, model: Path, lines: list[str], size: int, repeat: 
             times[name] = min(times.get(name, float("inf")), t)
             results[name] = r
     one = "sentencepiece, first 2M characters as one text"
+    whole_text = "sentencepiece, whole text as one text"
+
+    def reference(name: str) -> str:
+        if "whole text" in name:
+            return whole_text
+        return one if "one text" in name else "sentencepiece"
+
+    # the document holds control-piece text ("<s>" in stdlib sources): the window splits
+    # it out as a special token (all specials allowed), so compare part by part
+    parts: list[int] = []
+    for a, b, special in tok._segments(text, "all"):
+        parts += [special] if special is not None else sp.encode(text[a:b])
+    results[whole_text] = [parts]
     for name, r in results.items():
-        expected = results[one if "one text" in name else "sentencepiece"]
-        if r != expected:
+        if r != results[reference(name)]:
             raise SystemExit(f"{label}: ids differ between sentencepiece and {name}")
     print(f"\n{label}: {len(windows)} windows of ~{size} characters, {megabytes:.2f} MB, "
           "ids identical")
     print("| engine | MB/s | vs sentencepiece |\n|---|---|---|")
     for name, t in times.items():
-        ref = times[one if "one text" in name else "sentencepiece"]
-        size_mb = len(whole.encode()) / 1e6 if "one text" in name else megabytes
+        ref = times[reference(name)]
+        size_mb = len(whole.encode()) / 1e6 if reference(name) == one else megabytes
         print(f"| {name} | {size_mb / t:.2f} | {ref / t:.2f}x |")
 
 

@@ -17,6 +17,7 @@ from __future__ import annotations
 import threading
 import weakref
 from array import array
+from bisect import bisect_right
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING
@@ -34,6 +35,36 @@ def int_array(values: Iterable[int] = ()) -> array:
     return array("i", values)
 
 
+@dataclass(frozen=True, slots=True)
+class ResumePoints:
+    """Offsets in a text where its tokenizer's state is one number, and that number.
+
+    A SentencePiece Unigram encode is one Viterbi pass whose float32 path score decides near
+    ties; at a word start (no piece crosses it) the whole state is that score. An encode
+    started at ``offsets[k]`` with ``states[k]`` (``encode_compact_resumed``) decides
+    everything from there on as the encode that produced these points did.
+    """
+
+    offsets: array
+    states: array
+
+    def before(self, limit: int, after: int) -> tuple[int, float] | None:
+        """The last point at an offset in ``(after, limit]``, else the first one past
+        ``limit``; None when there is none past ``after``."""
+        offsets = self.offsets
+        k = bisect_right(offsets, limit) - 1
+        if k >= 0 and offsets[k] > after:
+            return offsets[k], self.states[k]
+        k += 1
+        if k < len(offsets) and offsets[k] > after:
+            return offsets[k], self.states[k]
+        return None
+
+    def shifted(self, shift: int) -> ResumePoints:
+        """The same points with ``shift`` added to every offset."""
+        return ResumePoints(int_array(map(shift.__add__, self.offsets)), self.states)
+
+
 @dataclass(slots=True)
 class CompactTokens:
     """Tokens of one text as parallel arrays; ``irregular`` holds the tokens that are not
@@ -46,6 +77,9 @@ class CompactTokens:
     unknown_ids: frozenset[int] = frozenset()
     """Ids whose vocabulary entry is marked ``unknown`` and that occur as regular tokens (to
     count unknown tokens without rebuilding them; irregular tokens carry their own flag)."""
+    resume: ResumePoints | None = None
+    """Where an encode of a longer text holding this one can go on exactly (see
+    :meth:`~explorer.engine.tokenizer.Tokenizer.encode_compact_resumed`); None: nowhere."""
 
     def __len__(self) -> int:
         return len(self.ids)

@@ -89,6 +89,20 @@ class Tokenizer(ABC):
         """
         return token_table(self).compact(self.encode(text).tokens)
 
+    def encode_compact_resumed(
+        self, text: str, resume: tuple[int, float] | None
+    ) -> CompactTokens:
+        """:meth:`encode_compact` of ``text`` as a window of a longer text.
+
+        ``resume=(offset, state)``: one of the ``resume`` points a previous window reported
+        (``CompactTokens.resume``, offsets made relative to ``text``); tokens from there on
+        are then decided as in one encode of the longer text, and this result's points are
+        valid in it too. ``None``: ``text`` starts the longer text. Tokenizers whose tokens
+        never depend on what came before a safe cut ignore it and report no points (this
+        default).
+        """
+        return self.encode_compact(text)
+
     @abstractmethod
     def decode_bytes(self, ids: Sequence[int]) -> bytes:
         """The bytes of the decoded token sequence (no UTF-8 repair)."""

@@ -37,7 +37,7 @@ from itertools import accumulate
 
 import numpy as np
 
-from explorer.engine.compact import CompactTokens, int_array, token_table
+from explorer.engine.compact import CompactTokens, ResumePoints, int_array, token_table
 from explorer.engine.encoding import Token
 from explorer.engine.tokenizer import Tokenizer
 
@@ -457,11 +457,12 @@ def _encode_chunks(tokenizer: Tokenizer, text: str,
     retries, retry_until = 0, 0
     first = True  # the first window's result is yielded as a partial result
     check: Segment | None = None  # what the next window must reproduce after its lead
+    points: list[ResumePoints] = []  # exact resume points of the last windows, newest last
     while True:
         end = text.find("\n", min(len(text), pos + size))
         end = len(text) if end == -1 else end + 1
         window = text[pos:end]
-        toks = tokenizer.encode_compact(window)
+        toks = _encode_window(tokenizer, window, pos, lead, points)
         if check is not None and not _agrees(check, toks, lead):
             if retries < RETRIES and len(segments) >= 2:
                 # Start one segment earlier: the segment this window began with must then
@@ -477,6 +478,7 @@ def _encode_chunks(tokenizer: Tokenizer, text: str,
             # in bigger windows, so the result stays exactly one whole-text encode
             # (terminates: a window holding the whole text has nothing to check).
             segments.clear()
+            points.clear()
             pos, lead, check, size = 0, 0, None, max(size, pos) * 4
             continue
         if pos >= retry_until:  # past the place that needed retries
@@ -492,6 +494,7 @@ def _encode_chunks(tokenizer: Tokenizer, text: str,
             continue
         last = new.pop()
         segments.extend(new)
+        _keep_points(points, toks, pos, pos + keep)
         # The next window starts one segment early: that segment is only context (a
         # SentencePiece text starts with a dummy-prefix piece), the one after it must agree.
         pos, lead, check = pos + new[-1].origin, len(new[-1].text), last
@@ -502,6 +505,32 @@ def _encode_chunks(tokenizer: Tokenizer, text: str,
     if not segments:
         segments.append(_empty_segment())
     return DocTokens(tokenizer, text, segments)
+
+
+def _encode_window(tokenizer: Tokenizer, window: str, pos: int, lead: int,
+                   points: list[ResumePoints]) -> CompactTokens:
+    """Encode the window starting at document offset ``pos``, from the exact state of the
+    whole-text encode at a word start in its lead (``points``) when the tokenizer has one
+    (a Unigram model's float32 path score, :meth:`Tokenizer.encode_compact_resumed`):
+    then a near tie decided by what came before comes out as in one whole-text encode."""
+    if pos == 0:
+        return tokenizer.encode_compact_resumed(window, None)
+    for found in reversed(points):
+        point = found.before(pos + lead, pos)
+        if point is not None:
+            return tokenizer.encode_compact_resumed(window, (point[0] - pos, point[1]))
+    return tokenizer.encode_compact(window)
+
+
+def _keep_points(points: list[ResumePoints], toks: CompactTokens, pos: int, keep: int) -> None:
+    """Remember the window's exact resume points before document offset ``keep`` (the rest
+    of the window may change when more text follows), for the next windows."""
+    if toks.resume is None:
+        return
+    offsets = toks.resume.offsets
+    n = bisect_left(offsets, keep - pos)
+    points.append(ResumePoints(offsets[:n], toks.resume.states[:n]).shifted(pos))
+    del points[:-(RETRIES + 1)]
 
 
 def update_document(base: DocTokens, text: str, max_window: int | None = None,

@@ -77,6 +77,35 @@ def test_random_text_matches_sentencepiece_normalize(text: str) -> None:
         assert _cached_normalizer(str(path)).normalize_text(text) == expected_text
 
 
+# characters whose rules (if any) map one character to one: such long texts take the array
+# path of SentencePieceNormalizer.normalize (_normalize_one_to_one)
+ONE_TO_ONE = list(" \t\n\r\u3000\u00a0ab▁中日本語ｶＡ👍🏽xyz.,!")
+
+
+@settings(max_examples=40, deadline=None)
+@given(text=st.one_of(st.text(alphabet=st.sampled_from(ONE_TO_ONE), min_size=256,
+                              max_size=700),
+                      st.text(alphabet=st.sampled_from(TRICKY), min_size=256, max_size=700)))
+def test_long_random_text_matches_sentencepiece_normalize(text: str) -> None:
+    for model in ["sentencepiece/botchan_en_unigram_1000.model", "uni_nfkc", "uni_nows",
+                  "bpe_suffix", "uni_nfkc_bytes_user"]:
+        path = _model_path(model)
+        expected_text, expected_offsets = _sp(str(path)).Normalize(text, with_offsets=True)
+        got = _cached_normalizer(str(path)).normalize(text)
+        assert (got.text, got.norm_to_orig) == (expected_text, list(expected_offsets))
+
+
+def test_long_texts_take_the_array_path() -> None:
+    norm = _cached_normalizer(str(_model_path("uni_nfkc")))
+    text = "  Hello\n\n   wörld  ｶ\u3000x  " * 20
+    fast = norm._normalize_one_to_one(text)
+    assert fast is not None
+    expected_text, expected_offsets = _sp(str(_model_path("uni_nfkc"))).Normalize(
+        text, with_offsets=True)
+    assert (fast.text, fast.norm_to_orig) == (expected_text, list(expected_offsets))
+    assert norm._normalize_one_to_one("ﬁ" + text) is None  # one character becomes two
+
+
 _SP: dict = {}
 _NORM: dict = {}
 

@@ -25,11 +25,14 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 
+import numpy as np
+
 from explorer.engine.normalizers.base import Normalized
 from explorer.engine.normalizers.charsmap import PrecompiledCharsMap
 
 SPACE_SYMBOL = "\u2581"
 _SPACE_RUN = re.compile(" +")
+_FAST_MIN = 256  # shorter texts: numpy's per-call costs exceed the saving
 
 
 class SentencePieceNormalizer:
@@ -93,6 +96,18 @@ class SentencePieceNormalizer:
         self._seconds = frozenset(seconds)
         self._any_rule_char = self._singles | self._seconds  # one test for the common case
         self._spaced_multi: bool | None = None  # see _multi_rules_spaced
+        # normalize() with arrays (_normalize_one_to_one) for texts whose rules all map one
+        # character to one character, with the usual whitespace options
+        self._not_one_to_one = self._untranslatable | frozenset(
+            chr(c) for c, value in self._table.items() if len(value) != 1
+        )
+        self._fast_aligned = (
+            remove_extra_whitespaces
+            and add_dummy_prefix
+            and escape_whitespaces
+            and not treat_whitespace_as_suffix
+            and not self.user_symbols
+        )
         # True when no rule can apply to ASCII-only text (then the check is one isascii()).
         self._ascii_passes = not any(c.isascii() for c in self._singles) and (
             not any(c.isascii() for c in self._seconds)
@@ -222,6 +237,10 @@ class SentencePieceNormalizer:
 
     def normalize(self, text: str) -> Normalized:
         """Normalize ``text`` the way sentencepiece does and align it with ``text``."""
+        if len(text) >= _FAST_MIN and self._fast_aligned:
+            fast = self._normalize_one_to_one(text)
+            if fast is not None:
+                return fast
         n = len(text)
         pos = 0
         special = self._special
@@ -285,6 +304,52 @@ class SentencePieceNormalizer:
             n2o.append(consumed)
         n2o.append(consumed)
         return Normalized(out, n2o)
+
+    def _normalize_one_to_one(self, text: str) -> Normalized | None:
+        """:meth:`normalize` with arrays, when every rule that applies to ``text`` maps one
+        character to one character (None otherwise: the caller takes the general path).
+
+        Then output character ``i`` comes from original character ``i``, and the whitespace
+        rules only drop spaces: the leading ones, each one after a space, the trailing ones
+        (the first trailing space is what the text consumed, as in the general path).
+        """
+        if not (text.isascii() and self._ascii_passes) and not self._any_rule_char.isdisjoint(
+            text
+        ):
+            if not self._not_one_to_one.isdisjoint(text):
+                return None
+            if (
+                self._multi_start is not None
+                and not self._seconds.isdisjoint(text)
+                and not self._multi_first_all.isdisjoint(text)
+                and self._multi_start.search(text)
+            ):
+                return None
+            if not self._singles.isdisjoint(text):
+                text = text.translate(self._table)
+        codes = np.frombuffer(text.encode("utf-32-le", "surrogatepass"), np.uint32)
+        space = codes == 32
+        solid = np.flatnonzero(~space)
+        if not solid.size:
+            return Normalized("", [0])
+        keep = ~space
+        keep[1:] |= ~space[:-1]  # a space right after a character stays
+        keep[: int(solid[0])] = False
+        where = np.flatnonzero(keep)
+        kept = codes[where]
+        # trailing spaces go, and so do U+2581 characters of the text (as in the general
+        # path, which strips after escaping); the first one removed is what was consumed
+        blank = (kept == 32) | (kept == 0x2581)
+        filled = np.flatnonzero(~blank)
+        size = int(filled[-1]) + 1 if filled.size else 0
+        consumed = int(where[size]) if size < len(where) else len(text)
+        if not size:  # only the dummy prefix would be left, and it is stripped too
+            return Normalized("", [consumed])
+        out = kept[:size].tobytes().decode("utf-32-le", "surrogatepass")
+        n2o = where[:size].tolist()
+        n2o.insert(0, n2o[0])  # the dummy prefix
+        n2o.append(consumed)
+        return Normalized((" " + out).replace(" ", SPACE_SYMBOL), n2o)
 
     def _emit_run(
         self, text: str, start: int, end: int, parts: list[str], n2o: list[int], prev_space: bool

@@ -21,11 +21,21 @@ from __future__ import annotations
 
 import copy
 import random
+from array import array
+from bisect import bisect_left
 from collections.abc import Collection, Mapping, Sequence
 from itertools import compress
 from typing import Literal, Protocol
 
-from explorer.engine.compact import CompactTokens, int_array, token_table
+import numpy as np
+
+from explorer.engine.compact import (
+    CompactTokens,
+    ResumePoints,
+    TokenTable,
+    int_array,
+    token_table,
+)
 from explorer.engine.encoding import Encoding, Token
 from explorer.engine.hf.post_processors import AddSpecialPost
 from explorer.engine.normalizers.base import Normalized, Normalizer
@@ -125,6 +135,7 @@ class SentencePieceTokenizer(Tokenizer):
             }
         self.special_tokens = dict(special_tokens)
         self._all_specials = specials_pattern(self.special_tokens)
+        self._odd: np.ndarray | None = None  # see _odd_ids
 
     # -- Tokenizer interface --------------------------------------------------------------------
 
@@ -188,39 +199,110 @@ class SentencePieceTokenizer(Tokenizer):
 
     def encode_compact(self, text: str) -> CompactTokens:
         """:meth:`encode` as arrays, without Token objects where tokens are plain pieces
-        (an ``<unk>``, a byte-fallback or a control piece is kept whole)."""
+        (an ``<unk>`` run and a control piece are kept whole)."""
+        return self._compact(text, None, resumable=False)
+
+    def encode_compact_resumed(
+        self, text: str, resume: tuple[int, float] | None
+    ) -> CompactTokens:
+        """:meth:`encode_compact` of a window of a longer text, carrying sentencepiece's state.
+
+        A Unigram model's tokens depend on the float32 path score of everything before them
+        (near ties); ``resume=(offset, score)`` is a point of a previous window's
+        ``resume`` (offset relative to ``text``) where that score is known exactly: from
+        there on the tokens are the longer text's, and this result's ``resume`` points
+        (every word start from there on) are exact in the longer text too. ``None``:
+        ``text`` is where the longer text starts. Other models report no points.
+        """
+        model = self.model
+        if not isinstance(model, UnigramModel) or model.word_pattern is None:
+            return self.encode_compact(text)
+        return self._compact(text, resume, resumable=True)
+
+    def _compact(
+        self, text: str, resume: tuple[int, float] | None, *, resumable: bool
+    ) -> CompactTokens:
+        """The body of :meth:`encode_compact` and :meth:`encode_compact_resumed`."""
         table = token_table(self)
         model = self.model
-        unk_id, types = model.unk_id, model.types
-        control = PieceType.CONTROL
-        ids, starts, ends = int_array(), int_array(), int_array()
-        irregular: dict[int, Token] = {}
-        unknown: set[int] = set()
+        out = CompactTokens()
+        point_offsets, point_states = int_array(), array("d")
+        known = resume is None  # is sentencepiece's state known from here on?
+        lost = False  # the resume point was not found: no point of this window is exact
         for start, end, special_id in self._segments(text, "all"):
             if special_id is not None:
                 piece = model.pieces[special_id]
                 tok = Token(special_id, piece, b"", start, end, special=True)
-                more = table.compact([tok])
+                _extend(out, table.compact([tok]))
+                continue
+            normalized = self.normalizer.normalize(text[start:end])
+            n2o = normalized.norm_to_orig
+            resumed = None
+            if resumable and not lost:
+                anchor: int | None = None
+                if not known and resume is not None and resume[0] < end:
+                    local = resume[0] - start
+                    p = bisect_left(n2o, local)
+                    if local >= 0 and p < len(normalized.text) and n2o[p] == local:
+                        anchor = p
+                    else:
+                        lost = True
+                if known or anchor is not None:
+                    assert isinstance(model, UnigramModel)
+                    score = 0.0 if anchor is None else resume[1]  # type: ignore[index]
+                    resumed = model.encode_from(normalized.text, anchor, score)
+                    if resumed is None:
+                        lost = True
+                    else:
+                        known = True
+                        _add_points(point_offsets, point_states, resumed.word_starts,
+                                    resumed.word_scores, n2o, start)
+            if resumed is not None:
+                lengths, ids = resumed.lengths, resumed.ids
             else:
-                normalized = self.normalizer.normalize(text[start:end])
                 spans = model.encode(normalized.text)
-                seg_ids = [x[2] for x in spans]
-                if unk_id in seg_ids or any(types[i] == control for i in set(seg_ids)):
-                    more = table.compact(self._tokens(normalized, spans, start))
-                else:  # every token is its piece: no Token needed
-                    n2o = normalized.norm_to_orig
-                    shift = start.__add__
-                    ids.extend(seg_ids)
-                    starts.extend(map(shift, map(n2o.__getitem__, [x[0] for x in spans])))
-                    ends.extend(map(shift, map(n2o.__getitem__, [x[1] for x in spans])))
-                    continue
-            base = len(ids)
-            ids.extend(more.ids)
-            starts.extend(more.starts)
-            ends.extend(more.ends)
-            irregular.update((base + i, t) for i, t in more.irregular.items())
-            unknown |= more.unknown_ids
-        return CompactTokens(ids, starts, ends, irregular, frozenset(unknown))
+                lengths = [b - a for a, b, _ in spans]
+                ids = [x[2] for x in spans]
+            self._append_pieces(out, normalized, lengths, ids, start, table)
+        if resumable and known and not lost:
+            out.resume = ResumePoints(point_offsets, point_states)
+        return out
+
+    def _append_pieces(self, out: CompactTokens, normalized: Normalized, lengths: list[int],
+                       ids: list[int], shift: int, table: TokenTable) -> None:
+        """Append the model's pieces of one normalized part to ``out``: plain pieces as
+        arrays, ``<unk>`` runs (merged, or byte fallback) through :meth:`_tokens`."""
+        if not ids:
+            return
+        bounds = np.zeros(len(lengths) + 1, np.int64)
+        np.cumsum(lengths, out=bounds[1:])
+        mapped = (np.array(normalized.norm_to_orig, np.int64)[bounds] + shift).astype(np.int32)
+        odd = np.flatnonzero(self._odd_ids()[np.array(ids, np.int64)]).tolist()
+        k = 0
+        for u in [*odd, len(ids)]:  # plain pieces up to each odd one, as arrays
+            if u > k:
+                out.ids.extend(ids[k:u])
+                out.starts.frombytes(mapped[k:u].tobytes())
+                out.ends.frombytes(mapped[k + 1:u + 1].tobytes())
+            if u == len(ids):
+                break
+            if u >= k:  # a run of unknowns starts here (merged, or bytes), or a control piece
+                v = u + 1
+                while v < len(ids) and ids[v] == ids[u] == self.model.unk_id:
+                    v += 1
+                starts_n, ends_n = bounds[u:v].tolist(), bounds[u + 1:v + 1].tolist()
+                spans = list(zip(starts_n, ends_n, ids[u:v], strict=True))
+                _extend(out, table.compact(self._tokens(normalized, spans, shift)))
+                k = v
+
+    def _odd_ids(self) -> np.ndarray:
+        """Per id: True for ``<unk>`` and control pieces (kept as whole Tokens)."""
+        odd = self._odd
+        if odd is None:
+            odd = np.array([t == PieceType.CONTROL for t in self.model.types], bool)
+            odd[self.model.unk_id] = True
+            self._odd = odd
+        return odd
 
     def encode_ids(self, text: str) -> list[int]:
         """Ids only, no special-token splitting: exactly ``SentencePieceProcessor.encode``."""
@@ -465,6 +547,40 @@ class SentencePieceTokenizer(Tokenizer):
                 )
             prev_unk = True
         return tokens
+
+
+def _extend(out: CompactTokens, more: CompactTokens) -> None:
+    """Append ``more`` (offsets in the same text) to ``out``."""
+    base = len(out.ids)
+    out.ids.extend(more.ids)
+    out.starts.extend(more.starts)
+    out.ends.extend(more.ends)
+    out.irregular.update((base + i, t) for i, t in more.irregular.items())
+    if more.unknown_ids:
+        out.unknown_ids = out.unknown_ids | more.unknown_ids
+
+
+def _add_points(offsets: array, states: array, word_starts: list[int], scores: list[float],
+                n2o: list[int], shift: int) -> None:
+    """Append resume points: each word start's original offset (only where it is the first
+    normalized position at that offset, so a later window finds the same word) and score.
+    The offsets kept are then strictly increasing (``n2o`` never decreases)."""
+    if not word_starts:
+        return
+    where = np.array(n2o, np.int64)
+    at = np.array(word_starts, np.int64)
+    offset = where[at]
+    first = np.ones(len(at), bool)
+    inner = at > 0
+    first[inner] = where[at[inner] - 1] < offset[inner]
+    offset = offset[first] + shift
+    if offsets:
+        first_new = int(np.searchsorted(offset, offsets[-1], side="right"))
+        offset, kept_scores = offset[first_new:], np.array(scores)[first][first_new:]
+    else:
+        kept_scores = np.array(scores)[first]
+    offsets.frombytes(offset.astype(np.int32).tobytes())
+    states.frombytes(kept_scores.astype(np.float64).tobytes())
 
 
 def _utf8(text: str) -> bytes:

@@ -12,10 +12,10 @@ reached by the prefix-score bound before it), the text is redone from exact floa
 from __future__ import annotations
 
 import operator
+from bisect import bisect_left
 from collections.abc import Iterator, Sequence
-from itertools import chain, compress
+from itertools import accumulate, chain, compress
 from operator import itemgetter
-from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -23,9 +23,7 @@ from explorer.engine.gc_pause import gc_paused
 from explorer.engine.sentencepiece.pieces import Segment
 from explorer.engine.unigram.batch import MAX_WORD
 from explorer.engine.unigram.limits import CACHE_LIMIT, RESET_GUARD, CacheEntry, reuse_limits
-
-if TYPE_CHECKING:
-    from explorer.engine.unigram.model import UnigramModel
+from explorer.engine.unigram.word_path import WordPath
 
 POPULATE_MAX = 20_000  # batch-solved words cached for later calls, up to this many
 SPECULATE_WORDS = 1024  # words speculated at once (bounds the work a re-basing wastes)
@@ -33,10 +31,10 @@ BATCH_MIN_CHARS = 1000  # fewer new characters: the per-word Viterbi is cheaper
 _LENGTHS, _IDS, _LIMIT, _WORD_MAX = (itemgetter(k) for k in range(4))
 
 
-def encode_many(model: UnigramModel, texts: Sequence[str]) -> ManyEncoded:
-    """Encode many normalized texts with ``model``, the batch's new words solved at once."""
+def encode_many(solver: WordPath, texts: Sequence[str]) -> ManyEncoded:
+    """Encode many normalized texts with ``solver``'s words, the new ones solved at once."""
     with gc_paused():  # lists of ints and tuples: no cycles to find
-        return _encode(model, texts)
+        return _encode(solver, texts)
 
 
 class ManyEncoded:
@@ -84,8 +82,8 @@ class WordTable:
         return self._lists
 
 
-def _encode(model: UnigramModel, texts: Sequence[str]) -> ManyEncoded:
-    split = model._split
+def _encode(solver: WordPath, texts: Sequence[str]) -> ManyEncoded:
+    split = solver.split
     if split is None:
         words_per = [[text] if text else [] for text in texts]
     else:
@@ -97,7 +95,7 @@ def _encode(model: UnigramModel, texts: Sequence[str]) -> ManyEncoded:
     number = index.setdefault  # a new word gets the next number: len(index) before it
     occurrence = np.array([number(w, len(index)) for w in flat], np.int64)
     distinct = list(index)
-    table = _word_table(model, distinct)
+    table = _word_table(solver, distinct)
     counts = np.fromiter(map(len, words_per), np.int64, len(texts))
     starts = np.zeros(len(texts), np.int64)
     np.cumsum(counts[:-1], out=starts[1:])
@@ -123,15 +121,78 @@ def _encode(model: UnigramModel, texts: Sequence[str]) -> ManyEncoded:
         # prefix score: redo them from the exact scores, as the per-text path does.
         for k in np.unique(line_of[unsafe]).tolist():
             a, b = int(starts[k]), int(starts[k] + counts[k])
-            lengths, ids = _exact_pieces(model, flat[a:b], occurrence[a:b], table, 0.0)
+            lengths, ids = _exact_pieces(solver, flat[a:b], occurrence[a:b], table, 0.0)
             result.set_exact(k, list(zip(lengths, ids, strict=True)))
     return result
 
+class Resumed:
+    """A text encoded from an exact path score at one of its words (:func:`encode_from`):
+    its pieces, and from that word on every word's start and exact starting path score."""
+
+    __slots__ = ("ids", "lengths", "word_scores", "word_starts")
+
+    def __init__(self, lengths: list[int], ids: list[int], word_starts: list[int],
+                 word_scores: list[float]) -> None:
+        self.lengths = lengths
+        self.ids = ids
+        self.word_starts = word_starts
+        """Code-point positions (in the normalized text) of the words that have a score."""
+        self.word_scores = word_scores
+        """sentencepiece's path score at each of those words' first character."""
+
+
+def encode_from(
+    solver: WordPath, text: str, anchor: int | None, score: float
+) -> Resumed | None:
+    """Encode normalized ``text`` as part of a longer text sentencepiece encodes in one pass.
+
+    ``anchor``: the position of a word of ``text`` where sentencepiece's path score is known
+    to be ``score`` (its state there: no piece crosses a word start); the words from there
+    on are decided exactly as in the longer text, and each one's starting score is
+    reported, so the next part can start from any of them. Words before the anchor are
+    context, encoded from score 0. ``anchor=None``: ``text`` is where the longer text
+    starts (score 0 at position 0). None when ``anchor`` is not a word start (or the model
+    does not cut words).
+    """
+    split = solver.split
+    if split is None or not text:
+        return None
+    words = split.findall(text)
+    positions = list(accumulate(map(len, words), initial=0))
+    first = 0
+    if anchor is not None:
+        first = bisect_left(positions, anchor)
+        if first >= len(words) or positions[first] != anchor:
+            return None
+    else:
+        score = 0.0
+    with gc_paused():
+        index: dict[str, int] = {}
+        number = index.setdefault
+        rows = np.array([number(w, len(index)) for w in words], np.int64)
+        table = _word_table(solver, list(index))
+        lengths, ids = (
+            _exact_pieces(solver, words[:first], rows[:first], table, 0.0) if first else ([], [])
+        )
+        scores: list[float] = []
+        more_lengths, more_ids = _exact_pieces(solver, words[first:], rows[first:], table, score,
+                                               scores)
+    return Resumed(lengths + more_lengths, ids + more_ids, positions[first:-1], scores)
+
+
 def _exact_pieces(
-    model: UnigramModel, words: list[str], rows: np.ndarray, table: WordTable, base: float
+    solver: WordPath,
+    words: list[str],
+    rows: np.ndarray,
+    table: WordTable,
+    base: float,
+    word_scores: list[float] | None = None,
 ) -> tuple[list[int], list[int]]:
     """Pieces of ``words`` (their ``table`` rows) from exact prefix score ``base`` on,
     exactly as sentencepiece's one-pass Viterbi decides them, re-basing included.
+
+    ``word_scores``: when given, each word's exact starting path score is appended to it
+    (sentencepiece's ``best`` at the word's first character, before any re-basing there).
 
     A word's table segmentation holds while the magnitude of its true starting score
     stays below its limit. Speculate that every word keeps it: the float32 running score
@@ -142,7 +203,7 @@ def _exact_pieces(
     continue from there.
     """
     piece_len, piece_id = table.lists()
-    scores = model._score_array()
+    scores = solver.score_array()
     out_lengths: list[int] = []
     out_ids: list[int] = []
     all_rows = rows
@@ -164,7 +225,7 @@ def _exact_pieces(
         redo = np.flatnonzero(magnitude[:stop] >= table.limit[here[:stop]]).tolist()
         changed = stop  # the first word whose re-run differs from the table
         new: tuple[list[int], list[int]] = ([], [])
-        for k, (new_lengths, new_ids) in zip(redo, _rerun(model, words, pos, redo, starts),
+        for k, (new_lengths, new_ids) in zip(redo, _rerun(solver, words, pos, redo, starts),
                                              strict=False):
             row = int(here[k])
             b = int(table.first[row])
@@ -177,14 +238,18 @@ def _exact_pieces(
         picked = take[:cut].tolist()
         out_lengths += map(piece_len.__getitem__, picked)
         out_ids += map(piece_id.__getitem__, picked)
+        if word_scores is not None:
+            done_words = changed + 1 if changed < stop else (
+                stop + 1 if stop < len(here) else len(here))
+            word_scores += starts[:done_words].tolist()
         if changed < stop:  # a re-run came out different: exact through that word
             out_lengths += new[0]
             out_ids += new[1]
-            base = model._accumulate(out_ids[len(out_ids) - len(new[1]) :],
+            base = solver.accumulate(out_ids[len(out_ids) - len(new[1]) :],
                                     float(running[cut]))
             pos += changed + 1
         elif stop < len(here):  # the score may pass 100000 in this word
-            word_lengths, word_ids, _, _, base = model._viterbi(words[pos + stop],
+            word_lengths, word_ids, _, _, base = solver.viterbi(words[pos + stop],
                                                               float(running[cut]))
             out_lengths += word_lengths
             out_ids += word_ids
@@ -195,25 +260,25 @@ def _exact_pieces(
     return out_lengths, out_ids
 
 def _rerun(
-    model: UnigramModel, words: list[str], pos: int, redo: list[int], starts: np.ndarray
+    solver: WordPath, words: list[str], pos: int, redo: list[int], starts: np.ndarray
 ) -> Iterator[tuple[list[int], list[int]]]:
     """Pieces ``(lengths, ids)`` of ``words[pos + k]`` for ``k`` in ``redo``, each from
     its starting score ``starts[k]``: a few one by one, many in one batch."""
     if sum(len(words[pos + k]) for k in redo) < BATCH_MIN_CHARS:
         for k in redo:
-            lengths, ids = model._viterbi(words[pos + k], float(starts[k]))[:2]
+            lengths, ids = solver.viterbi(words[pos + k], float(starts[k]))[:2]
             yield list(lengths), list(ids)
         return
-    result = model._batch_viterbi().run([words[pos + k] for k in redo], bases=starts[redo])
+    result = solver.batch_viterbi().run([words[pos + k] for k in redo], bases=starts[redo])
     piece_len, piece_id = result.piece_len.tolist(), result.piece_id.tolist()
     for a, n in zip(result.start.tolist(), result.count.tolist(), strict=True):
         yield piece_len[a : a + n], piece_id[a : a + n]
 
-def _word_table(model: UnigramModel, words: list[str]) -> WordTable:
+def _word_table(solver: WordPath, words: list[str]) -> WordTable:
     """Pieces, prefix-score bounds and limits of ``words`` (distinct), from the cache or
     solved: by :class:`BatchViterbi` when there are enough new characters, else (and for
     words longer than ``MAX_WORD``) one by one."""
-    cache = model._cache
+    cache = solver.cache
     entries: list[CacheEntry | None] = list(map(cache.get, words))
     missing = list(compress(range(len(words)), map(operator.not_, entries)))
     sizes = np.fromiter(map(len, words), np.int64, len(words))
@@ -221,7 +286,7 @@ def _word_table(model: UnigramModel, words: list[str]) -> WordTable:
     short = np.array(missing, np.int64)[missing_sizes <= MAX_WORD].tolist()
     if int(missing_sizes[missing_sizes <= MAX_WORD].sum()) < BATCH_MIN_CHARS:
         short = []
-    result = model._batch_viterbi().run([words[k] for k in short]) if short else None
+    result = solver.batch_viterbi().run([words[k] for k in short]) if short else None
     if result is not None:
         batch_max = result.top + 1.0
         batch_limit = reuse_limits(result.margin, batch_max, sizes[short])
@@ -235,7 +300,7 @@ def _word_table(model: UnigramModel, words: list[str]) -> WordTable:
     else:
         solo = missing
     for k in solo:
-        entry = model._cache_entry(words[k])
+        entry = solver.entry(words[k])
         if len(cache) >= CACHE_LIMIT:
             cache.clear()
         entries[k] = cache[words[k]] = entry

@@ -1,0 +1,426 @@
+"""The per-word path of a SentencePiece Unigram model: each word's Viterbi, cached.
+
+sentencepiece's ``EncodeOptimized`` is one left-to-right best-path pass in float32 over the
+whole sentence; no piece crosses a word start (``word_splitter``), so the pass is the words'
+passes one after the other, each starting from the path score the words before it left.
+:class:`WordPath` solves a word from score 0 (:meth:`WordPath.viterbi64` /
+:meth:`WordPath.viterbi`), caches the result with the prefix-score magnitude below which
+float32 rounding cannot change it (:mod:`explorer.engine.unigram.limits`), and segments a text
+word by word (:meth:`WordPath.segments`), re-running a word from its exact prefix score where
+rounding could decide (re-basing past 100000 included). The many-texts path
+(:mod:`explorer.engine.unigram.many`) uses the same cache and Viterbi; the model
+(:mod:`explorer.engine.unigram.model`) holds one :class:`WordPath`.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Iterable
+from itertools import chain
+
+import numpy as np
+
+from explorer.engine.sentencepiece.pieces import F32, PieceType, Segment, f32
+from explorer.engine.unigram.batch import BatchViterbi
+from explorer.engine.unigram.limits import (
+    CACHE_LIMIT,
+    INF,
+    RESET,
+    RESET_GUARD,
+    CacheEntry,
+    cache_entry,
+)
+from explorer.engine.unigram.trie import PieceTrie, cached_substrings
+
+_MISSING = object()
+_NUMPY_SUM_MIN = 12  # float32 running sums this long go through numpy (measured crossover)
+_SHORT_WORD = 2  # measured: cutting even short words wins (misses share their parts)
+_NEG_INF = float("-inf")
+_NOTHING: frozenset[str] = frozenset()
+_ID_SPAN = 1 << 40  # back pointers pack (start, id) as start * _ID_SPAN + id
+
+
+class WordPath:
+    """A model's words solved one by one, and the cache of their segmentations.
+
+    Thread-safe as the model is (the cache is a plain dict; two threads may solve a word
+    twice, with the same result).
+    """
+
+    def __init__(
+        self,
+        trie: PieceTrie,
+        split: re.Pattern[str] | None,
+        matchable: list[str],
+        *,
+        pieces: list[str],
+        scores: list[float],
+        types: list[int],
+        unk_id: int,
+        unk_score: float,
+    ) -> None:
+        self.trie = trie
+        self.split = split
+        """Cuts normalized text into words no piece crosses (None: the text is one word)."""
+        self.pieces, self.scores, self.types = pieces, scores, types
+        self.unk_id, self.unk_score = unk_id, unk_score
+        self._matchable = matchable
+        self._successor_map: dict[str, frozenset[str]] | None = None  # built on first use
+        self.cache: dict[str, CacheEntry] = {}
+        """word -> (lengths, ids, prefix-score limit for reuse, largest |score| inside + 1)"""
+        self._batch: BatchViterbi | None = None  # built on first batch use
+        self._id_scores: list[float] | None = None  # see _score_table, built on first use
+        self._id_score_array: np.ndarray | None = None
+
+    def segments(self, normalized: str, ids_only: bool) -> list[Segment] | list[int]:
+        """Segment word by word, from the cache unless float32 rounding could decide.
+
+        sentencepiece runs one Viterbi over the whole sentence, so every candidate score
+        includes the float32 sum of all earlier pieces, and it re-bases scores past
+        ``±100000``. A word's cached segmentation (computed from score 0) is reused only
+        while the prefix score is small enough that float32 rounding cannot flip any decision
+        inside the word (its ``limit``); otherwise the word is re-run from the true prefix
+        score. Past the re-basing threshold the exact prefix score is carried word by word
+        (cached segmentations still apply where they are safe from it). Ids are therefore
+        identical to sentencepiece, ties included.
+        """
+        if not normalized:
+            return []
+        if self.split is None:
+            lengths, ids = self.viterbi(normalized, 0.0)[:2]
+            return list(ids) if ids_only else list(zip(lengths, ids, strict=True))
+        cache = self.cache
+        out: list = []
+        bound = 0.0  # upper bound of |prefix score| at the current word
+        chunks: list[CacheEntry] = []  # each word's pieces, for exact re-runs
+        base, done = 0.0, 0  # exact prefix score over chunks[:done], lazily
+        exact = False  # past the re-basing guard: carry the exact prefix score word by word
+        cache_get, add_chunk, emit = cache.get, chunks.append, out.extend
+        for word in self.split.findall(normalized):
+            entry = cache_get(word)
+            if entry is None:
+                entry = self.entry(word)
+                if len(cache) >= CACHE_LIMIT:
+                    cache.clear()
+                cache[word] = entry
+            if bound < entry[2] and not exact:  # the common case: the cached result holds
+                add_chunk(entry)
+                bound += entry[3]
+                emit(entry[1] if ids_only else zip(entry[0], entry[1], strict=True))
+                continue
+            lengths, ids, limit, word_max = entry
+            if not exact and bound >= limit:
+                base = self.accumulate(chain.from_iterable(c[1] for c in chunks[done:]), base)
+                done = len(chunks)
+                if bound + word_max >= RESET_GUARD:
+                    exact = True
+                else:  # a near tie: re-run the word from the true prefix score
+                    lengths, ids = self.viterbi(word, base)[:2]
+            if exact:
+                # No piece crosses a word boundary, so sentencepiece's state at a word start
+                # is just the prefix score: a word re-run from it (re-basing included) is exact.
+                magnitude = base if base > 0 else -base
+                if magnitude < limit:  # the cached decisions hold from this score
+                    base = self.accumulate(ids, base)
+                else:
+                    lengths, ids, _, _, base = self.viterbi(word, base)
+            else:
+                chunks.append((lengths, ids, limit, word_max))
+                bound += word_max
+            out.extend(ids if ids_only else zip(lengths, ids, strict=True))
+        return out
+
+    def score_array(self) -> np.ndarray:
+        """:meth:`_score_table` as a float32 array."""
+        array_ = self._id_score_array
+        if array_ is None:
+            table = self._id_scores
+            if table is None:
+                table = self._id_scores = self._score_table()
+            array_ = self._id_score_array = np.array(table, np.float32)
+        return array_
+
+    def batch_viterbi(self) -> BatchViterbi:
+        """The numpy form of the trie, built on first use (0.03 s for 8k pieces)."""
+        batch = self._batch
+        if batch is None:
+            batch = BatchViterbi(
+                self.trie.entries,
+                unk_id=self.unk_id,
+                unk_score=self.unk_score,
+                user_score=user_defined_score,
+            )
+            self._batch = batch
+        return batch
+
+    def entry(self, word: str) -> CacheEntry:
+        """``(segments, ids, limit, word_max)`` of ``word``: reusable while the prefix-score
+        bound stays below ``limit``; ``word_max`` bounds ``|score|`` inside the word.
+
+        The word is cut further where no piece can cross (the two characters around the cut
+        never occur together inside a piece), and the parts are cached on their own: code
+        and other text with long, rarely repeated "words" shares most of its parts.
+        """
+        if len(word) <= _SHORT_WORD:  # not worth cutting: one Viterbi is as cheap
+            return self._part_entry(word)
+        parts = self._parts(word)
+        if len(parts) == 1:
+            return self._part_entry(word)
+        cache = self.cache
+        lengths: list[int] = []
+        ids: list[int] = []
+        limit, word_max = INF, 0.0
+        for part in parts:
+            entry = cache.get(part)
+            if entry is None:
+                entry = cache[part] = self._part_entry(part)
+            # the part starts word_max further from zero than the word
+            part_limit = entry[2] - word_max
+            if part_limit < limit:
+                limit = part_limit
+            word_max += entry[3]
+            lengths += entry[0]
+            ids += entry[1]
+        return tuple(lengths), tuple(ids), limit, word_max
+
+    def _successors(self) -> dict[str, frozenset[str]]:
+        """For each character, the characters that follow it somewhere inside a piece: a cut
+        between two characters that no piece holds together is never crossed by a piece.
+
+        Built lazily: only words longer than ``_SHORT_WORD`` need it, and it is a fifth of
+        the load time of a 250k-piece model. Two threads may both build it; same result.
+        """
+        successors = self._successor_map
+        if successors is None:
+            pieces = self._matchable
+            grouped: dict[str, set[str]] = {}
+            for pair in cached_substrings(pieces, 2, "piece-bigrams-1"):
+                grouped.setdefault(pair[0], set()).add(pair[1])
+            successors = {c: frozenset(after) for c, after in grouped.items()}
+            self._successor_map = successors
+        return successors
+
+    def _parts(self, word: str) -> list[str]:
+        """``word`` cut between every two characters that no piece contains together."""
+        successors = self._successors()
+        get, nothing = successors.get, _NOTHING
+        parts: list[str] = []
+        start = 0
+        after = get(word[0], nothing)
+        for k, c in enumerate(word[1:], 1):  # no two-character strings built: set tests
+            if c not in after:
+                parts.append(word[start:k])
+                start = k
+            after = get(c, nothing)
+        parts.append(word[start:])
+        return parts
+
+    def _part_entry(self, word: str) -> CacheEntry:
+        """The cache entry of a part that no safe cut divides (one Viterbi from score 0)."""
+        fast = self.viterbi64(word)
+        if fast is not None:
+            lengths, ids, margin, word_max = fast
+        else:
+            lengths, ids, margin, word_max, _ = self.viterbi(word, 0.0)
+        return cache_entry(lengths, ids, margin, word_max, len(word))
+
+    def accumulate(self, ids: Iterable[int], base: float) -> float:
+        """Continue sentencepiece's float32 path score from ``base`` over pieces ``ids``.
+
+        numpy's float32 ``add.accumulate`` rounds after every addition, exactly as
+        sentencepiece's ``float`` sums do (callers never cross the re-basing threshold).
+        """
+        table = self._id_scores
+        if table is None:
+            table = self._id_scores = self._score_table()
+        ids = ids if isinstance(ids, (list, tuple)) else list(ids)
+        if len(ids) < _NUMPY_SUM_MIN:  # a word or two: numpy's set-up costs more
+            pack, unpack = F32.pack, F32.unpack
+            for id_ in ids:
+                base = unpack(pack(base + table[id_]))[0]
+            return base
+        scores = np.fromiter(chain((base,), map(table.__getitem__, ids)), np.float32)
+        return float(np.add.accumulate(scores)[-1])
+
+    def _score_table(self) -> list[float]:
+        """The score the encoder gives each id's piece: user-defined pieces by their UTF-8
+        length, ``<unk>`` its penalty score."""
+        table = list(self.scores)
+        for i, kind in enumerate(self.types):
+            if kind == PieceType.USER_DEFINED:
+                table[i] = user_defined_score(len(self.pieces[i].encode("utf-8")))
+        table[self.unk_id] = self.unk_score
+        return table
+
+    def viterbi64(
+        self, text: str
+    ) -> tuple[tuple[int, ...], tuple[int, ...], float, float] | None:
+        """:meth:`viterbi` from score 0 in float64, when that provably decides as float32 does.
+
+        Path scores in float32 drift from float64 by at most ``n`` half-ulps of the largest
+        magnitude ``M`` seen, so every comparison whose float64 margin exceeds twice the
+        tolerance ``4 (n + 2) ulp32(M)`` goes the same way (ties included: a tie has margin
+        0). Returns the piece lengths, their ids, a margin bound that holds for float32 (the
+        float64 margin minus the tolerance) and the spread; None when a comparison is too
+        close or scores approach sentencepiece's re-basing threshold: then the caller runs
+        :meth:`viterbi`.
+        Skipping the float32 round trip per candidate saves a third of the time.
+        """
+        n = len(text)
+        get = self.trie.entries.get
+        best = [0.0] + [_NEG_INF] * n
+        back = [0] * (n + 1)  # start * _ID_SPAN + id of the best piece ending here
+        unk = self.unk_id
+        unk_score = self.unk_score
+        span = _ID_SPAN
+        missing = _MISSING
+        margin = INF
+        for i in range(n):
+            base = best[i]
+            entry = get(text[i], missing)
+            if entry is missing:
+                has_single = False
+                j = i + 1
+            else:
+                has_single = entry is not None
+                j = i + 1
+                while True:
+                    if entry is not None:
+                        if entry[2]:
+                            score = user_defined_score(len(text[i:j].encode("utf-8")))
+                        else:
+                            score = entry[1]
+                        cand = base + score
+                        current = best[j]
+                        if cand > current:
+                            if cand - current < margin:
+                                margin = cand - current
+                            best[j] = cand
+                            back[j] = i * span + entry[0]
+                        elif current - cand < margin:
+                            margin = current - cand
+                    j += 1
+                    if j > n:
+                        break
+                    entry = get(text[i:j], missing)
+                    if entry is missing:
+                        break
+            if not has_single:
+                cand = base + unk_score
+                current = best[i + 1]
+                if cand > current:
+                    if cand - current < margin:
+                        margin = cand - current
+                    best[i + 1] = cand
+                    back[i + 1] = i * span + unk
+                elif current - cand < margin:
+                    margin = current - cand
+        top = max(-min(best), max(best))
+        if top >= RESET_GUARD:
+            return None
+        tolerance = 4.0 * (n + 2) * math.ldexp(1.0, math.frexp(top + 1.0)[1] - 24)
+        if margin <= 2.0 * tolerance:
+            return None
+        lengths: list[int] = []
+        ids: list[int] = []
+        end = n
+        while end > 0:
+            begin, id_ = divmod(back[end], span)
+            lengths.append(end - begin)
+            ids.append(id_)
+            end = begin
+        lengths.reverse()
+        ids.reverse()
+        return tuple(lengths), tuple(ids), margin - tolerance, top + 1.0
+
+    def viterbi(
+        self, text: str, base0: float
+    ) -> tuple[tuple[int, ...], tuple[int, ...], float, float, float]:
+        """sentencepiece's ``EncodeOptimized`` on ``text``, starting from score ``base0``.
+
+        Returns the piece lengths and ids, the smallest margin of any comparison (how close a
+        different rounding could come to changing a decision), the largest ``|best - base0|``
+        seen + 1, and the final path score (after any re-basing).
+        """
+        n = len(text)
+        entries = self.trie.entries
+        # -inf marks "not reached yet": the first candidate then wins the ordinary comparison
+        # (sentencepiece tests starts_at == -1 instead; the outcome is the same).
+        best = [_NEG_INF] * (n + 1)
+        best[0] = base0
+        start_at = [-1] * (n + 1)
+        best_id = [0] * (n + 1)
+        unk_id, unk_score = self.unk_id, self.unk_score
+        pack, unpack = F32.pack, F32.unpack
+        get = entries.get
+        missing = _MISSING
+        margin = INF
+        frontier = 0
+        for i in range(n):
+            base = best[i]
+            if base < -RESET or base > RESET:  # sentencepiece re-bases large scores
+                for k in range(i, frontier + 1):
+                    if k == i or start_at[k] != -1:
+                        best[k] = f32(best[k] - base)
+                base = 0.0
+            # The one-character piece first: it decides whether an <unk> node is needed.
+            j = i + 1
+            entry = get(text[i], missing)
+            if entry is missing:
+                has_single = False
+            else:
+                has_single = entry is not None
+                while True:
+                    if entry is not None:
+                        id_, score, user = entry
+                        if user:
+                            score = user_defined_score(len(text[i:j].encode("utf-8")))
+                        current = best[j]
+                        diff = base + score - current
+                        # float32 rounding moves a sum by < 1e-7 relative: losers stay so
+                        if diff > -1e-6 * (current if current > 0 else -current):
+                            cand = unpack(pack(base + score))[0]  # float32, as sentencepiece
+                            diff = cand - current
+                            if diff > 0:
+                                best[j] = cand
+                                start_at[j] = i
+                                best_id[j] = id_
+                        if diff < 0:
+                            diff = -diff
+                        if diff < margin:
+                            margin = diff
+                    j += 1
+                    if j > n:
+                        break
+                    entry = get(text[i:j], missing)
+                    if entry is missing:  # no piece starts with text[i:j]
+                        break
+            if j - 1 > frontier:  # an upper bound of the farthest node end is enough
+                frontier = j - 1
+            if not has_single:
+                cand = f32(base + unk_score)
+                diff = cand - best[i + 1]
+                if diff > 0:
+                    best[i + 1], start_at[i + 1], best_id[i + 1] = cand, i, unk_id
+                margin = min(margin, abs(diff))
+        lengths: list[int] = []
+        ids: list[int] = []
+        end = n
+        while end > 0:
+            begin = start_at[end]
+            lengths.append(end - begin)
+            ids.append(best_id[end])
+            end = begin
+        lengths.reverse()
+        ids.reverse()
+        spread = max(abs(max(best) - base0), abs(min(best) - base0))
+        return tuple(lengths), tuple(ids), margin, spread + 1.0, best[n]
+
+
+def user_defined_score(length: int) -> float:
+    """sentencepiece 0.2.3's ``GetUserDefinedScore``: ``0.1 * (length - 1)`` as a float.
+
+    ``length`` counts UTF-8 bytes in the encoder and characters in the lattice, as upstream.
+    """
+    return f32(0.1 * (length - 1))

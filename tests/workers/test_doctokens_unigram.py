@@ -1,0 +1,135 @@
+"""A SentencePiece Unigram document encoded window by window is exactly one whole-text encode.
+
+sentencepiece runs one Viterbi over the whole text, summing piece scores in float32, so a near
+tie can be decided by everything before it. Each window of the document encode starts from
+the exact running score of the window before (``encode_compact_resumed``), so no window is
+redone and no whole-text encode is needed; ids equal sentencepiece's, offsets our own
+whole-text encode's (itself checked against sentencepiece's in tests/engine).
+"""
+
+from __future__ import annotations
+
+import pytest
+import sentencepiece as spm
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from explorer.engine.formats import load_tokenizer
+from explorer.engine.formats.sentencepiece_model import save_sentencepiece_model
+from explorer.engine.sentencepiece.pieces import PieceType
+from explorer.engine.unigram.model import UnigramModel
+from explorer.workers import doctokens
+from explorer.workers.doctokens import encode_document
+
+# "ab" ties "a" + "b" exactly from score 0; at some prefix scores float32 rounding makes the
+# two-piece path strictly better (tests/engine/test_unigram_batch.py found them by search).
+TIES = {"\u2581": -3.0999999046325684, "a": -0.7733107805252075, "b": -1.5899378061294556,
+        "ab": -2.363248586654663, "x": -2.369999885559082, "y": -1.1299999952316284}
+
+
+def _run(gen):
+    while True:
+        try:
+            next(gen)
+        except StopIteration as stop:
+            return stop.value
+
+
+def _flat(doc):
+    return [(t.id, s, e) for t, s, e in doc.tokens()]
+
+
+def _whole(tok, text):
+    toks = tok.encode_compact(text)
+    return list(zip(toks.ids, toks.starts, toks.ends, strict=True))
+
+
+class _Counting:
+    """Records the document encoder's windows: start offset and whether it resumed."""
+
+    def __init__(self, tok, monkeypatch) -> None:
+        self.starts: list[int] = []
+        self.resumed: list[bool] = []
+        self.plain = 0
+        window, resumed, plain = doctokens._encode_window, tok.encode_compact_resumed, \
+            tok.encode_compact
+
+        def counted_window(tokenizer, text, pos, lead, points):
+            self.starts.append(pos)
+            return window(tokenizer, text, pos, lead, points)
+
+        def counted_resumed(text, resume):
+            self.resumed.append(resume is not None)
+            return resumed(text, resume)
+
+        def counted_plain(text):
+            self.plain += 1
+            return plain(text)
+
+        monkeypatch.setattr(doctokens, "_encode_window", counted_window)
+        monkeypatch.setattr(tok, "encode_compact_resumed", counted_resumed)
+        monkeypatch.setattr(tok, "encode_compact", counted_plain)
+
+    def check_exact_by_construction(self) -> None:
+        """Every window after the first started from the exact score of the one before; no
+        window was redone from an earlier start and the encode never started over."""
+        assert self.plain == 0
+        assert self.resumed[0] is False and all(self.resumed[1:])
+        assert self.starts == sorted(self.starts) and self.starts.count(0) == 1
+
+
+@pytest.fixture(scope="module")
+def ties(tmp_path_factory):
+    pieces = ["<unk>", *TIES]
+    types = [PieceType.UNKNOWN] + [PieceType.NORMAL] * len(TIES)
+    model = UnigramModel(pieces, [0.0, *TIES.values()], types)
+    path = save_sentencepiece_model(model, tmp_path_factory.mktemp("ties") / "ties.model")
+    return load_tokenizer(path), spm.SentencePieceProcessor(model_file=str(path))
+
+
+def test_near_ties_decided_by_the_running_score_come_out_as_one_whole_text_encode(
+        ties, monkeypatch):
+    tok, sp = ties
+    lines = [" ".join(["x"] * (k % 37) + ["y"] * (k % 11) + ["ab"] * 3) for k in range(1, 700)]
+    text = "\n".join(lines)
+    expected = sp.encode(text)
+    a, ab = (tok.model.pieces.index(p) for p in ("a", "ab"))
+    assert expected.count(ab) > 100 and expected.count(a) > 10  # both outcomes occur
+    # ... and where the text starts matters: some line alone comes out differently
+    assert sum(sp.encode(line).count(a) for line in lines) != expected.count(a)
+    calls = _Counting(tok, monkeypatch)
+    doc = _run(encode_document(tok, text, chunk=2048))
+    calls.check_exact_by_construction()
+    assert len(doc.segments) > 20
+    assert doc.ids().tolist() == expected
+    assert _flat(doc) == _whole(tok, text)
+
+
+@settings(max_examples=25, deadline=None)
+@given(words=st.lists(st.sampled_from(["x", "y", "ab", "a", "b", "xab", "\n", "\n\n", "  "]),
+                      min_size=1, max_size=3000),
+       chunk=st.sampled_from([16, 200, 1000]))
+def test_random_documents_equal_sentencepiece(ties, words, chunk):
+    tok, sp = ties
+    text = " ".join(words)
+    doc = _run(encode_document(tok, text, chunk=chunk))
+    assert doc.ids().tolist() == sp.encode(text)
+    assert _flat(doc) == _whole(tok, text)
+
+
+def test_botchan_and_udhr_document_equals_sentencepiece_without_redoing_a_window(monkeypatch):
+    """The 0.5 MB English + multilingual document of test_doctokens, on a real model."""
+    from references import require
+
+    from explorer.bundled import resource_path
+
+    path = require("sentencepiece", "botchan_en_unigram_1000.model")
+    tok = load_tokenizer(path)
+    text = (resource_path("corpus", "botchan.txt").read_text(encoding="utf-8")
+            + resource_path("corpus", "udhr_sample.txt").read_text(encoding="utf-8"))
+    calls = _Counting(tok, monkeypatch)
+    doc = _run(encode_document(tok, text, chunk=4096))
+    calls.check_exact_by_construction()
+    assert len(doc.segments) > 100
+    assert doc.ids().tolist() == spm.SentencePieceProcessor(model_file=str(path)).encode(text)
+    assert _flat(doc) == _whole(tok, text)
