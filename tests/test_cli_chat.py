@@ -8,6 +8,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from chat_samples import COHERE_TOOLS, DOCUMENTS, TOOLS
 from references import require
 
 from explorer.cli import main
@@ -83,15 +84,6 @@ def test_chat_with_builtin_and_file_templates(messages_file, tmp_path, capsys):
     assert out == "[system][user][assistant][user]"
 
 
-TOOLS = [{"type": "function", "function": {
-    "name": "get_weather", "description": "Weather of a city",
-    "parameters": {"type": "object", "properties": {"city": {"type": "string"}},
-                   "required": ["city"]}}}]
-COHERE_TOOLS = [{"name": "internet_search", "description": "Search the web",
-                 "parameter_definitions": {"query": {"description": "what to search",
-                                                     "type": "str", "required": True}}}]
-DOCUMENTS = [{"title": "Tokyo", "text": "Tokyo is the capital of Japan."},
-             {"title": "Paris", "text": "Paris has 2.1 million people."}]
 
 
 @pytest.mark.parametrize(("gguf", "template", "extra"), [

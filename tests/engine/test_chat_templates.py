@@ -7,6 +7,7 @@ import json
 import time
 
 import pytest
+from chat_samples import COHERE_TOOLS, DOCUMENTS, TOOLS
 from references import require
 
 from explorer.engine.chat.prompt import build_prompt
@@ -31,15 +32,6 @@ CONVERSATIONS = [
      {"role": "tool", "content": "{\"temp\": 21}", "name": "get_weather"},
      {"role": "user", "content": "Thanks"}],
 ]
-TOOLS = [{"type": "function", "function": {
-    "name": "get_weather", "description": "Weather of a city",
-    "parameters": {"type": "object", "properties": {"city": {"type": "string"}},
-                   "required": ["city"]}}}]
-COHERE_TOOLS = [{"name": "internet_search", "description": "Search the web",
-                 "parameter_definitions": {"query": {"description": "what to search",
-                                                     "type": "str", "required": True}}}]
-DOCUMENTS = [{"title": "Tokyo", "text": "Tokyo is the capital of Japan."},
-             {"title": "Paris", "text": "Paris has 2.1 million people."}]
 
 
 def hf_render(source: str, messages, **kwargs) -> str:

@@ -7,6 +7,7 @@ import json
 import shutil
 
 import pytest
+from chat_samples import DOCUMENTS
 from PySide6.QtCore import QTimer
 from references import require
 
@@ -97,8 +98,6 @@ def test_hostile_template_gives_a_message_and_the_window_stays_live(qtbot, windo
     timer.stop()
 
 
-DOCUMENTS = [{"title": "Tokyo", "text": "Tokyo is the capital of Japan."},
-             {"title": "Paris", "text": "Paris has 2.1 million people."}]
 
 
 def test_tools_and_documents_field(qtbot, window, tmp_path):
