@@ -9,7 +9,12 @@
   spaces escaped to ``▁`` and a dummy prefix.
 - ``t5``: SentencePiece Unigram with the precompiled charsmap normalizer.
 - ``bert``: WordPiece in phantom-space form (``▁word`` starts a word, bare pieces
-  continue one), converted back to ``##`` form and run as BERT (lowercase, accents stripped).
+  continue one), converted back to ``##`` form, after llama.cpp's own WPM preprocessing
+  (:mod:`explorer.engine.formats.gguf_wpm`, not HF's BertNormalizer).
+
+Token types are llama.cpp's: "control-looking" texts become CONTROL
+(:mod:`explorer.engine.formats.gguf_control`); CONTROL, USER_DEFINED and UNKNOWN tokens in the
+text are split out first, as ``tokenize(..., parse_special=true)`` does.
 - ``gemma4``: SentencePiece-style BPE with merges on raw UTF-8, split on newlines.
 
 ``encode(text, add_special_tokens=True)`` adds what llama.cpp's ``tokenize(text,
@@ -27,9 +32,11 @@ from pathlib import Path
 from typing import Any
 
 from explorer.engine.errors import UnsupportedComponentError, VocabFormatError
+from explorer.engine.formats.gguf_control import SPECIAL_TYPES, llama_cpp_types
 from explorer.engine.formats.gguf_presets import BPE_PRESETS
 from explorer.engine.formats.gguf_reader import read_metadata
 from explorer.engine.formats.gguf_specials import gguf_add_special
+from explorer.engine.formats.gguf_wpm import LlamaWpmPre
 from explorer.engine.hf.added_tokens import AddedToken
 from explorer.engine.hf.decoders import (
     ByteFallbackDecoder,
@@ -39,14 +46,13 @@ from explorer.engine.hf.decoders import (
     WordPieceDecoder,
 )
 from explorer.engine.hf.models import BPEModel, WordPieceModel
-from explorer.engine.hf.normalizers import BertNormalizer, Replace
+from explorer.engine.hf.normalizers import Replace
 from explorer.engine.hf.onig import compile_onig
 from explorer.engine.hf.pipeline import Components, PipelineTokenizer
 from explorer.engine.hf.pre_tokenizers import (
     ByteLevelPre,
     SequencePre,
     SplitPre,
-    bert_pre_tokenizer,
 )
 from explorer.engine.tokenizer import Tokenizer
 
@@ -77,14 +83,15 @@ class _Meta:
         scores = self.get("scores")
         if len(types) < len(tokens) or (scores is not None and len(scores) < len(tokens)):
             raise VocabFormatError(f"{self.path}: token_type/scores shorter than tokens")
-        return tokens, list(types[: len(tokens)]), scores
+        # llama.cpp turns "control-looking" tokens into CONTROL (see gguf_control).
+        return tokens, llama_cpp_types(self.data, tokens, list(types[: len(tokens)])), scores
 
 
 def _added(tokens: list[str], types: list[int]) -> list[AddedToken]:
     return [
-        AddedToken(id=i, content=t, special=types[i] == CONTROL, normalized=False)
+        AddedToken(id=i, content=t, special=types[i] != USER_DEFINED, normalized=False)
         for i, t in enumerate(tokens)
-        if types[i] in (CONTROL, USER_DEFINED) and t
+        if types[i] in SPECIAL_TYPES and t
     ]
 
 
@@ -158,15 +165,18 @@ def _load_bert(meta: _Meta, name: str) -> Tokenizer:
     unk_id = meta.get("unknown_token_id", 100)
     if not 0 <= unk_id < len(pieces):
         raise VocabFormatError(f"{meta.path}: unknown_token_id {unk_id} out of range")
+    lowercase = meta.get("normalizer.lowercase", True)
+    strip_accents = meta.get("normalizer.strip_accents", lowercase)
+    # llama.cpp has no word-length limit (HF WordPiece gives [UNK] past 100 characters).
     comps = Components(
-        model=WordPieceModel(_vocab(pieces), unk_token=pieces[unk_id]),
-        normalizer=BertNormalizer(True, True, None, True),
-        pre_tokenizer=bert_pre_tokenizer(),
+        model=WordPieceModel(_vocab(pieces), unk_token=pieces[unk_id],
+                             max_input_chars_per_word=1 << 30),
+        pre_tokenizer=LlamaWpmPre(bool(lowercase), bool(strip_accents)),
         decoder=WordPieceDecoder("##", True),
         added_tokens=[
-            AddedToken(id=i, content=pieces[i], special=True)
+            AddedToken(id=i, content=pieces[i], special=k != USER_DEFINED)
             for i, k in enumerate(types)
-            if k == CONTROL
+            if k in SPECIAL_TYPES
         ],
         post_processor=gguf_add_special(meta.data, pieces),
     )
@@ -204,8 +214,7 @@ def _load_sentencepiece(meta: _Meta, name: str, kind: str) -> Tokenizer:
             escape_whitespaces=bool(meta.get("escape_whitespaces", True)),
         )
     # llama.cpp with parse_special splits UNKNOWN, CONTROL and USER_DEFINED pieces out.
-    specials = {t: i for i, t in enumerate(tokens)
-                if types[i] in (UNKNOWN, CONTROL, USER_DEFINED) and t}
+    specials = {t: i for i, t in enumerate(tokens) if types[i] in SPECIAL_TYPES and t}
     return SentencePieceTokenizer(
         model,
         norm,
