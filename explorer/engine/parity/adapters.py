@@ -347,12 +347,15 @@ class LlamaCppImplementation(Implementation):
     name = "llama.cpp"
 
     def __init__(self, llama_cpp: Any, path: Path) -> None:
-        self.llm = llama_cpp.Llama(model_path=str(path), vocab_only=True, verbose=False)
+        from explorer.engine.parity.llama_cpp_vocab import LlamaCppVocab
+
+        self.vocab = LlamaCppVocab(llama_cpp, path)
 
     def encode(self, text: str) -> Encoding:
-        """``tokenize(text, add_bos=False, special=True)``; spans from the token bytes."""
-        ids = self.llm.tokenize(text.encode("utf-8"), add_bos=False, special=True)
-        data = [self.llm.detokenize([i], special=True) for i in ids]
+        """``llama_tokenize(text, add_special=false, parse_special=true)``; spans from the
+        token bytes (``llama_token_to_piece(special=true)``)."""
+        ids = self.vocab.tokenize(text.encode("utf-8"), add_special=False, parse_special=True)
+        data = [self.vocab.piece(i, special=True) for i in ids]
         pieces = [bytes_to_piece(d) for d in data]
         by_id = dict(zip(ids, data, strict=True))
         return build_encoding(text, ids, pieces, spans_from_token_bytes(text, data),
