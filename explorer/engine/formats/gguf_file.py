@@ -186,10 +186,10 @@ def _load_bert(meta: _Meta, name: str) -> Tokenizer:
 
 
 def _load_sentencepiece(meta: _Meta, name: str, kind: str) -> Tokenizer:
+    from explorer.engine.formats.gguf_ugm import LlamaUgmModel
     from explorer.engine.normalizers.sentencepiece import SentencePieceNormalizer
     from explorer.engine.sentencepiece.bpe import SentencePieceBPEModel
     from explorer.engine.sentencepiece.tokenizer import SentencePieceTokenizer
-    from explorer.engine.unigram.model import UnigramModel
 
     tokens, types, scores = meta.tokens()
     if scores is None:
@@ -205,7 +205,7 @@ def _load_sentencepiece(meta: _Meta, name: str, kind: str) -> Tokenizer:
             remove_extra_whitespaces=bool(meta.get("remove_extra_whitespaces", False)),
         )
     else:
-        model = UnigramModel(tokens, scores[: len(tokens)], types, unk_id=unk_id)
+        model = LlamaUgmModel(tokens, scores[: len(tokens)], types, unk_id=unk_id)
         # llama.cpp's UGM defaults when the keys are absent: no dummy prefix, no squeezing.
         norm = SentencePieceNormalizer.from_spec(
             precompiled_charsmap=bytes(charsmap),
