@@ -21,6 +21,7 @@ import tempfile
 import zipfile
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
 CACHE = Path(os.environ.get("EXPLORER_REFCACHE", ROOT / ".refcache"))
@@ -153,6 +154,21 @@ def require(key: str, name: str) -> Path:
     if os.environ.get("CI", "").lower() == "true":
         pytest.fail(msg)
     pytest.skip(msg)
+
+
+def require_module(module: str, pip: str) -> Any:
+    """Import a test dependency; under CI=true a missing one fails, otherwise skips."""
+    import importlib
+
+    try:
+        return importlib.import_module(module)
+    except ImportError:
+        import pytest
+
+        msg = f"{module} is not installed (`pip install {pip}`)"
+        if os.environ.get("CI", "").lower() == "true":
+            pytest.fail(msg)
+        pytest.skip(msg)
 
 
 if __name__ == "__main__":
