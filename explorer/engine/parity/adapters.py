@@ -10,7 +10,8 @@
   also reads Unigram ``.model`` files through its own converter (``from_spm``), a common
   source of differences (whitespace handling).
 - mistral-common: tekken ``.json`` files (``Tekkenizer.from_file``), when that format loads.
-- llama-cpp-python: ``.gguf`` (its C API, vocabulary only: :mod:`explorer.engine.parity.llama_cpp_vocab`).
+- llama-cpp-python: ``.gguf`` (its C API, vocabulary only:
+  :mod:`explorer.engine.parity.llama_cpp_vocab`).
 - transformers: ``.gguf`` through its GGUF tokenizer conversion (what
   ``AutoTokenizer.from_pretrained(folder, gguf_file=NAME)`` builds, without torch: see
   :mod:`~explorer.engine.parity.gguf_transformers`); normalizer and pre-tokenizer exposed as
