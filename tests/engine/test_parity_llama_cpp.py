@@ -9,6 +9,7 @@ Without llama-cpp-python the llama.cpp comparisons fail under ``CI=true`` and sk
 
 from __future__ import annotations
 
+import unicodedata
 from functools import cache
 from pathlib import Path
 
@@ -76,6 +77,26 @@ def test_llama_cpp_spans_and_pieces_match_ours() -> None:
     a, b = ours.encode(text), llama.encode(text)
     assert a.ids == b.ids
     assert [(t.start, t.end) for t in a.tokens] == [(t.start, t.end) for t in b.tokens]
+
+
+def _plain(line: str) -> bool:
+    """Latin, Greek and Cyrillic letters, digits and punctuation only: where llama.cpp's
+    normalized pieces are placed back on the text exactly (CJK, combining marks, emoji and
+    control characters are not, yet)."""
+    return all(ord(c) < 0x0530 and unicodedata.category(c)[0] in "LNPZ" for c in line)
+
+
+@pytest.mark.parametrize("name", ["llama-spm", "bert-bge", "nomic-bert-moe"])
+def test_llama_cpp_spans_of_normalized_pieces(name: str) -> None:
+    """SentencePiece (``▁``, phantom space), WordPiece (lowercased, accents stripped) and
+    Unigram (charsmap) pieces do not spell the text: their spans are found by folding both
+    sides, and equal ours on plain multilingual lines."""
+    _, ours_tok, llama = pair(name)
+    lines = [t for t in multilingual() if _plain(t)]
+    assert len(lines) >= 3
+    differing = [t for t in lines if [(x.start, x.end) for x in ours_tok.encode(t).tokens]
+                 != [(x.start, x.end) for x in llama.encode(t).tokens]]
+    assert differing == []
 
 
 def test_aquila_endoftext_in_text_is_special_as_in_llama_cpp() -> None:

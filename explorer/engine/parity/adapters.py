@@ -39,6 +39,7 @@ from explorer.engine.parity.implementations import (
 from explorer.engine.parity.tokens import (
     build_encoding,
     group_byte_pieces,
+    spans_by_folding_bytes,
     spans_from_token_bytes,
 )
 from explorer.engine.pretokenizers import bytes_to_piece, patterns, piece_to_bytes
@@ -351,6 +352,7 @@ class LlamaCppImplementation(Implementation):
         from explorer.engine.parity.llama_cpp_vocab import LlamaCppVocab
 
         self.vocab = LlamaCppVocab(llama_cpp, path)
+        self.wordpiece = self.vocab.kind == llama_cpp.LLAMA_VOCAB_TYPE_WPM
 
     def encode(self, text: str) -> Encoding:
         """``llama_tokenize(text, add_special=false, parse_special=true)``; spans from the
@@ -359,7 +361,11 @@ class LlamaCppImplementation(Implementation):
         data = [self.vocab.piece(i, special=True) for i in ids]
         pieces = [bytes_to_piece(d) for d in data]
         by_id = dict(zip(ids, data, strict=True))
-        return build_encoding(text, ids, pieces, spans_from_token_bytes(text, data),
+        if b"".join(data) == text.encode("utf-8"):
+            spans = spans_from_token_bytes(text, data)
+        else:  # normalized pieces (SentencePiece's ▁, WordPiece's lowercase, charsmaps)
+            spans = spans_by_folding_bytes(text, data, spaces_in_spans=not self.wordpiece)
+        return build_encoding(text, ids, pieces, spans,
                               token_bytes=lambda i, _p: by_id[i])
 
 

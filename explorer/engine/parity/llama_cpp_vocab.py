@@ -42,6 +42,8 @@ class LlamaCppVocab:
             raise ValueError(f"llama.cpp cannot load {Path(path).name}")
         self._finalizer = weakref.finalize(self, llama_cpp.llama_model_free, model)
         self._vocab = llama_cpp.llama_model_get_vocab(model)
+        self.kind: int = llama_cpp.llama_vocab_type(self._vocab)
+        """``LLAMA_VOCAB_TYPE_*`` (SPM, BPE, WPM, UGM, ...)."""
 
     def tokenize(self, data: bytes, *, add_special: bool = False,
                  parse_special: bool = True) -> list[int]:

@@ -7,6 +7,7 @@ offsets, or only token bytes, are mapped to it here so equal tokenizations compa
 
 from __future__ import annotations
 
+import unicodedata
 from collections.abc import Callable, Sequence
 
 from explorer.engine.encoding import Encoding, Token, byte_to_char_offsets
@@ -73,3 +74,99 @@ def group_byte_pieces(pieces: Sequence[str], spans: list[tuple[int, int]]) -> li
                 out[k] = last
         i += group
     return out
+
+
+def _fold(text: str) -> str:
+    """Per character: NFKC, each result's first NFD code point, lowercased; marks and
+    control/format characters dropped (what WordPiece, SentencePiece and charsmap
+    normalizations leave of a character, approximately)."""
+    out = []
+    for ch in unicodedata.normalize("NFKC", text):
+        base = unicodedata.normalize("NFD", ch)[0]
+        if unicodedata.category(base)[0] in "MC":
+            continue
+        out.append(base.lower()[0])
+    return "".join(out)
+
+
+def spans_by_folding(text: str, token_texts: Sequence[str], *,
+                     spaces_in_spans: bool = True) -> list[tuple[int, int]]:
+    """Code-point spans of tokens whose texts are a *normalized* spelling of ``text``
+    (lowercased, accents stripped, spaces for ``▁``, phantom leading spaces).
+
+    Both sides are folded (:func:`_fold`) and matched left to right: a token's whitespace
+    matches the text's whitespace where there is some (a phantom space matches nothing);
+    its other characters must be the text's next non-whitespace ones. A token that does
+    not match (an unknown token) covers the text up to the next whitespace. With
+    ``spaces_in_spans`` False (WordPiece) matched whitespace is not part of a span.
+    """
+    stream: list[tuple[str, int]] = []
+    for i, ch in enumerate(text):
+        stream.extend((f, i) for f in (_fold(ch) if not ch.isspace() else " "))
+    n = len(stream)
+    pos = 0
+    spans: list[tuple[int, int]] = []
+
+    def at(k: int) -> int:
+        return stream[k][1] if k < n else len(text)
+
+    for token in token_texts:
+        want = _fold(token.replace("▁", " "))
+        k, first, last, ok = pos, -1, -1, True
+        for c in want:
+            if c.isspace():
+                if k < n and stream[k][0] == " ":
+                    if spaces_in_spans:
+                        first = k if first < 0 else first
+                        last = k
+                    k += 1
+                continue
+            while k < n and stream[k][0] == " " and first < 0:
+                k += 1
+            if k < n and stream[k][0] == c:
+                first = k if first < 0 else first
+                last, k = k, k + 1
+            else:
+                ok = False
+                break
+        if not ok:  # an unknown or special token: up to the next whitespace
+            k = pos
+            while k < n and stream[k][0] == " ":
+                k += 1
+            first, last = k, k
+            while last + 1 < n and stream[last + 1][0] != " ":
+                last += 1
+            k = last + 1
+            if first >= n:
+                spans.append((len(text), len(text)))
+                pos = n
+                continue
+        if first < 0:
+            spans.append((at(pos), at(pos)))
+            continue
+        spans.append((stream[first][1], stream[last][1] + 1))
+        pos = k
+    return spans
+
+
+def spans_by_folding_bytes(text: str, token_bytes: Sequence[bytes], *,
+                           spaces_in_spans: bool = True) -> list[tuple[int, int]]:
+    """:func:`spans_by_folding` for tokens given as bytes: consecutive tokens spelling one
+    character between them (byte-fallback pieces) are matched as one and share its span."""
+    groups: list[tuple[str, int]] = []  # (text, number of tokens)
+    pending = b""
+    count = 0
+    for data in token_bytes:
+        pending += data
+        count += 1
+        try:
+            groups.append((pending.decode("utf-8"), count))
+        except UnicodeDecodeError:
+            if len(pending) < 4:
+                continue
+            groups.append((pending.decode("utf-8", "replace"), count))
+        pending, count = b"", 0
+    if count:
+        groups.append((pending.decode("utf-8", "replace"), count))
+    spans = spans_by_folding(text, [g for g, _ in groups], spaces_in_spans=spaces_in_spans)
+    return [span for span, (_, k) in zip(spans, groups, strict=True) for _ in range(k)]
