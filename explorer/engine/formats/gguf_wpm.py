@@ -21,6 +21,7 @@ from __future__ import annotations
 import unicodedata
 from dataclasses import dataclass
 from functools import lru_cache
+from typing import Any
 
 from explorer.engine.hf.normalized import Aligned
 
@@ -83,6 +84,13 @@ class LlamaWpmPre:
             if word.text:
                 out.append(word)
         return out
+
+    def nearest_tokenizer_json(self) -> tuple[dict[str, Any], dict[str, Any]]:
+        """HF's BERT normalizer and pre-tokenizer with these options: a ``tokenizer.json``
+        export's nearest equivalent (it differs on Hangul, spacing marks, form feed, ...)."""
+        return ({"type": "BertNormalizer", "clean_text": True, "handle_chinese_chars": True,
+                 "strip_accents": self.strip_accents, "lowercase": self.lowercase},
+                {"type": "BertPreTokenizer"})
 
     def describe(self) -> str:
         """Short summary."""

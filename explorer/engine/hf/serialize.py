@@ -150,14 +150,23 @@ def added_token_json(t: AddedToken) -> dict[str, Any]:
 
 
 def components_json(c: Components) -> dict[str, Any]:
-    """A complete tokenizer.json object (post-processor included, no padding or truncation)."""
+    """A complete tokenizer.json object (post-processor included, no padding or truncation).
+
+    A pre-tokenizer doing its own normalization with no HF equivalent (llama.cpp's WPM
+    preprocessing) exports its nearest HF pair (``nearest_tokenizer_json()``)."""
+    nearest = getattr(c.pre_tokenizer, "nearest_tokenizer_json", None)
+    if nearest is not None and c.normalizer is None:
+        normalizer, pre_tokenizer = nearest()
+    else:
+        normalizer, pre_tokenizer = (normalizer_json(c.normalizer),
+                                     pre_tokenizer_json(c.pre_tokenizer))
     return {
         "version": "1.0",
         "truncation": None,
         "padding": None,
         "added_tokens": [added_token_json(t) for t in sorted(c.added_tokens, key=lambda t: t.id)],
-        "normalizer": normalizer_json(c.normalizer),
-        "pre_tokenizer": pre_tokenizer_json(c.pre_tokenizer),
+        "normalizer": normalizer,
+        "pre_tokenizer": pre_tokenizer,
         "post_processor": c.post_processor.to_json() if c.post_processor else None,
         "decoder": decoder_json(c.decoder),
         "model": model_json(c.model),

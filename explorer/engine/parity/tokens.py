@@ -77,16 +77,18 @@ def group_byte_pieces(pieces: Sequence[str], spans: list[tuple[int, int]]) -> li
 
 
 def _fold(text: str) -> str:
-    """Per character: NFKC, each result's first NFD code point, lowercased; marks and
-    control/format characters dropped (what WordPiece, SentencePiece and charsmap
-    normalizations leave of a character, approximately)."""
+    """Per character: NFKC, each result's first NFD code point, lowercased (what WordPiece,
+    SentencePiece and charsmap normalizations leave of a character, approximately)."""
     out = []
     for ch in unicodedata.normalize("NFKC", text):
         base = unicodedata.normalize("NFD", ch)[0]
-        if unicodedata.category(base)[0] in "MC":
-            continue
         out.append(base.lower()[0])
     return "".join(out)
+
+
+def _skippable(c: str) -> bool:
+    """Text a normalizer may drop: marks, control and format characters."""
+    return unicodedata.category(c)[0] in "MC"
 
 
 def spans_by_folding(text: str, token_texts: Sequence[str], *,
@@ -96,23 +98,21 @@ def spans_by_folding(text: str, token_texts: Sequence[str], *,
 
     Both sides are folded (:func:`_fold`) and matched left to right: a token's whitespace
     matches the text's whitespace where there is some (a phantom space matches nothing);
-    its other characters must be the text's next non-whitespace ones. A token that does
-    not match (an unknown token) covers the text up to the next whitespace. With
-    ``spaces_in_spans`` False (WordPiece) matched whitespace is not part of a span.
+    its other characters must be the text's next ones, skipping whitespace before the
+    token's first character and marks or control characters (which normalizers drop). A
+    token that matches nowhere there (an unknown token) covers the text up to where the next
+    token matches. With ``spaces_in_spans`` False (WordPiece) neither matched whitespace nor
+    dropped characters after the token are part of its span.
     """
     stream: list[tuple[str, int]] = []
     for i, ch in enumerate(text):
         stream.extend((f, i) for f in (_fold(ch) if not ch.isspace() else " "))
     n = len(stream)
-    pos = 0
-    spans: list[tuple[int, int]] = []
+    folded = [_fold(t.replace("▁", " ")) for t in token_texts]
 
-    def at(k: int) -> int:
-        return stream[k][1] if k < n else len(text)
-
-    for token in token_texts:
-        want = _fold(token.replace("▁", " "))
-        k, first, last, ok = pos, -1, -1, True
+    def match(want: str, k: int) -> tuple[int, int, int] | None:
+        """(first, last, next position) of ``want`` matched from ``k``; first -1: nothing."""
+        first = last = -1
         for c in want:
             if c.isspace():
                 if k < n and stream[k][0] == " ":
@@ -121,30 +121,49 @@ def spans_by_folding(text: str, token_texts: Sequence[str], *,
                         last = k
                     k += 1
                 continue
-            while k < n and stream[k][0] == " " and first < 0:
+            while k < n and stream[k][0] != c and (
+                    _skippable(stream[k][0]) or (stream[k][0] == " " and first < 0)):
                 k += 1
             if k < n and stream[k][0] == c:
                 first = k if first < 0 else first
                 last, k = k, k + 1
             else:
-                ok = False
-                break
-        if not ok:  # an unknown or special token: up to the next whitespace
-            k = pos
-            while k < n and stream[k][0] == " ":
-                k += 1
-            first, last = k, k
-            while last + 1 < n and stream[last + 1][0] != " ":
-                last += 1
-            k = last + 1
-            if first >= n:
+                return None
+        if spaces_in_spans and first >= 0:
+            while k < n and _skippable(stream[k][0]):
+                last, k = k, k + 1
+        return first, last, k
+
+    def at(k: int) -> int:
+        return stream[k][1] if k < n else len(text)
+
+    spans: list[tuple[int, int]] = []
+    pos = 0
+    for t, want in enumerate(folded):
+        found = match(want, pos)
+        if found is None:  # an unknown token: up to where the next token matches
+            start = pos
+            while start < n and stream[start][0] == " ":
+                start += 1
+            end = start + 1
+            nxt = folded[t + 1] if t + 1 < len(folded) else None
+            while end < n and (nxt is None or match(nxt, end) is None):
+                end += 1
+            if nxt is None:
+                while end > start + 1 and stream[end - 1][0] == " ":
+                    end -= 1
+            if start >= n:
                 spans.append((len(text), len(text)))
                 pos = n
                 continue
+            spans.append((stream[start][1], stream[min(end, n) - 1][1] + 1))
+            pos = min(end, n)
+            continue
+        first, last, k = found
         if first < 0:
             spans.append((at(pos), at(pos)))
-            continue
-        spans.append((stream[first][1], stream[last][1] + 1))
+        else:
+            spans.append((stream[first][1], stream[last][1] + 1))
         pos = k
     return spans
 
