@@ -630,7 +630,10 @@ def update_document(base: DocTokens, text: str, max_window: int | None = None,
     trail = base.cp_starts[min(nseg, hi + 1)] - base.cp_starts[hi]
     lead = base.cp_starts[lo] - start
     new = _cut(window, toks, len(window) - trail, lead)
-    segments = base.segments[:lo] + new + base.segments[hi:] or [_empty_segment()]
+    segments = base.segments[:lo] + new + base.segments[hi:]
+    if not segments:  # the empty document: one empty segment (knowing the empty text's points)
+        segments = [_empty_segment()]
+        segments[0].points = toks.resume
     old_segs = base.segments[lo:hi]
     totals = (base.byte_count + sum(x.nbytes for x in new) - sum(x.nbytes for x in old_segs),
               base.unknown_count + sum(x.unknown for x in new)

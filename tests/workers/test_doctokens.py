@@ -313,7 +313,8 @@ def test_lines_left_out_of_the_repaint_keep_their_tokens(tok, data):
         repaint = new.repaint_lines(change)
         before, after = _line_tokens(doc), _line_tokens(new)
         moved = new_text.count("\n") - text.count("\n")
-        edit_line = text.count("\n", 0, a)
+        # (where the texts first differ: inserting "a\n\n" after "a\n\n" changes them at 3)
+        edit_line = text.count("\n", 0, doctokens._common_prefix(text, new_text))
         for line, toks in enumerate(after):
             if line in repaint:
                 continue
