@@ -15,6 +15,13 @@ a BPE pre-token spanning line ends, a SentencePiece dummy prefix or a normalizer
 neighbours only makes the window larger. :func:`encode_document` builds the first state in
 chunks with the same agreement rule, yielding progress so a 10 MB text stays cancellable.
 
+A SentencePiece Unigram model decides near ties by its float32 running score, which an edit
+changes for everything after it. Segments keep the exact score at each word start
+(``Segment.points``); an update starts from the one before the edit and grows its window past
+the edit until the score comes back to the old one (then every later decision is the old
+one), up to ``EXACT_WINDOW`` characters; beyond that the old tokens are kept by the
+agreement rule and :attr:`DocTokens.exact_until` records where exactness by construction ends.
+
 A first encode of a big text pauses Python's cyclic garbage collector and, when it finishes,
 moves everything alive into the collector's permanent generation (``gc.freeze``): millions of
 token objects would otherwise be walked by each full collection, which holds the GIL (and so
