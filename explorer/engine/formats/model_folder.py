@@ -160,12 +160,35 @@ def load(path: Path, *, preset: str | None = None) -> Tokenizer:
     if (root / "vocab.txt").is_file():
         return _relabel(_wordpiece(folder), folder, "vocab.txt")
     if (root / "tokenizer.model").is_file():
-        from explorer.engine.formats import sentencepiece_model
+        from explorer.engine.formats import sentencepiece_model, spm_rebuild
 
+        cls = str(folder.config.get("tokenizer_class", ""))
+        if cls in spm_rebuild.LLAMA_CLASSES:
+            how = (f"transformers v5 rebuilds it as {cls}: no normalizer, Metaspace "
+                   f"prepend_scheme {spm_rebuild.prepend_scheme(folder)}, BPE with merges "
+                   "from the piece ids")
+            return _relabel(_llama(folder), folder, f"tokenizer.model ({how})")
         sp = sentencepiece_model.load(root / "tokenizer.model")
         return sp.with_post_processor(_sp_bos_eos(folder, list(sp.model.pieces)))
     raise VocabFormatError(f"{root}: no tokenizer files in this folder (expected one of "
                            f"{', '.join(TOKENIZER_FILES)})")
+
+
+def _llama(folder: ModelFolder) -> Tokenizer:
+    """``tokenizer.model`` rebuilt as transformers v5's ``LlamaTokenizer`` (see
+    :mod:`spm_rebuild`)."""
+    from explorer.engine.formats import spm_rebuild
+    from explorer.engine.formats.sentencepiece_model import parse_model_proto
+
+    path = folder.root / "tokenizer.model"
+    try:
+        data = path.read_bytes()
+    except OSError as e:
+        raise VocabFormatError(f"{path}: cannot read ({e.strerror})") from None
+    proto = parse_model_proto(data, source=str(path))
+    tok = spm_rebuild.llama_pipeline(folder, [p.piece for p in proto.pieces],
+                                     [p.type for p in proto.pieces])
+    return tok
 
 
 def _relabel(tok: Any, folder: ModelFolder, files: str) -> Tokenizer:
