@@ -287,3 +287,45 @@ def test_tokenizer_model_folder_follows_config_flags(tmp_path, flags):
     want = [1] * bool(flags.get("add_bos_token")), [2] * bool(flags.get("add_eos_token"))
     ids = tok.encode("Hi", add_special_tokens=True).ids
     assert (ids[:len(want[0])], ids[len(ids) - len(want[1]):]) == want
+
+
+# --- tokenizer.model + tokenizer_class LlamaTokenizer: transformers v5's own pipeline --------
+
+SPECIAL_TEXTS = ["x</s> end", "<s>Hi <s> mid", " lead space", "  two  spaces ", "a <unk> b",
+                 "</s>", "Hé<s>\tZ 你好</s>", "\nnew line", "[INST] Bonjour [/INST] réponse</s>",
+                 "[TOOL_CALLS][{}]"]
+
+
+@pytest.mark.parametrize(("model", "config"), [
+    ("tokenizer.model.v1", {"tokenizer_class": "LlamaTokenizer"}),
+    ("tokenizer.model.v1", {"tokenizer_class": "LlamaTokenizerFast", "legacy": True,
+                            "add_bos_token": True}),
+    ("mistral_instruct_tokenizer_240323.model.v3",
+     {"tokenizer_class": "LlamaTokenizerFast", "legacy": False, "add_bos_token": True}),
+    ("mistral_instruct_tokenizer_241114.model.v7",
+     {"tokenizer_class": "LlamaTokenizer", "add_prefix_space": False, "add_eos_token": True}),
+])
+def test_llama_class_tokenizer_model_like_transformers(tmp_path, model, config):
+    """transformers v5 rebuilds tokenizer.model as LlamaTokenizer's own pipeline (no
+    normalizer, Metaspace prepend_scheme first/always/never, BPE from generated merges,
+    special tokens split on the raw text): ids and offsets with and without special tokens,
+    on multilingual text with special tokens inside it."""
+    folder = tmp_path / "llama"
+    folder.mkdir()
+    shutil.copyfile(require("mistral-common", model), folder / "tokenizer.model")
+    (folder / "tokenizer_config.json").write_text(json.dumps(
+        {"bos_token": "<s>", "eos_token": "</s>", "unk_token": "<unk>", **config}))
+    ref, tok = auto(folder), load_tokenizer(folder)
+    assert type(ref).__name__ == "LlamaTokenizer"
+    assert config["tokenizer_class"] in tok.info.extra["folder files"]
+    for text in [*LLAMA_TEXTS, *SPECIAL_TEXTS]:
+        assert_same(tok, ref, text, with_specials=True)
+        ids = ref(text)["input_ids"]
+        assert tok.decode(ids) == ref.decode(ids)
+
+
+def test_other_tokenizer_class_is_named_in_info(tmp_path):
+    """A tokenizer_class whose rebuild is not modelled says so instead of passing silently."""
+    shutil.copyfile(require("mistral-common", "tokenizer.model.v1"), tmp_path / "tokenizer.model")
+    (tmp_path / "tokenizer_config.json").write_text('{"tokenizer_class": "T5Tokenizer"}')
+    assert "not modelled" in load_tokenizer(tmp_path).info.extra["tokenizer_class"]

@@ -169,7 +169,13 @@ def load(path: Path, *, preset: str | None = None) -> Tokenizer:
                    "from the piece ids")
             return _relabel(_llama(folder), folder, f"tokenizer.model ({how})")
         sp = sentencepiece_model.load(root / "tokenizer.model")
-        return sp.with_post_processor(_sp_bos_eos(folder, list(sp.model.pieces)))
+        sp = sp.with_post_processor(_sp_bos_eos(folder, list(sp.model.pieces)))
+        if cls not in ("", "TokenizersBackend", "PreTrainedTokenizerFast"):
+            sp._extra["tokenizer_class"] = (
+                f"{cls}: transformers v5 rebuilds tokenizer.model with that class's own "
+                "pipeline, not modelled here; this is SentencePiece's encoding and ids or "
+                "offsets can differ from AutoTokenizer")
+        return sp
     raise VocabFormatError(f"{root}: no tokenizer files in this folder (expected one of "
                            f"{', '.join(TOKENIZER_FILES)})")
 
