@@ -184,7 +184,8 @@ def test_folder_with_only_tokenizer_model(tmp_path):
     shutil.copyfile(require("mistral-common", "tokenizer.model.v1"), folder / "tokenizer.model")
     (folder / "tokenizer_config.json").write_text('{"bos_token": "<s>"}')
     tok = load_tokenizer(folder)
-    assert tok.info.format == "sentencepiece" and tok.info.vocab_size == 32000
+    assert tok.info.format == "folder" and tok.info.vocab_size == 32000
+    assert "from the model's own settings" in tok.info.extra["folder files"]
 
 
 @pytest.mark.parametrize(("files", "needle"), [
@@ -320,6 +321,33 @@ def test_llama_class_tokenizer_model_like_transformers(tmp_path, model, config):
     assert config["tokenizer_class"] in tok.info.extra["folder files"]
     for text in [*LLAMA_TEXTS, *SPECIAL_TEXTS]:
         assert_same(tok, ref, text, with_specials=True)
+        ids = ref(text)["input_ids"]
+        assert tok.decode(ids) == ref.decode(ids)
+
+
+@pytest.mark.parametrize(("model", "config"), [
+    (("sentencepiece", "botchan_en_unigram_1000.model"), {}),
+    (("sentencepiece", "kyoto_ja_unigram_8000.model"), {"legacy": False, "add_bos_token": True}),
+    (("sentencepiece", "botchan_en_bpe_1000.model"), {"tokenizer_class": "TokenizersBackend"}),
+    (("mistral-common", "mistral_instruct_tokenizer_240323.model.v3"),
+     {"legacy": True, "add_eos_token": True}),
+])
+def test_tokenizer_model_without_class_like_transformers(tmp_path, model, config):
+    """No model-specific tokenizer_class: transformers v5 rebuilds the pipeline from the
+    model's own normalizer spec (charsmap, whitespace, dummy prefix by ``legacy``), Unigram or
+    BPE by score, special tokens split on the raw text."""
+    shutil.copyfile(require(*model), tmp_path / "tokenizer.model")
+    (tmp_path / "tokenizer_config.json").write_text(json.dumps(config))
+    ref, tok = auto(tmp_path), load_tokenizer(tmp_path)
+    for text in [*LLAMA_TEXTS, *SPECIAL_TEXTS, "ﬁne ①② Ｔｅｓｔ  x"]:
+        for specials in (False, True):
+            enc = tok.encode(text, add_special_tokens=specials)
+            r = ref(text, add_special_tokens=specials, return_offsets_mapping=True)
+            assert enc.ids == r["input_ids"]
+            assert enc.offsets == [tuple(o) for o in r["offset_mapping"]]
+            # an unknown Unigram piece keeps its text, in HF tokenizers as here
+            assert enc.pieces == ref.backend_tokenizer.encode(
+                text, add_special_tokens=specials).tokens
         ids = ref(text)["input_ids"]
         assert tok.decode(ids) == ref.decode(ids)
 

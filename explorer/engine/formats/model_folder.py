@@ -21,6 +21,7 @@ half-loads.
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -167,23 +168,26 @@ def load(path: Path, *, preset: str | None = None) -> Tokenizer:
             how = (f"transformers v5 rebuilds it as {cls}: no normalizer, Metaspace "
                    f"prepend_scheme {spm_rebuild.prepend_scheme(folder)}, BPE with merges "
                    "from the piece ids")
-            return _relabel(_llama(folder), folder, f"tokenizer.model ({how})")
+            return _relabel(_rebuilt(folder, spm_rebuild.llama_pipeline), folder,
+                            f"tokenizer.model ({how})")
+        if cls in spm_rebuild.GENERIC_CLASSES:
+            how = ("transformers v5 rebuilds it from the model's own settings, legacy = "
+                   f"{str(folder.flag('legacy', True)).lower()}")
+            return _relabel(_rebuilt(folder, spm_rebuild.proto_pipeline), folder,
+                            f"tokenizer.model ({how})")
         sp = sentencepiece_model.load(root / "tokenizer.model")
         sp = sp.with_post_processor(_sp_bos_eos(folder, list(sp.model.pieces)))
-        if cls not in ("", "TokenizersBackend", "PreTrainedTokenizerFast"):
-            sp._extra["tokenizer_class"] = (
-                f"{cls}: transformers v5 rebuilds tokenizer.model with that class's own "
-                "pipeline, not modelled here; this is SentencePiece's encoding and ids or "
-                "offsets can differ from AutoTokenizer")
+        sp._extra["tokenizer_class"] = (
+            f"{cls}: transformers v5 rebuilds tokenizer.model with that class's own "
+            "pipeline, not modelled here; this is SentencePiece's encoding and ids or "
+            "offsets can differ from AutoTokenizer")
         return sp
     raise VocabFormatError(f"{root}: no tokenizer files in this folder (expected one of "
                            f"{', '.join(TOKENIZER_FILES)})")
 
 
-def _llama(folder: ModelFolder) -> Tokenizer:
-    """``tokenizer.model`` rebuilt as transformers v5's ``LlamaTokenizer`` (see
-    :mod:`spm_rebuild`)."""
-    from explorer.engine.formats import spm_rebuild
+def _rebuilt(folder: ModelFolder, build: Callable[[ModelFolder, Any], Tokenizer]) -> Tokenizer:
+    """``tokenizer.model`` rebuilt as transformers v5 does (see :mod:`spm_rebuild`)."""
     from explorer.engine.formats.sentencepiece_model import parse_model_proto
 
     path = folder.root / "tokenizer.model"
@@ -191,10 +195,7 @@ def _llama(folder: ModelFolder) -> Tokenizer:
         data = path.read_bytes()
     except OSError as e:
         raise VocabFormatError(f"{path}: cannot read ({e.strerror})") from None
-    proto = parse_model_proto(data, source=str(path))
-    tok = spm_rebuild.llama_pipeline(folder, [p.piece for p in proto.pieces],
-                                     [p.type for p in proto.pieces])
-    return tok
+    return build(folder, parse_model_proto(data, source=str(path)))
 
 
 def _relabel(tok: Any, folder: ModelFolder, files: str) -> Tokenizer:

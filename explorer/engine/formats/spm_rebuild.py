@@ -18,6 +18,11 @@ model's pieces. For ``LlamaTokenizer`` / ``LlamaTokenizerFast``
 - post-processor ``[bos] $A [eos]`` by ``add_bos_token`` / ``add_eos_token`` (default False);
 - decoder ``Replace(▁, " ")``, ``ByteFallback``, ``Fuse`` (+ ``Strip`` one leading space when
   a prefix is added).
+
+Without a ``tokenizer_class`` (or ``TokenizersBackend``) it follows the model's own settings
+instead (:func:`proto_pipeline`). Other classes (``T5Tokenizer``, ``GemmaTokenizer``...) have
+pipelines of their own that are not modelled: the folder then loads as plain SentencePiece and
+``info`` says so.
 """
 
 from __future__ import annotations
@@ -31,6 +36,8 @@ if TYPE_CHECKING:
 LLAMA_CLASSES = ("LlamaTokenizer", "LlamaTokenizerFast", "CodeLlamaTokenizer",
                  "CodeLlamaTokenizerFast")
 """``tokenizer_class`` values rebuilt as :func:`llama_pipeline` builds them."""
+GENERIC_CLASSES = ("", "TokenizersBackend", "PreTrainedTokenizerFast")
+"""``tokenizer_class`` values (none included) rebuilt by :func:`proto_pipeline`."""
 CONTROL, USER_DEFINED = 3, 4
 """SentencePiece piece types that transformers turns into added tokens."""
 
@@ -56,22 +63,17 @@ def prepend_scheme(folder: ModelFolder) -> str:
     return "always" if folder.flag("legacy", False) else "first"
 
 
-def llama_pipeline(folder: ModelFolder, pieces: list[str], types: list[int]) -> Tokenizer:
-    """The tokenizer ``LlamaTokenizer`` builds from ``pieces`` (and their SentencePiece
-    types), as a tokenizer.json pipeline."""
+def llama_pipeline(folder: ModelFolder, proto: Any) -> Tokenizer:
+    """The tokenizer ``LlamaTokenizer`` builds from the SentencePiece ``proto``'s pieces, as a
+    tokenizer.json pipeline."""
     from explorer.engine.formats.hf_json import from_dict
-    from explorer.engine.formats.model_folder import _added_tokens, _bos_eos_processor
+    from explorer.engine.formats.model_folder import _bos_eos_processor
 
-    vocab: dict[str, int] = {}
-    for i, piece in enumerate(pieces):
-        vocab.setdefault(piece, i)
+    pieces = [p.piece for p in proto.pieces]
+    types = [p.type for p in proto.pieces]
+    vocab = {piece: i for i, piece in enumerate(pieces)}
     defaults = {"unk_token": "<unk>", "bos_token": "<s>", "eos_token": "</s>"}
-    added = {t["id"]: t for t in _added_tokens(folder, vocab, defaults)}
-    known = {t["content"] for t in added.values()}
-    for i, (piece, kind) in enumerate(zip(pieces, types, strict=True)):
-        if kind in (CONTROL, USER_DEFINED) and piece not in known and vocab.get(piece) == i:
-            added[i] = {"id": i, "content": piece, "single_word": False, "lstrip": False,
-                        "rstrip": False, "normalized": False, "special": kind == CONTROL}
+    added = _specials(folder, vocab, pieces, types, defaults)
     scheme = prepend_scheme(folder)
     decoders: list[dict[str, Any]] = [
         {"type": "Replace", "pattern": {"String": "\u2581"}, "content": " "},
@@ -90,5 +92,100 @@ def llama_pipeline(folder: ModelFolder, pieces: list[str], types: list[int]) -> 
                   "continuing_subword_prefix": None, "end_of_word_suffix": None,
                   "fuse_unk": True, "byte_fallback": True, "ignore_merges": False,
                   "vocab": vocab, "merges": generate_merges(vocab)},
+    }
+    return from_dict(obj, name=folder.root.name)
+
+
+def _specials(folder: ModelFolder, vocab: dict[str, int], pieces: list[str], types: list[int],
+              defaults: dict[str, str]) -> dict[int, dict[str, Any]]:
+    """The added tokens: the config's, its ``*_token`` entries (``defaults`` for missing
+    ones), and the model's control (special) and user-defined (not special) pieces, all
+    matched on the raw text."""
+    from explorer.engine.formats.model_folder import _added_tokens
+
+    added = {t["id"]: t for t in _added_tokens(folder, vocab, defaults)}
+    known = {t["content"] for t in added.values()}
+    for i, (piece, kind) in enumerate(zip(pieces, types, strict=True)):
+        if kind in (CONTROL, USER_DEFINED) and piece not in known and vocab.get(piece) == i:
+            added[i] = {"id": i, "content": piece, "single_word": False, "lstrip": False,
+                        "rstrip": False, "normalized": False, "special": kind == CONTROL}
+    return added
+
+
+def proto_pipeline(folder: ModelFolder, proto: Any) -> Tokenizer:
+    """What transformers v5 builds for a ``tokenizer.model`` folder without a model-specific
+    ``tokenizer_class`` (``SpmConverter.build_tokenizer_from_spm_proto``): the model's own
+    normalizer spec (charsmap, extra-whitespace removal, ``▁`` escaping), a dummy prefix by
+    ``Metaspace`` (``legacy``, default True: on every chunk between added tokens, doubled
+    before a leading space as SentencePiece does; else only at offset 0), user-defined pieces
+    isolated, BPE merges ranked by piece score (or the Unigram model), the added tokens of
+    :func:`_specials` and ``[bos] $A [eos]`` by ``add_bos_token`` / ``add_eos_token``."""
+    import base64
+    import re
+
+    from explorer.engine.formats.hf_json import from_dict
+    from explorer.engine.formats.model_folder import _bos_eos_processor
+
+    pieces = [p.piece for p in proto.pieces]
+    types = [p.type for p in proto.pieces]
+    trainer, spec = proto.trainer_spec, proto.normalizer_spec
+    vocab = {piece: i for i, piece in enumerate(pieces)}
+    defaults = {key: value for key, value, wanted in (
+        ("bos_token", trainer.bos_piece or "<s>", trainer.bos_id >= 0),
+        ("eos_token", trainer.eos_piece or "</s>", trainer.eos_id >= 0),
+        ("unk_token", trainer.unk_piece or "<unk>", trainer.unk_id >= 0)) if wanted}
+    added = _specials(folder, vocab, pieces, types, defaults)
+    legacy = folder.flag("legacy", True)
+    steps: list[dict[str, Any]] = []
+    if spec.precompiled_charsmap:
+        steps.append({"type": "Precompiled", "precompiled_charsmap":
+                      base64.b64encode(spec.precompiled_charsmap).decode("ascii")})
+    if spec.remove_extra_whitespaces:
+        steps += [{"type": "Replace", "pattern": {"Regex": r"\A +| +\z"}, "content": ""},
+                  {"type": "Replace", "pattern": {"Regex": " {2,}"}, "content": " "}]
+    if spec.escape_whitespaces:
+        steps.append({"type": "Replace", "pattern": {"String": " "}, "content": "\u2581"})
+    if spec.add_dummy_prefix and legacy:
+        steps.append({"type": "Replace", "pattern": {"Regex": "\\A\u2581"},
+                      "content": "\u2581\u2581"})
+    user_defined = [p for p, t in zip(pieces, types, strict=True) if t == USER_DEFINED]
+    pre: list[dict[str, Any]] = []
+    if spec.add_dummy_prefix:
+        pre.append({"type": "Metaspace", "replacement": "\u2581",
+                    "prepend_scheme": "always" if legacy else "first", "split": False})
+    if user_defined:
+        pattern = "|".join(re.escape(p) for p in sorted(user_defined, key=len, reverse=True))
+        pre.append({"type": "Split", "pattern": {"Regex": pattern}, "behavior": "Isolated",
+                    "invert": False})
+    decoders: list[dict[str, Any]] = [
+        {"type": "Replace", "pattern": {"String": "\u2581"}, "content": " "}]
+    if trainer.byte_fallback:
+        decoders.append({"type": "ByteFallback"})
+    if spec.add_dummy_prefix:
+        decoders += [{"type": "Fuse"}, {"type": "Strip", "content": " ", "start": 1, "stop": 0}]
+    elif trainer.byte_fallback:
+        decoders.append({"type": "Fuse"})
+    if trainer.model_type == 1:  # UNIGRAM
+        model: dict[str, Any] = {
+            "type": "Unigram", "unk_id": trainer.unk_id, "byte_fallback": trainer.byte_fallback,
+            "vocab": [[p.piece, p.score] for p in proto.pieces]}
+    else:
+        normal = {p.piece: (p.score, i) for i, p in enumerate(proto.pieces) if p.type == 1}
+        ranked = sorted((-rank[0], rank[1], piece[:k], piece[k:])
+                        for piece, rank in normal.items() for k in range(1, len(piece))
+                        if piece[:k] in normal and piece[k:] in normal)
+        model = {"type": "BPE", "dropout": None, "unk_token": trainer.unk_piece,
+                 "continuing_subword_prefix": None, "end_of_word_suffix": None,
+                 "fuse_unk": True, "byte_fallback": trainer.byte_fallback,
+                 "ignore_merges": bool(user_defined), "vocab": vocab,
+                 "merges": [[a, b] for _, _, a, b in ranked]}
+    ids = {t["content"]: t["id"] for t in added.values()}
+    obj = {
+        "added_tokens": [added[i] for i in sorted(added)],
+        "normalizer": {"type": "Sequence", "normalizers": steps},
+        "pre_tokenizer": {"type": "Sequence", "pretokenizers": pre} if pre else None,
+        "post_processor": _bos_eos_processor(folder, ids, defaults),
+        "decoder": {"type": "Sequence", "decoders": decoders},
+        "model": model,
     }
     return from_dict(obj, name=folder.root.name)
