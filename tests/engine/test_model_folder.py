@@ -352,6 +352,23 @@ def test_tokenizer_model_without_class_like_transformers(tmp_path, model, config
         assert tok.decode(ids) == ref.decode(ids)
 
 
+@pytest.mark.parametrize(("model", "config"), [
+    (("mistral-common", "tokenizer.model.v1"),
+     {"tokenizer_class": "GemmaTokenizer", "add_bos_token": True}),
+    (("sentencepiece", "botchan_en_unigram_1000.model"),
+     {"tokenizer_class": "GemmaTokenizerFast", "bos_token": "<s>", "add_eos_token": True}),
+])
+def test_gemma_class_tokenizer_model_like_transformers(tmp_path, model, config):
+    """GemmaTokenizer's own pipeline (spaces as ▁, no dummy prefix, BPE from the pieces,
+    ``<bos>``/``<eos>``/``<pad>``/``<mask>`` defaults appended when the model lacks them)."""
+    shutil.copyfile(require(*model), tmp_path / "tokenizer.model")
+    (tmp_path / "tokenizer_config.json").write_text(json.dumps(config))
+    ref, tok = auto(tmp_path), load_tokenizer(tmp_path)
+    assert type(ref).__name__ == "GemmaTokenizer" and tok.info.vocab_size == len(ref)
+    for text in [*LLAMA_TEXTS, *SPECIAL_TEXTS, "<bos>x<eos> y <pad>"]:
+        assert_same(tok, ref, text, with_specials=True)
+
+
 def test_other_tokenizer_class_is_named_in_info(tmp_path):
     """A tokenizer_class whose rebuild is not modelled says so instead of passing silently."""
     shutil.copyfile(require("mistral-common", "tokenizer.model.v1"), tmp_path / "tokenizer.model")

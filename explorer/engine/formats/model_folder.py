@@ -170,6 +170,11 @@ def load(path: Path, *, preset: str | None = None) -> Tokenizer:
                    "from the piece ids")
             return _relabel(_rebuilt(folder, spm_rebuild.llama_pipeline), folder,
                             f"tokenizer.model ({how})")
+        if cls in spm_rebuild.GEMMA_CLASSES:
+            how = (f"transformers v5 rebuilds it as {cls}: spaces as \u2581, no dummy prefix, "
+                   "BPE with merges from the piece ids")
+            return _relabel(_rebuilt(folder, spm_rebuild.gemma_pipeline), folder,
+                            f"tokenizer.model ({how})")
         if cls in spm_rebuild.GENERIC_CLASSES:
             how = ("transformers v5 rebuilds it from the model's own settings, legacy = "
                    f"{str(folder.flag('legacy', True)).lower()}")

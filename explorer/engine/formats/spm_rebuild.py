@@ -20,9 +20,9 @@ model's pieces. For ``LlamaTokenizer`` / ``LlamaTokenizerFast``
   a prefix is added).
 
 Without a ``tokenizer_class`` (or ``TokenizersBackend``) it follows the model's own settings
-instead (:func:`proto_pipeline`). Other classes (``T5Tokenizer``, ``GemmaTokenizer``...) have
-pipelines of their own that are not modelled: the folder then loads as plain SentencePiece and
-``info`` says so.
+instead (:func:`proto_pipeline`); ``GemmaTokenizer`` has :func:`gemma_pipeline`. Other
+classes (``T5Tokenizer``...) have pipelines of their own that are not modelled: the folder
+then loads as plain SentencePiece and ``info`` says so.
 """
 
 from __future__ import annotations
@@ -36,6 +36,8 @@ if TYPE_CHECKING:
 LLAMA_CLASSES = ("LlamaTokenizer", "LlamaTokenizerFast", "CodeLlamaTokenizer",
                  "CodeLlamaTokenizerFast")
 """``tokenizer_class`` values rebuilt as :func:`llama_pipeline` builds them."""
+GEMMA_CLASSES = ("GemmaTokenizer", "GemmaTokenizerFast")
+"""``tokenizer_class`` values rebuilt as :func:`gemma_pipeline` builds them."""
 GENERIC_CLASSES = ("", "TokenizersBackend", "PreTrainedTokenizerFast")
 """``tokenizer_class`` values (none included) rebuilt by :func:`proto_pipeline`."""
 CONTROL, USER_DEFINED = 3, 4
@@ -187,5 +189,38 @@ def proto_pipeline(folder: ModelFolder, proto: Any) -> Tokenizer:
         "post_processor": _bos_eos_processor(folder, ids, defaults),
         "decoder": {"type": "Sequence", "decoders": decoders},
         "model": model,
+    }
+    return from_dict(obj, name=folder.root.name)
+
+
+def gemma_pipeline(folder: ModelFolder, proto: Any) -> Tokenizer:
+    """The tokenizer ``GemmaTokenizer`` (``models/gemma/tokenization_gemma.py``) builds from
+    the ``proto``'s pieces: normalizer ``Replace(" ", "▁")`` and no dummy prefix, BPE with
+    merges from :func:`generate_merges`, byte fallback, ``unk_token``; specials default to
+    ``<bos>``/``<eos>``/``<unk>``/``<pad>``/``<mask>``."""
+    from explorer.engine.formats.hf_json import from_dict
+    from explorer.engine.formats.model_folder import _bos_eos_processor
+
+    pieces = [p.piece for p in proto.pieces]
+    types = [p.type for p in proto.pieces]
+    vocab = {piece: i for i, piece in enumerate(pieces)}
+    defaults = {"unk_token": "<unk>", "bos_token": "<bos>", "eos_token": "<eos>",
+                "pad_token": "<pad>", "mask_token": "<mask>"}
+    added = _specials(folder, vocab, pieces, types, defaults)
+    ids = {t["content"]: t["id"] for t in added.values()}
+    obj = {
+        "added_tokens": [added[i] for i in sorted(added)],
+        "normalizer": {"type": "Replace", "pattern": {"String": " "}, "content": "\u2581"},
+        "pre_tokenizer": {"type": "Split", "pattern": {"String": " "},
+                          "behavior": "MergedWithPrevious", "invert": False},
+        "post_processor": _bos_eos_processor(folder, ids, defaults),
+        "decoder": {"type": "Sequence", "decoders": [
+            {"type": "Replace", "pattern": {"String": "\u2581"}, "content": " "},
+            {"type": "ByteFallback"}, {"type": "Fuse"}]},
+        "model": {"type": "BPE", "dropout": None,
+                  "unk_token": folder.token("unk_token") or "<unk>",
+                  "continuing_subword_prefix": None, "end_of_word_suffix": None,
+                  "fuse_unk": True, "byte_fallback": True, "ignore_merges": False,
+                  "vocab": vocab, "merges": generate_merges(vocab)},
     }
     return from_dict(obj, name=folder.root.name)
