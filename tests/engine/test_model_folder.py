@@ -369,8 +369,29 @@ def test_gemma_class_tokenizer_model_like_transformers(tmp_path, model, config):
         assert_same(tok, ref, text, with_specials=True)
 
 
+@pytest.mark.parametrize(("model", "config"), [
+    (("mistral-common", "tokenizer.model.v1"), {"tokenizer_class": "T5Tokenizer"}),
+    (("sentencepiece", "kyoto_ja_unigram_8000.model"),
+     {"tokenizer_class": "T5TokenizerFast", "extra_ids": 10, "add_bos_token": True}),
+])
+def test_t5_class_tokenizer_model_like_transformers(tmp_path, model, config):
+    """T5Tokenizer's own pipeline: the extra ids appended, unknown id 2, the charsmap,
+    WhitespaceSplit + Metaspace, always ``$A </s>`` (the config's flags are ignored)."""
+    shutil.copyfile(require(*model), tmp_path / "tokenizer.model")
+    (tmp_path / "tokenizer_config.json").write_text(json.dumps(config))
+    ref, tok = auto(tmp_path), load_tokenizer(tmp_path)
+    assert type(ref).__name__ == "T5Tokenizer" and tok.info.vocab_size == len(ref)
+    for text in [*LLAMA_TEXTS, *SPECIAL_TEXTS, "x<extra_id_0> y <pad></s>", "ﬁne ①② Ｔｅｓｔ"]:
+        for specials in (False, True):
+            enc = tok.encode(text, add_special_tokens=specials)
+            r = ref(text, add_special_tokens=specials, return_offsets_mapping=True)
+            assert enc.ids == r["input_ids"]
+            assert enc.offsets == [tuple(o) for o in r["offset_mapping"]]
+        assert tok.decode(enc.ids) == ref.decode(enc.ids)
+
+
 def test_other_tokenizer_class_is_named_in_info(tmp_path):
     """A tokenizer_class whose rebuild is not modelled says so instead of passing silently."""
     shutil.copyfile(require("mistral-common", "tokenizer.model.v1"), tmp_path / "tokenizer.model")
-    (tmp_path / "tokenizer_config.json").write_text('{"tokenizer_class": "T5Tokenizer"}')
+    (tmp_path / "tokenizer_config.json").write_text('{"tokenizer_class": "XLNetTokenizer"}')
     assert "not modelled" in load_tokenizer(tmp_path).info.extra["tokenizer_class"]

@@ -175,6 +175,11 @@ def load(path: Path, *, preset: str | None = None) -> Tokenizer:
                    "BPE with merges from the piece ids")
             return _relabel(_rebuilt(folder, spm_rebuild.gemma_pipeline), folder,
                             f"tokenizer.model ({how})")
+        if cls in spm_rebuild.T5_CLASSES:
+            how = (f"transformers v5 rebuilds it as {cls}: Unigram with the extra ids, unknown "
+                   "id 2, WhitespaceSplit + Metaspace, $A </s>")
+            return _relabel(_rebuilt(folder, spm_rebuild.t5_pipeline), folder,
+                            f"tokenizer.model ({how})")
         if cls in spm_rebuild.GENERIC_CLASSES:
             how = ("transformers v5 rebuilds it from the model's own settings, legacy = "
                    f"{str(folder.flag('legacy', True)).lower()}")

@@ -20,9 +20,10 @@ model's pieces. For ``LlamaTokenizer`` / ``LlamaTokenizerFast``
   a prefix is added).
 
 Without a ``tokenizer_class`` (or ``TokenizersBackend``) it follows the model's own settings
-instead (:func:`proto_pipeline`); ``GemmaTokenizer`` has :func:`gemma_pipeline`. Other
-classes (``T5Tokenizer``...) have pipelines of their own that are not modelled: the folder
-then loads as plain SentencePiece and ``info`` says so.
+instead (:func:`proto_pipeline`); ``GemmaTokenizer`` has :func:`gemma_pipeline`,
+``T5Tokenizer`` :func:`t5_pipeline`. Other classes (``XLNetTokenizer``, ``AlbertTokenizer``...)
+have pipelines of their own that are not modelled: the folder then loads as plain
+SentencePiece and ``info`` says so.
 """
 
 from __future__ import annotations
@@ -38,6 +39,8 @@ LLAMA_CLASSES = ("LlamaTokenizer", "LlamaTokenizerFast", "CodeLlamaTokenizer",
 """``tokenizer_class`` values rebuilt as :func:`llama_pipeline` builds them."""
 GEMMA_CLASSES = ("GemmaTokenizer", "GemmaTokenizerFast")
 """``tokenizer_class`` values rebuilt as :func:`gemma_pipeline` builds them."""
+T5_CLASSES = ("T5Tokenizer", "T5TokenizerFast")
+"""``tokenizer_class`` values rebuilt as :func:`t5_pipeline` builds them."""
 GENERIC_CLASSES = ("", "TokenizersBackend", "PreTrainedTokenizerFast")
 """``tokenizer_class`` values (none included) rebuilt by :func:`proto_pipeline`."""
 CONTROL, USER_DEFINED = 3, 4
@@ -222,5 +225,51 @@ def gemma_pipeline(folder: ModelFolder, proto: Any) -> Tokenizer:
                   "continuing_subword_prefix": None, "end_of_word_suffix": None,
                   "fuse_unk": True, "byte_fallback": True, "ignore_merges": False,
                   "vocab": vocab, "merges": generate_merges(vocab)},
+    }
+    return from_dict(obj, name=folder.root.name)
+
+
+def t5_pipeline(folder: ModelFolder, proto: Any) -> Tokenizer:
+    """The tokenizer ``T5Tokenizer`` (``models/t5/tokenization_t5.py`` with
+    ``T5Converter.convert_from_spm``) builds: the pieces and their scores plus
+    ``<extra_id_99>``..``<extra_id_0>`` appended (``extra_ids``, default 100) as a Unigram
+    model whose unknown id is always 2, the model's charsmap, ``WhitespaceSplit`` then
+    ``Metaspace`` (prefix always), and always ``$A </s>`` as post-processor (the class sets it
+    after the config's ``add_bos_token`` / ``add_eos_token``, which are thus ignored)."""
+    import base64
+
+    from explorer.engine.formats.hf_json import from_dict
+
+    extra = folder.config.get("extra_ids", 100)
+    extra = extra if type(extra) is int and 0 <= extra <= 10000 else 100
+    scored = [[p.piece, p.score] for p in proto.pieces]
+    scored += [[f"<extra_id_{i}>", 0.0] for i in range(extra - 1, -1, -1)]
+    pieces = [p for p, _ in scored]
+    types = [p.type for p in proto.pieces] + [CONTROL] * extra
+    vocab = {piece: i for i, piece in enumerate(pieces)}
+    defaults = {"unk_token": "<unk>", "eos_token": "</s>", "pad_token": "<pad>"}
+    added = _specials(folder, vocab, pieces, types, defaults)
+    ids = {t["content"]: t["id"] for t in added.values()}
+    eos = {"</s>": {"id": "</s>", "ids": [vocab.get("</s>", ids.get("</s>", 2))],
+                    "tokens": ["</s>"]}}
+    post = {"type": "TemplateProcessing", "special_tokens": eos,
+            "single": [{"Sequence": {"id": "A", "type_id": 0}},
+                       {"SpecialToken": {"id": "</s>", "type_id": 0}}],
+            "pair": [{"Sequence": {"id": "A", "type_id": 0}},
+                     {"SpecialToken": {"id": "</s>", "type_id": 0}},
+                     {"Sequence": {"id": "B", "type_id": 0}},
+                     {"SpecialToken": {"id": "</s>", "type_id": 0}}]}
+    charsmap = proto.normalizer_spec.precompiled_charsmap
+    metaspace = {"type": "Metaspace", "replacement": "\u2581", "prepend_scheme": "always",
+                 "split": True}
+    obj = {
+        "added_tokens": [added[i] for i in sorted(added)],
+        "normalizer": {"type": "Precompiled", "precompiled_charsmap":
+                       base64.b64encode(charsmap).decode("ascii")} if charsmap else None,
+        "pre_tokenizer": {"type": "Sequence", "pretokenizers": [
+            {"type": "WhitespaceSplit"}, metaspace]},
+        "post_processor": post,
+        "decoder": metaspace,
+        "model": {"type": "Unigram", "unk_id": 2, "byte_fallback": False, "vocab": scored},
     }
     return from_dict(obj, name=folder.root.name)
