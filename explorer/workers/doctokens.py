@@ -15,6 +15,13 @@ a BPE pre-token spanning line ends, a SentencePiece dummy prefix or a normalizer
 neighbours only makes the window larger. :func:`encode_document` builds the first state in
 chunks with the same agreement rule, yielding progress so a 10 MB text stays cancellable.
 
+A SentencePiece Unigram model decides near ties by its float32 running score, which an edit
+changes for everything after it. Segments keep the exact score at each word start
+(``Segment.points``); an update starts from the one before the edit and grows its window past
+the edit until the score comes back to the old one (then every later decision is the old
+one), up to ``EXACT_WINDOW`` characters; beyond that the old tokens are kept by the
+agreement rule and :attr:`DocTokens.exact_until` records where exactness by construction ends.
+
 A first encode of a big text pauses Python's cyclic garbage collector and, when it finishes,
 moves everything alive into the collector's permanent generation (``gc.freeze``): millions of
 token objects would otherwise be walked by each full collection, which holds the GIL (and so
@@ -46,6 +53,11 @@ CHUNK_CHARS = 32_768
 RETRIES = 3
 """A window that disagrees with the previous one is retried from this many segments earlier
 before the whole first encode starts over in bigger windows."""
+EXACT_WINDOW = 32_768
+"""An update whose tokenizer has exact resume points re-encodes past the edit until the
+state comes back to the old one, up to a window this long; beyond, the document after the
+window keeps its tokens by the agreement rule and is no longer exact by construction
+(:attr:`DocTokens.exact_until`)."""
 GC_QUIET_CHARS = 256 * 1024
 """First encodes of texts this long run with the cyclic GC paused (see the module notes)."""
 
@@ -53,13 +65,18 @@ GC_QUIET_CHARS = 256 * 1024
 class Segment:
     """Whole lines of the document with the tokens covering exactly them, as arrays."""
 
-    __slots__ = ("astral", "ends", "ids", "irregular", "lines", "nbytes", "origin", "starts",
-                 "text", "unknown")
+    __slots__ = ("astral", "ends", "ids", "irregular", "lines", "nbytes", "origin", "points",
+                 "starts", "text", "unknown")
 
     def __init__(self, text: str, ids: array, starts: array, ends: array, origin: int,
                  irregular: dict[int, Token] | None = None,
-                 unknown_ids: frozenset[int] = frozenset()) -> None:
+                 unknown_ids: frozenset[int] = frozenset(),
+                 points: ResumePoints | None = None) -> None:
         self.text = text
+        self.points = points
+        """The tokenizer's exact resume points inside the segment (offsets like ``starts``:
+        minus ``origin`` they are offsets into ``text``), valid in every document holding
+        this segment (:func:`update_document` keeps that true); None: not known."""
         self.ids = ids
         self.starts = starts
         """Token starts; minus ``origin`` they are offsets into ``text`` (so are ``ends``)."""
@@ -137,8 +154,8 @@ class Change:
 class DocTokens:
     """An immutable snapshot: the document text, its segments and prefix sums for lookups."""
 
-    __slots__ = ("byte_count", "cp_starts", "line_starts", "segments", "table", "text",
-                 "tok_starts", "tokenizer", "u16_starts", "unknown_count")
+    __slots__ = ("byte_count", "cp_starts", "exact_until", "line_starts", "segments", "table",
+                 "text", "tok_starts", "tokenizer", "u16_starts", "unknown_count")
 
     def __init__(self, tokenizer: Tokenizer, text: str, segments: list[Segment],
                  totals: tuple[int, int] | None = None,
@@ -154,6 +171,11 @@ class DocTokens:
             totals = (sum(s.nbytes for s in segments), sum(s.unknown for s in segments))
         self.byte_count, self.unknown_count = totals
         """UTF-8 length of the document and number of unknown tokens."""
+        self.exact_until = 0
+        """Code point before which the segments' resume points are the whole-text encode's
+        exact states (and the tokens exact by construction: each window started from one
+        and ended where the state was the old one again); 0 for tokenizers without
+        points. :func:`encode_document` and :func:`update_document` set it."""
         if splice is None:
             self.cp_starts = _sums(len(s.text) for s in segments)
             self.u16_starts = _sums(s.utf16_len for s in segments)
@@ -324,6 +346,7 @@ def _cut(text: str, toks: CompactTokens, limit: int, begin: int = 0) -> list[Seg
     starts, ends, ids = toks.starts, toks.ends, toks.ids
     irr = sorted(toks.irregular)
     unknown_ids = toks.unknown_ids
+    resume = toks.resume
     out: list[Segment] = []
 
     def segment(seg_text: str, a: int, b: int, origin: int) -> Segment:
@@ -332,8 +355,13 @@ def _cut(text: str, toks: CompactTokens, limit: int, begin: int = 0) -> list[Seg
             lo, hi = bisect_left(irr, a), bisect_left(irr, b)
             if hi > lo:
                 irregular = {i - a: toks.irregular[i] for i in irr[lo:hi]}
+        points = None
+        if resume is not None:
+            first = bisect_left(resume.offsets, origin)
+            last = bisect_left(resume.offsets, origin + len(seg_text))
+            points = ResumePoints(resume.offsets[first:last], resume.states[first:last])
         return Segment(seg_text, ids[a:b], starts[a:b], ends[a:b], origin, irregular,
-                       unknown_ids)
+                       unknown_ids, points)
 
     seg_start, tok_start = begin, bisect_left(starts, begin) if begin else 0
     pos = text.find("\n", begin, limit)
@@ -504,7 +532,11 @@ def _encode_chunks(tokenizer: Tokenizer, text: str,
         yield Progress(pos, len(text), partial)
     if not segments:
         segments.append(_empty_segment())
-    return DocTokens(tokenizer, text, segments)
+        segments[0].points = tokenizer.encode_compact_resumed("", None).resume
+    doc = DocTokens(tokenizer, text, segments)
+    lost = next((k for k, seg in enumerate(segments) if seg.points is None), None)
+    doc.exact_until = len(text) if lost is None else doc.cp_starts[lost]
+    return doc
 
 
 def _encode_window(tokenizer: Tokenizer, window: str, pos: int, lead: int,
@@ -557,29 +589,58 @@ def update_document(base: DocTokens, text: str, max_window: int | None = None,
     delta = len(text) - len(old)
     k0 = base.segment_of_offset(p)
     k1 = base.segment_of_offset(max(p, old_end - 1))
-    ctx = 1
+    # A tokenizer with exact resume points (a SentencePiece Unigram model) starts the window
+    # from its state before the edit and re-encodes until its state after the edit is the
+    # old one again (then every later decision is the old one): exact by construction.
+    exact = bool(base.segments) and base.segments[0].points is not None
+    left = right = 1
+    settled: tuple | None = None  # an agreeing window whose state did not come back (yet)
     while True:
-        lo, hi = max(0, k0 - ctx), min(nseg, k1 + 1 + ctx)
+        lo, hi = max(0, k0 - left), min(nseg, k1 + 1 + right)
         # Segments lo - 1 and hi are encoded too, as context only (a SentencePiece text
         # starts with a dummy-prefix piece and drops trailing whitespace): segments lo and
         # hi - 1 must then come out as before.
         start = base.cp_starts[max(0, lo - 1)]
         end = base.cp_starts[min(nseg, hi + 1)] + delta
+        if settled is not None and (end - start > EXACT_WINDOW or (
+                max_window is not None and end - start > max_window)):
+            lo, hi, start, window, toks, exact_start = settled
+            converged = False
+            break
         lead = base.cp_starts[lo] - start
         trail = base.cp_starts[min(nseg, hi + 1)] - base.cp_starts[hi]
         if max_window is not None and end - start > max_window:
             return None
         window = text[start:end]
-        toks = base.tokenizer.encode_compact(window)
-        ok = lo == 0 or _agrees(base.segments[lo], toks, lead)
-        if ok and hi < nseg:
+        if exact:
+            toks, exact_start = _encode_update(base, window, start, lo)
+        else:
+            toks, exact_start = base.tokenizer.encode_compact(window), False
+        ok_left = lo == 0 or _agrees(base.segments[lo], toks, lead)
+        ok_right = hi == nseg
+        if not ok_right:
             last = base.segments[hi - 1]
-            ok = _agrees(last, toks, len(window) - trail - len(last.text))
-        if ok or (lo == 0 and hi == nseg):
+            ok_right = _agrees(last, toks, len(window) - trail - len(last.text))
+        converged = hi == nseg or (exact_start and ok_right
+                                   and _converged(base, hi, toks, start - delta))
+        if ok_left and ok_right and (converged or not exact_start
+                                     or base.exact_until < base.cp_starts[hi]):
+            break  # (an old state that was not exact cannot come back: accept as it is)
+        if lo == 0 and hi == nseg:
             break
-        ctx *= 4
+        if ok_left and ok_right:  # exact start, state not back yet: re-decide further on
+            settled = (lo, hi, start, window, toks, exact_start)
+        if ok_left and ok_right:
+            right *= 4
+        else:  # (as before: both sides grow)
+            left, right = left * 4, right * 4
+    trail = base.cp_starts[min(nseg, hi + 1)] - base.cp_starts[hi]
+    lead = base.cp_starts[lo] - start
     new = _cut(window, toks, len(window) - trail, lead)
-    segments = base.segments[:lo] + new + base.segments[hi:] or [_empty_segment()]
+    segments = base.segments[:lo] + new + base.segments[hi:]
+    if not segments:  # the empty document: one empty segment (knowing the empty text's points)
+        segments = [_empty_segment()]
+        segments[0].points = toks.resume
     old_segs = base.segments[lo:hi]
     totals = (base.byte_count + sum(x.nbytes for x in new) - sum(x.nbytes for x in old_segs),
               base.unknown_count + sum(x.unknown for x in new)
@@ -588,6 +649,12 @@ def update_document(base: DocTokens, text: str, max_window: int | None = None,
         doc = DocTokens(base.tokenizer, text, segments, totals, (base, lo, hi, len(new)))
     else:  # the empty-document placeholder
         doc = DocTokens(base.tokenizer, text, segments, totals)
+    if not exact_start:
+        doc.exact_until = min(base.exact_until, start)
+    elif not converged:
+        doc.exact_until = doc.cp_starts[lo + len(new)]
+    else:
+        doc.exact_until = len(text) if hi == nseg else base.exact_until + delta
     change = Change(
         first_segment=lo,
         old_segments=hi - lo,
@@ -603,6 +670,45 @@ def update_document(base: DocTokens, text: str, max_window: int | None = None,
         lines=_changed_lines(base, doc, lo, hi, len(new), (p, len(text) - s)),
     )
     return doc, change
+
+
+def _encode_update(base: DocTokens, window: str, start: int,
+                   lo: int) -> tuple[CompactTokens, bool]:
+    """Encode the window of an update starting at document offset ``start`` (segment
+    ``lo - 1``'s start) from the state at the last resume point before segment ``lo`` (the
+    text before the edit is the old one, so the old state there is still the state), and
+    whether that state was exact (before ``base.exact_until``)."""
+    tokenizer = base.tokenizer
+    if lo == 0:
+        return tokenizer.encode_compact_resumed(window, None), True
+    limit = base.cp_starts[lo]
+    for k in (lo - 1, lo):  # the lead segment's last point, else the first one after it
+        seg = base.segments[k]
+        points = seg.points
+        if points is None:
+            continue
+        point = points.shifted(base.cp_starts[k] - seg.origin).before(limit, start)
+        if point is not None:
+            toks = tokenizer.encode_compact_resumed(window, (point[0] - start, point[1]))
+            return toks, toks.resume is not None and point[0] < base.exact_until
+    return tokenizer.encode_compact(window), False
+
+
+def _converged(base: DocTokens, hi: int, toks: CompactTokens, old_start: int) -> bool:
+    """True when the window's state at the first resume point of old segment ``hi`` (the
+    trailing context, after the edit) equals the old one there: then the whole-text encode
+    decides everything from there on as before. ``old_start``: the window start minus the
+    edit's length change (an old offset after the edit minus it is a window offset)."""
+    seg = base.segments[hi]
+    if toks.resume is None or seg.points is None or not seg.points.offsets:
+        return False
+    old = seg.points.offsets[0] - seg.origin + base.cp_starts[hi]
+    if old >= base.exact_until:
+        return False
+    at = old - old_start
+    k = bisect_left(toks.resume.offsets, at)
+    return (k < len(toks.resume.offsets) and toks.resume.offsets[k] == at
+            and toks.resume.states[k] == seg.points.states[0])
 
 
 def _abs_tokens(doc: DocTokens, lo: int, hi: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:

@@ -184,7 +184,8 @@ def test_folder_with_only_tokenizer_model(tmp_path):
     shutil.copyfile(require("mistral-common", "tokenizer.model.v1"), folder / "tokenizer.model")
     (folder / "tokenizer_config.json").write_text('{"bos_token": "<s>"}')
     tok = load_tokenizer(folder)
-    assert tok.info.format == "sentencepiece" and tok.info.vocab_size == 32000
+    assert tok.info.format == "folder" and tok.info.vocab_size == 32000
+    assert "from the model's own settings" in tok.info.extra["folder files"]
 
 
 @pytest.mark.parametrize(("files", "needle"), [
@@ -287,3 +288,110 @@ def test_tokenizer_model_folder_follows_config_flags(tmp_path, flags):
     want = [1] * bool(flags.get("add_bos_token")), [2] * bool(flags.get("add_eos_token"))
     ids = tok.encode("Hi", add_special_tokens=True).ids
     assert (ids[:len(want[0])], ids[len(ids) - len(want[1]):]) == want
+
+
+# --- tokenizer.model + tokenizer_class LlamaTokenizer: transformers v5's own pipeline --------
+
+SPECIAL_TEXTS = ["x</s> end", "<s>Hi <s> mid", " lead space", "  two  spaces ", "a <unk> b",
+                 "</s>", "Hé<s>\tZ 你好</s>", "\nnew line", "[INST] Bonjour [/INST] réponse</s>",
+                 "[TOOL_CALLS][{}]"]
+
+
+@pytest.mark.parametrize(("model", "config"), [
+    ("tokenizer.model.v1", {"tokenizer_class": "LlamaTokenizer"}),
+    ("tokenizer.model.v1", {"tokenizer_class": "LlamaTokenizerFast", "legacy": True,
+                            "add_bos_token": True}),
+    ("mistral_instruct_tokenizer_240323.model.v3",
+     {"tokenizer_class": "LlamaTokenizerFast", "legacy": False, "add_bos_token": True}),
+    ("mistral_instruct_tokenizer_241114.model.v7",
+     {"tokenizer_class": "LlamaTokenizer", "add_prefix_space": False, "add_eos_token": True}),
+])
+def test_llama_class_tokenizer_model_like_transformers(tmp_path, model, config):
+    """transformers v5 rebuilds tokenizer.model as LlamaTokenizer's own pipeline (no
+    normalizer, Metaspace prepend_scheme first/always/never, BPE from generated merges,
+    special tokens split on the raw text): ids and offsets with and without special tokens,
+    on multilingual text with special tokens inside it."""
+    folder = tmp_path / "llama"
+    folder.mkdir()
+    shutil.copyfile(require("mistral-common", model), folder / "tokenizer.model")
+    (folder / "tokenizer_config.json").write_text(json.dumps(
+        {"bos_token": "<s>", "eos_token": "</s>", "unk_token": "<unk>", **config}))
+    ref, tok = auto(folder), load_tokenizer(folder)
+    assert type(ref).__name__ == "LlamaTokenizer"
+    assert config["tokenizer_class"] in tok.info.extra["folder files"]
+    for text in [*LLAMA_TEXTS, *SPECIAL_TEXTS]:
+        assert_same(tok, ref, text, with_specials=True)
+        ids = ref(text)["input_ids"]
+        assert tok.decode(ids) == ref.decode(ids)
+
+
+@pytest.mark.parametrize(("model", "config"), [
+    (("sentencepiece", "botchan_en_unigram_1000.model"), {}),
+    (("sentencepiece", "kyoto_ja_unigram_8000.model"), {"legacy": False, "add_bos_token": True}),
+    (("sentencepiece", "botchan_en_bpe_1000.model"), {"tokenizer_class": "TokenizersBackend"}),
+    (("mistral-common", "mistral_instruct_tokenizer_240323.model.v3"),
+     {"legacy": True, "add_eos_token": True}),
+])
+def test_tokenizer_model_without_class_like_transformers(tmp_path, model, config):
+    """No model-specific tokenizer_class: transformers v5 rebuilds the pipeline from the
+    model's own normalizer spec (charsmap, whitespace, dummy prefix by ``legacy``), Unigram or
+    BPE by score, special tokens split on the raw text."""
+    shutil.copyfile(require(*model), tmp_path / "tokenizer.model")
+    (tmp_path / "tokenizer_config.json").write_text(json.dumps(config))
+    ref, tok = auto(tmp_path), load_tokenizer(tmp_path)
+    for text in [*LLAMA_TEXTS, *SPECIAL_TEXTS, "ﬁne ①② Ｔｅｓｔ  x"]:
+        for specials in (False, True):
+            enc = tok.encode(text, add_special_tokens=specials)
+            r = ref(text, add_special_tokens=specials, return_offsets_mapping=True)
+            assert enc.ids == r["input_ids"]
+            assert enc.offsets == [tuple(o) for o in r["offset_mapping"]]
+            # an unknown Unigram piece keeps its text, in HF tokenizers as here
+            assert enc.pieces == ref.backend_tokenizer.encode(
+                text, add_special_tokens=specials).tokens
+        ids = ref(text)["input_ids"]
+        assert tok.decode(ids) == ref.decode(ids)
+
+
+@pytest.mark.parametrize(("model", "config"), [
+    (("mistral-common", "tokenizer.model.v1"),
+     {"tokenizer_class": "GemmaTokenizer", "add_bos_token": True}),
+    (("sentencepiece", "botchan_en_unigram_1000.model"),
+     {"tokenizer_class": "GemmaTokenizerFast", "bos_token": "<s>", "add_eos_token": True}),
+])
+def test_gemma_class_tokenizer_model_like_transformers(tmp_path, model, config):
+    """GemmaTokenizer's own pipeline (spaces as ▁, no dummy prefix, BPE from the pieces,
+    ``<bos>``/``<eos>``/``<pad>``/``<mask>`` defaults appended when the model lacks them)."""
+    shutil.copyfile(require(*model), tmp_path / "tokenizer.model")
+    (tmp_path / "tokenizer_config.json").write_text(json.dumps(config))
+    ref, tok = auto(tmp_path), load_tokenizer(tmp_path)
+    assert type(ref).__name__ == "GemmaTokenizer" and tok.info.vocab_size == len(ref)
+    for text in [*LLAMA_TEXTS, *SPECIAL_TEXTS, "<bos>x<eos> y <pad>"]:
+        assert_same(tok, ref, text, with_specials=True)
+
+
+@pytest.mark.parametrize(("model", "config"), [
+    (("mistral-common", "tokenizer.model.v1"), {"tokenizer_class": "T5Tokenizer"}),
+    (("sentencepiece", "kyoto_ja_unigram_8000.model"),
+     {"tokenizer_class": "T5TokenizerFast", "extra_ids": 10, "add_bos_token": True}),
+])
+def test_t5_class_tokenizer_model_like_transformers(tmp_path, model, config):
+    """T5Tokenizer's own pipeline: the extra ids appended, unknown id 2, the charsmap,
+    WhitespaceSplit + Metaspace, always ``$A </s>`` (the config's flags are ignored)."""
+    shutil.copyfile(require(*model), tmp_path / "tokenizer.model")
+    (tmp_path / "tokenizer_config.json").write_text(json.dumps(config))
+    ref, tok = auto(tmp_path), load_tokenizer(tmp_path)
+    assert type(ref).__name__ == "T5Tokenizer" and tok.info.vocab_size == len(ref)
+    for text in [*LLAMA_TEXTS, *SPECIAL_TEXTS, "x<extra_id_0> y <pad></s>", "ﬁne ①② Ｔｅｓｔ"]:
+        for specials in (False, True):
+            enc = tok.encode(text, add_special_tokens=specials)
+            r = ref(text, add_special_tokens=specials, return_offsets_mapping=True)
+            assert enc.ids == r["input_ids"]
+            assert enc.offsets == [tuple(o) for o in r["offset_mapping"]]
+        assert tok.decode(enc.ids) == ref.decode(enc.ids)
+
+
+def test_other_tokenizer_class_is_named_in_info(tmp_path):
+    """A tokenizer_class whose rebuild is not modelled says so instead of passing silently."""
+    shutil.copyfile(require("mistral-common", "tokenizer.model.v1"), tmp_path / "tokenizer.model")
+    (tmp_path / "tokenizer_config.json").write_text('{"tokenizer_class": "XLNetTokenizer"}')
+    assert "not modelled" in load_tokenizer(tmp_path).info.extra["tokenizer_class"]

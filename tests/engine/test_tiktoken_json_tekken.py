@@ -178,3 +178,45 @@ def test_tekken_ordinary_text_equals_mistral_common_with_special_strings():
     assert ours.encode(text, allowed_special=allowed).ids == list(
         theirs.encode(text, bos=False, eos=False))
     assert ours.encode(text).ids[0] == 1  # typed in the window: the BOS token
+
+
+@pytest.mark.parametrize("name", ["tekken_240718.json", "tekken_240911.json"])
+def test_tekken_add_special_tokens_is_mistral_common_bos(name):
+    """``add_special_tokens=True`` adds what mistral-common's ``encode(text, bos=True,
+    eos=False)`` adds (transformers' MistralCommonBackend asks exactly that), shown as the
+    post-processor in ``info`` and in the pipeline trace."""
+    from mistral_common.tokens.tokenizers.base import SpecialTokenPolicy
+    from mistral_common.tokens.tokenizers.tekken import Tekkenizer
+
+    from explorer.engine.explain.pipeline import pipeline_trace
+
+    path = require("mistral-tekken", name)
+    ref, tok = Tekkenizer.from_file(str(path)), load_tokenizer(path)
+    assert tok.supports_post_processor()
+    assert tok.info.extra["post-processor"].startswith("<s> $A (mistral-common")
+    for text in [*TEXT.splitlines()[::4], "", "hi <s> [INST]"]:
+        enc = tok.encode(text, add_special_tokens=True, allowed_special=())
+        assert enc.ids == ref.encode(text, bos=True, eos=False)
+        assert enc.offsets[0] == (0, 0) and enc.tokens[0].special
+        keep = SpecialTokenPolicy.KEEP
+        assert tok.decode(enc.ids) == ref.decode(enc.ids, special_token_policy=keep)
+        assert tok.encode(text, allowed_special=()).ids == ref.encode(text, bos=False, eos=False)
+    trace = pipeline_trace(tok, "Bonjour, 世界")
+    assert trace.post_ids == ref.encode("Bonjour, 世界", bos=True, eos=False)
+    assert [(a.index, a.id, a.piece) for a in trace.additions] == [(0, ref.bos_id, "<s>")]
+
+
+def test_tekken_cli_encode_and_pipeline_add_bos(tmp_path, capsys):
+    """``encode --add-special-tokens`` and ``pipeline --output json`` show the BOS."""
+    from explorer.cli import main
+
+    path = require("mistral-tekken", "tekken_240911.json")
+    src = tmp_path / "in.txt"
+    src.write_text("Hé", encoding="utf-8")
+    assert main(["encode", "--vocab", str(path), "--add-special-tokens", "--output", "json",
+                 str(src)]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert out["ids"][0] == 1 and out["pieces"][0] == "<s>" and out["offsets"][0] == [0, 0]
+    assert main(["pipeline", "--vocab", str(path), "--output", "json", str(src)]) == 0
+    post = json.loads(capsys.readouterr().out)["post_processor"]
+    assert post["added"] == [[0, 1, "<s>"]] and post["ids"] == out["ids"]

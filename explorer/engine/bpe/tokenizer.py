@@ -13,6 +13,8 @@ for ids only (what benchmarks and batch CLI use).
 
 from __future__ import annotations
 
+import copy
+import dataclasses
 from collections.abc import Iterator, Mapping, Sequence
 
 from explorer.engine.bpe.layout import (
@@ -32,6 +34,7 @@ from explorer.engine.bpe.specials import (
 from explorer.engine.bpe.trace import MergeStep
 from explorer.engine.compact import CompactTokens, int_array
 from explorer.engine.encoding import Encoding, Token
+from explorer.engine.hf.post_processors import AddSpecialPost
 from explorer.engine.pretokenizers.byte_level import bytes_to_piece
 from explorer.engine.pretokenizers.regex_split import RegexSplitter
 from explorer.engine.tokenizer import PipelineStages, PreToken, Tokenizer, TokenizerInfo
@@ -59,6 +62,9 @@ class ByteLevelBPETokenizer(Tokenizer):
         ``id_to_bytes`` (the inverse of ``ranks``) and ``pair_table``
         (:func:`explorer.engine.bpe.model.byte_pair_table`) may be passed when cached.
         """
+        self.post_processor: AddSpecialPost | None = None
+        """What ``encode(text, add_special_tokens=True)`` adds (tekken: mistral-common's BOS);
+        None for tiktoken files, which add nothing."""
         self.vocab = Vocab(ranks, special_tokens, id_to_bytes=id_to_bytes)
         self.model = BytePairModel(self.vocab.bytes_to_id, pair_table=pair_table)
         self.splitter = RegexSplitter(pattern)
@@ -84,6 +90,21 @@ class ByteLevelBPETokenizer(Tokenizer):
         """Name, format, sizes, specials and the pattern."""
         return self._info
 
+    def with_post_processor(self, post: AddSpecialPost | None) -> ByteLevelBPETokenizer:
+        """This tokenizer with ``post`` as its post-processor (a shallow copy: the model, the
+        vocabulary and the caches are shared)."""
+        other = copy.copy(self)
+        other.post_processor = post
+        extra = {k: v for k, v in self._info.extra.items() if k != "post-processor"}
+        if post is not None:
+            extra["post-processor"] = post.describe()
+        other._info = dataclasses.replace(self._info, extra=extra)
+        return other
+
+    def supports_post_processor(self) -> bool:
+        """True when a post-processor is set (tekken files); tiktoken files have none."""
+        return self.post_processor is not None
+
     @property
     def special_tokens(self) -> dict[str, int]:
         """Special token string -> id."""
@@ -95,11 +116,14 @@ class ByteLevelBPETokenizer(Tokenizer):
         *,
         allowed_special: AllowedSpecial = "all",
         disallowed_special: AllowedSpecial = (),
+        add_special_tokens: bool = False,
     ) -> Encoding:
         """Encode ``text`` into tokens with ids, pieces, bytes and code-point spans.
 
         ``disallowed_special="all"`` gives tiktoken's default: raise :class:`SpecialTokenError`
-        for any special token in the text that is not allowed.
+        for any special token in the text that is not allowed. ``add_special_tokens=True``
+        adds the :attr:`post_processor`'s tokens (special, with an empty ``(0, 0)`` span);
+        without a post-processor it changes nothing.
         """
         allowed, disallowed = resolve(
             self.vocab.special_tokens, allowed_special, disallowed_special
@@ -114,6 +138,11 @@ class ByteLevelBPETokenizer(Tokenizer):
                                         seg_start, seg_start + len(segment), special=True))
                 else:
                     self._encode_segment(segment, seg_start, tokens)
+        post = self.post_processor
+        if add_special_tokens and post is not None:
+            post.process([], True)  # raises the post-processor's error, if any
+            tokens = [*(Token(i, p, b"", 0, 0, special=True) for i, p in post.prefix), *tokens,
+                      *(Token(i, p, b"", 0, 0, special=True) for i, p in post.suffix)]
         return Encoding(text, tokens)
 
     def _encode_segment(self, segment: str, offset: int, tokens: list[Token]) -> None:

@@ -218,12 +218,14 @@ def _hf_trace(tok: PipelineTokenizer, text: str) -> PipelineTrace:
     return trace
 
 
-def _post_process(tok: PipelineTokenizer | SentencePieceTokenizer, enc: Encoding,
-                  trace: PipelineTrace, *, none_note: str = "no post-processor") -> None:
+def _post_process(tok: PipelineTokenizer | SentencePieceTokenizer | ByteLevelBPETokenizer,
+                  enc: Encoding, trace: PipelineTrace, *,
+                  none_note: str = "no post-processor") -> None:
     """The post-processor row: what ``encode(text, add_special_tokens=True)`` adds (for
-    GGUF vocabularies llama.cpp's BOS/EOS rule), or why nothing is added."""
-    processor = (tok.post_processor if isinstance(tok, SentencePieceTokenizer)
-                 else tok.c.post_processor)
+    GGUF vocabularies llama.cpp's BOS/EOS rule, for tekken mistral-common's BOS), or why
+    nothing is added."""
+    processor = (tok.c.post_processor if isinstance(tok, PipelineTokenizer)
+                 else tok.post_processor)
     if processor is None:
         trace.post_note = none_note
         return
@@ -326,9 +328,10 @@ def _tiktoken_trace(tok: ByteLevelBPETokenizer, text: str) -> PipelineTrace:
                                     alts.describe(k), k is not None))
     enc = tok.encode(text)
     n = len(text)
-    return PipelineTrace(text, tok.info.format, components(tok), text, list(range(n)),
-                         list(range(1, n + 1)), [], rows, enc, tok.decode(enc.ids), [],
-                         post_note="tiktoken has no post-processor")
+    trace = PipelineTrace(text, tok.info.format, components(tok), text, list(range(n)),
+                          list(range(1, n + 1)), [], rows, enc, tok.decode(enc.ids), [])
+    _post_process(tok, enc, trace, none_note="tiktoken has no post-processor")
+    return trace
 
 
 def _sentencepiece_trace(tok: SentencePieceTokenizer, text: str) -> PipelineTrace:

@@ -21,6 +21,7 @@ half-loads.
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -160,12 +161,51 @@ def load(path: Path, *, preset: str | None = None) -> Tokenizer:
     if (root / "vocab.txt").is_file():
         return _relabel(_wordpiece(folder), folder, "vocab.txt")
     if (root / "tokenizer.model").is_file():
-        from explorer.engine.formats import sentencepiece_model
+        from explorer.engine.formats import sentencepiece_model, spm_rebuild
 
+        cls = str(folder.config.get("tokenizer_class", ""))
+        if cls in spm_rebuild.LLAMA_CLASSES:
+            how = (f"transformers v5 rebuilds it as {cls}: no normalizer, Metaspace "
+                   f"prepend_scheme {spm_rebuild.prepend_scheme(folder)}, BPE with merges "
+                   "from the piece ids")
+            return _relabel(_rebuilt(folder, spm_rebuild.llama_pipeline), folder,
+                            f"tokenizer.model ({how})")
+        if cls in spm_rebuild.GEMMA_CLASSES:
+            how = (f"transformers v5 rebuilds it as {cls}: spaces as \u2581, no dummy prefix, "
+                   "BPE with merges from the piece ids")
+            return _relabel(_rebuilt(folder, spm_rebuild.gemma_pipeline), folder,
+                            f"tokenizer.model ({how})")
+        if cls in spm_rebuild.T5_CLASSES:
+            how = (f"transformers v5 rebuilds it as {cls}: Unigram with the extra ids, unknown "
+                   "id 2, WhitespaceSplit + Metaspace, $A </s>")
+            return _relabel(_rebuilt(folder, spm_rebuild.t5_pipeline), folder,
+                            f"tokenizer.model ({how})")
+        if cls in spm_rebuild.GENERIC_CLASSES:
+            how = ("transformers v5 rebuilds it from the model's own settings, legacy = "
+                   f"{str(folder.flag('legacy', True)).lower()}")
+            return _relabel(_rebuilt(folder, spm_rebuild.proto_pipeline), folder,
+                            f"tokenizer.model ({how})")
         sp = sentencepiece_model.load(root / "tokenizer.model")
-        return sp.with_post_processor(_sp_bos_eos(folder, list(sp.model.pieces)))
+        sp = sp.with_post_processor(_sp_bos_eos(folder, list(sp.model.pieces)))
+        sp._extra["tokenizer_class"] = (
+            f"{cls}: transformers v5 rebuilds tokenizer.model with that class's own "
+            "pipeline, not modelled here; this is SentencePiece's encoding and ids or "
+            "offsets can differ from AutoTokenizer")
+        return sp
     raise VocabFormatError(f"{root}: no tokenizer files in this folder (expected one of "
                            f"{', '.join(TOKENIZER_FILES)})")
+
+
+def _rebuilt(folder: ModelFolder, build: Callable[[ModelFolder, Any], Tokenizer]) -> Tokenizer:
+    """``tokenizer.model`` rebuilt as transformers v5 does (see :mod:`spm_rebuild`)."""
+    from explorer.engine.formats.sentencepiece_model import parse_model_proto
+
+    path = folder.root / "tokenizer.model"
+    try:
+        data = path.read_bytes()
+    except OSError as e:
+        raise VocabFormatError(f"{path}: cannot read ({e.strerror})") from None
+    return build(folder, parse_model_proto(data, source=str(path)))
 
 
 def _relabel(tok: Any, folder: ModelFolder, files: str) -> Tokenizer:

@@ -21,6 +21,7 @@ from explorer.engine.bpe.tokenizer import ByteLevelBPETokenizer
 from explorer.engine.errors import VocabFormatError
 from explorer.engine.formats.vocab_cache import cached
 from explorer.engine.hf.jsonutil import parse_json_text
+from explorer.engine.hf.post_processors import AddSpecialPost
 
 _CACHE_KIND = "tekken-v1"
 LEGACY_SPECIALS = (
@@ -109,8 +110,21 @@ def load(path: Path, *, preset: str | None = None) -> ByteLevelBPETokenizer:
         return pattern, specials, ranks, version, byte_pair_table(ranks)
 
     pattern, specials, ranks, version, table = cached(path, _CACHE_KIND, read)
-    return ByteLevelBPETokenizer(
+    tok = ByteLevelBPETokenizer(
         ranks, pattern, specials, name=path.name, format="tekken",
         pattern_name="tekken config.pattern", pair_table=table,
         extra={"tekken version": version, "special tokens first": f"ids 0..{len(specials) - 1}"},
     )
+    return tok.with_post_processor(bos_post(specials))
+
+
+def bos_post(specials: dict[str, int]) -> AddSpecialPost:
+    """mistral-common's ``Tekkenizer.encode(text, bos=True, eos=False)``: ``<s>`` before the
+    text (transformers' ``MistralCommonBackend`` asks exactly that for
+    ``add_special_tokens=True``; EOS only in its fine-tuning mode or with ``eos=True``)."""
+    rule = "mistral-common Tekkenizer.encode(text, bos=True, eos=False)"
+    bos = specials.get("<s>")
+    if bos is None:
+        return AddSpecialPost((), (), rule, error="this tekken file has no <s> token: "
+                              "mistral-common cannot add BOS")
+    return AddSpecialPost(((bos, "<s>"),), (), rule)

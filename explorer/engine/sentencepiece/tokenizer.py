@@ -238,7 +238,7 @@ class SentencePieceTokenizer(Tokenizer):
             normalized = self.normalizer.normalize(text[start:end])
             n2o = normalized.norm_to_orig
             resumed = None
-            if resumable and not lost:
+            if resumable and not lost and normalized.text:  # (nothing to decide: no loss)
                 anchor: int | None = None
                 if not known and resume is not None and resume[0] < end:
                     local = resume[0] - start
