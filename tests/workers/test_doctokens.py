@@ -278,7 +278,7 @@ def test_context_segments_left_out_of_the_repaint_are_unchanged(tok, data):
         assert changed.start <= repaint.start and repaint.stop <= changed.stop
         # The line where the text starts to differ (the drawn edit may begin with what was
         # there) is always repainted.
-        edited = text.count("\n", 0, doctokens._common_prefix(doc.text, text))
+        edited = text.count("\n", 0, doctokens.common_prefix(doc.text, text))
         assert repaint.start <= edited < max(repaint.stop, repaint.start + 1) or \
             change.new_segments == 0
         doc = new
@@ -314,7 +314,7 @@ def test_lines_left_out_of_the_repaint_keep_their_tokens(tok, data):
         before, after = _line_tokens(doc), _line_tokens(new)
         moved = new_text.count("\n") - text.count("\n")
         # (where the texts first differ: inserting "a\n\n" after "a\n\n" changes them at 3)
-        edit_line = text.count("\n", 0, doctokens._common_prefix(text, new_text))
+        edit_line = text.count("\n", 0, doctokens.common_prefix(text, new_text))
         for line, toks in enumerate(after):
             if line in repaint:
                 continue

@@ -1,0 +1,445 @@
+"""The document's token store: segments of whole lines with their tokens as arrays.
+
+:class:`DocTokens` is an immutable snapshot (text, segments, prefix sums for lookups);
+:mod:`explorer.workers.doctokens` builds and updates it. Pure Python (no Qt).
+"""
+
+from __future__ import annotations
+
+from array import array
+from bisect import bisect_left, bisect_right
+from collections.abc import Generator, Iterable, Sequence
+from dataclasses import dataclass
+from itertools import accumulate
+
+import numpy as np
+
+from explorer.engine.compact import CompactTokens, ResumePoints, int_array, token_table
+from explorer.engine.encoding import Token
+from explorer.engine.tokenizer import Tokenizer
+
+
+class Segment:
+    """Whole lines of the document with the tokens covering exactly them, as arrays."""
+
+    __slots__ = ("astral", "ends", "ids", "irregular", "lines", "nbytes", "origin", "points",
+                 "starts", "text", "unknown")
+
+    def __init__(self, text: str, ids: array, starts: array, ends: array, origin: int,
+                 irregular: dict[int, Token] | None = None,
+                 unknown_ids: frozenset[int] = frozenset(),
+                 points: ResumePoints | None = None) -> None:
+        self.text = text
+        self.points = points
+        """The tokenizer's exact resume points inside the segment (offsets like ``starts``:
+        minus ``origin`` they are offsets into ``text``), valid in every document holding
+        this segment (:func:`update_document` keeps that true); None: not known."""
+        self.ids = ids
+        self.starts = starts
+        """Token starts; minus ``origin`` they are offsets into ``text`` (so are ``ends``)."""
+        self.ends = ends
+        self.origin = origin
+        self.irregular = irregular or None
+        """Local token index -> Token, for tokens that are not their vocabulary entry
+        (:mod:`explorer.engine.compact`); None when there are none."""
+        self.lines = text.count("\n")
+        if text.isascii():
+            self.astral, self.nbytes = 0, len(text)
+        else:
+            self.astral = sum(1 for ch in text if ord(ch) > 0xFFFF)
+            self.nbytes = len(text.encode("utf-8", "surrogatepass"))
+        unknown = sum(ids.count(u) for u in unknown_ids) if unknown_ids else 0
+        if irregular:
+            unknown += sum(1 for t in irregular.values() if t.unknown)
+            unknown -= sum(1 for t in irregular.values() if t.id in unknown_ids)
+        self.unknown = unknown
+
+    @classmethod
+    def from_tokens(cls, text: str, tokens: Sequence[Token], origin: int) -> Segment:
+        """A segment holding ``tokens`` as they are (each kept whole: any tokenizer)."""
+        return cls(text, int_array(t.id for t in tokens), int_array(t.start for t in tokens),
+                   int_array(t.end for t in tokens), origin, dict(enumerate(tokens)))
+
+    @property
+    def utf16_len(self) -> int:
+        """Length of the segment in UTF-16 code units."""
+        return len(self.text) + self.astral
+
+    @property
+    def token_count(self) -> int:
+        """Number of tokens in the segment."""
+        return len(self.ids)
+
+
+def empty_segment() -> Segment:
+    """The segment of the empty document (no text, no tokens)."""
+    return Segment("", int_array(), int_array(), int_array(), 0)
+
+
+@dataclass(frozen=True, slots=True)
+class Progress:
+    """Progress of a first encode: code points done of total.
+
+    After the first window, ``partial`` is the result so far (segments covering the start of
+    the text, ``text`` the whole text): enough to paint what a freshly opened document shows.
+    """
+
+    done: int
+    total: int
+    partial: DocTokens | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Change:
+    """What an update replaced: segments ``[first, first+old_count)`` became ``new_count``."""
+
+    first_segment: int
+    old_segments: int
+    new_segments: int
+    first_token: int
+    old_tokens: int
+    new_tokens: int
+    full: bool = False
+    same_first: bool = False
+    """The first new segment is the old one unchanged (a context segment that agreed)."""
+    same_last: bool = False
+    """The last new segment is the old one unchanged."""
+    lines: tuple[int, int] | None = None
+    """Lines ``[first, stop)`` of the new document whose tokens are not the old ones (a
+    superset: every line a token that changed touches); None: not known."""
+
+
+class DocTokens:
+    """An immutable snapshot: the document text, its segments and prefix sums for lookups."""
+
+    __slots__ = ("byte_count", "cp_starts", "exact_until", "line_starts", "segments", "table",
+                 "text", "tok_starts", "tokenizer", "u16_starts", "unknown_count")
+
+    def __init__(self, tokenizer: Tokenizer, text: str, segments: list[Segment],
+                 totals: tuple[int, int] | None = None,
+                 splice: tuple[DocTokens, int, int, int] | None = None) -> None:
+        """``splice=(base, lo, hi, count)``: ``segments`` are ``base``'s with ``[lo, hi)``
+        replaced by ``count`` new ones; prefix sums are then spliced, not recomputed."""
+        self.tokenizer = tokenizer
+        self.table = token_table(tokenizer)
+        """Rebuilds Token objects from the segments' arrays."""
+        self.text = text
+        self.segments = segments
+        if totals is None:
+            totals = (sum(s.nbytes for s in segments), sum(s.unknown for s in segments))
+        self.byte_count, self.unknown_count = totals
+        """UTF-8 length of the document and number of unknown tokens."""
+        self.exact_until = 0
+        """Code point before which the segments' resume points are the whole-text encode's
+        exact states (and the tokens exact by construction: each window started from one
+        and ended where the state was the old one again); 0 for tokenizers without
+        points. :func:`encode_document` and :func:`update_document` set it."""
+        if splice is None:
+            self.cp_starts = prefix_sums(len(s.text) for s in segments)
+            self.u16_starts = prefix_sums(s.utf16_len for s in segments)
+            self.line_starts = prefix_sums(s.lines for s in segments)
+            self.tok_starts = prefix_sums(len(s.ids) for s in segments)
+            return
+        base, lo, hi, count = splice
+        new = segments[lo:lo + count]
+        self.cp_starts = splice_sums(base.cp_starts, lo, hi, [len(s.text) for s in new])
+        self.u16_starts = splice_sums(base.u16_starts, lo, hi, [s.utf16_len for s in new])
+        self.line_starts = splice_sums(base.line_starts, lo, hi, [s.lines for s in new])
+        self.tok_starts = splice_sums(base.tok_starts, lo, hi, [len(s.ids) for s in new])
+
+    def changed_lines(self, change: Change) -> range:
+        """Block numbers covered by the segments a :class:`Change` produced."""
+        stop = change.first_segment + change.new_segments
+        last = self.line_starts[stop] + (1 if stop >= len(self.segments) else 0)
+        return range(self.line_starts[change.first_segment], max(last, 1 + self.line_starts[
+            change.first_segment]))
+
+    def line_of(self, offset: int) -> int:
+        """0-based line (Qt block number) of code point ``offset``."""
+        k = self.segment_of_offset(offset)
+        return self.line_starts[k] + self.text.count("\n", self.cp_starts[k], offset)
+
+    def repaint_lines(self, change: Change) -> range:
+        """The lines whose tokens changed (:attr:`Change.lines`), else :meth:`changed_lines`
+        without the lines of unchanged context segments at either end (their tokens,
+        relative to their lines, are what they were)."""
+        if change.lines is not None:
+            return range(*change.lines)
+        lines = self.changed_lines(change)
+        first, stop = change.first_segment, change.first_segment + change.new_segments
+        start, end = lines.start, lines.stop
+        if change.same_first and stop - first >= 2:
+            start = self.line_starts[first + 1]
+        if change.same_last and stop - first >= 2 and stop < len(self.segments):
+            end = self.line_starts[stop - 1]
+        return range(start, max(start, end))
+
+    @property
+    def token_count(self) -> int:
+        """Number of tokens in the document."""
+        return self.tok_starts[-1]
+
+    def token(self, index: int) -> tuple[Token, int]:
+        """Token number ``index`` and the document code-point offset of its segment origin.
+
+        The token's document span is ``token.start + shift, token.end + shift``. The Token is
+        rebuilt from the arrays (see :mod:`explorer.engine.compact`).
+        """
+        k = bisect_right(self.tok_starts, index) - 1
+        seg = self.segments[k]
+        return self.segment_token(seg, index - self.tok_starts[k]), self.cp_starts[k] - seg.origin
+
+    def segment_token(self, seg: Segment, j: int) -> Token:
+        """Token ``j`` of segment ``seg`` (offsets relative to the segment's origin)."""
+        if seg.irregular is not None:
+            tok = seg.irregular.get(j)
+            if tok is not None:
+                return tok
+        return self.table.make(seg.ids[j], seg.starts[j], seg.ends[j])
+
+    def flags(self, seg: Segment, j: int) -> tuple[bool, bool]:
+        """``(special, unknown)`` of token ``j`` of segment ``seg``, without a Token."""
+        if seg.irregular is not None:
+            tok = seg.irregular.get(j)
+            if tok is not None:
+                return tok.special, tok.unknown
+        return self.table.flags(seg.ids[j])
+
+    def span(self, index: int) -> tuple[int, int]:
+        """Document code-point span of token ``index``."""
+        k = bisect_right(self.tok_starts, index) - 1
+        seg = self.segments[k]
+        j = index - self.tok_starts[k]
+        shift = self.cp_starts[k] - seg.origin
+        return seg.starts[j] + shift, seg.ends[j] + shift
+
+    def token_id(self, index: int) -> int:
+        """Id of token ``index``."""
+        k = bisect_right(self.tok_starts, index) - 1
+        return self.segments[k].ids[index - self.tok_starts[k]]
+
+    def ids(self, limit: int | None = None) -> array:
+        """Every token id in order (one array), or the first ``limit``."""
+        out = int_array()
+        for seg in self.segments:
+            out += seg.ids
+            if limit is not None and len(out) >= limit:
+                return out[:limit]
+        return out
+
+    def count_id(self, token_id: int) -> int:
+        """How many tokens have id ``token_id``."""
+        return sum(seg.ids.count(token_id) for seg in self.segments)
+
+    def first_index_of(self, token_id: int) -> int | None:
+        """Index of the first token with id ``token_id``, or None."""
+        for k, seg in enumerate(self.segments):
+            if token_id in seg.ids:
+                return self.tok_starts[k] + seg.ids.index(token_id)
+        return None
+
+    def segment_of_line(self, line: int) -> int:
+        """Index of the segment holding 0-based line ``line`` (a Qt block number)."""
+        return max(0, min(len(self.segments) - 1, bisect_right(self.line_starts, line) - 1))
+
+    def segment_of_offset(self, offset: int) -> int:
+        """Index of the segment holding code point ``offset``."""
+        return max(0, min(len(self.segments) - 1, bisect_right(self.cp_starts, offset) - 1))
+
+    def token_at(self, offset: int) -> int | None:
+        """Index of the first token whose span contains code point ``offset``."""
+        if not self.segments:
+            return None
+        k = self.segment_of_offset(offset)
+        seg = self.segments[k]
+        local = offset - self.cp_starts[k] + seg.origin
+        starts, ends = seg.starts, seg.ends
+        first = bisect_right(starts, local)  # tokens are in text order
+        while first > 0 and ends[first - 1] > local:  # back to the first token containing it
+            first -= 1
+        for i in range(first, len(starts)):
+            if starts[i] > local:
+                break
+            if local < ends[i]:
+                return self.tok_starts[k] + i
+        return None
+
+    def tokens(self) -> Generator[tuple[Token, int, int], None, None]:
+        """Every token with its document span, in order (each Token rebuilt: slow on a big
+        document; prefer :meth:`ids`, :meth:`span`)."""
+        for k, seg in enumerate(self.segments):
+            shift = self.cp_starts[k] - seg.origin
+            for j in range(len(seg.ids)):
+                tok = self.segment_token(seg, j)
+                yield tok, tok.start + shift, tok.end + shift
+
+
+def prefix_sums(sizes: Iterable[int]) -> array:
+    """Prefix sums ``[0, s0, s0+s1, ...]`` of ``sizes`` (an ``array('q')``)."""
+    return array("q", accumulate(sizes, initial=0))
+
+
+def splice_sums(sums: array, lo: int, hi: int, sizes: list[int]) -> array:
+    """Prefix sums with the entries of items ``[lo, hi)`` replaced by items of ``sizes``.
+
+    The entries after the edit move by one amount: shifted with numpy in one pass over the
+    array's memory (a keystroke in a 10 MB document shifts ~200k entries per sum, ~8 ms
+    one Python int at a time)."""
+    head = sums[:lo + 1]
+    mid = array("q", accumulate(sizes, initial=head[-1]))[1:]
+    shift = (mid[-1] if mid else head[-1]) - sums[hi]
+    tail = sums[hi + 1:]
+    if shift and tail:
+        tail = array("q", (np.frombuffer(tail, dtype=np.int64) + shift).tobytes())
+    return head + mid + tail
+
+
+def cut_segments(text: str, toks: CompactTokens, limit: int, begin: int = 0) -> list[Segment]:
+    """Split ``text[begin:limit]`` into segments at the line starts no token crosses.
+
+    ``toks`` have offsets into ``text``; ``begin`` is 0 or a safe cut (tokens before it are
+    context and dropped). When ``limit < len(text)`` the result stops at the last safe line
+    start at or before ``limit``; otherwise the remainder is the last segment.
+    """
+    starts, ends, ids = toks.starts, toks.ends, toks.ids
+    irr = sorted(toks.irregular)
+    unknown_ids = toks.unknown_ids
+    resume = toks.resume
+    out: list[Segment] = []
+
+    def segment(seg_text: str, a: int, b: int, origin: int) -> Segment:
+        irregular = None
+        if irr:
+            lo, hi = bisect_left(irr, a), bisect_left(irr, b)
+            if hi > lo:
+                irregular = {i - a: toks.irregular[i] for i in irr[lo:hi]}
+        points = None
+        if resume is not None:
+            first = bisect_left(resume.offsets, origin)
+            last = bisect_left(resume.offsets, origin + len(seg_text))
+            points = ResumePoints(resume.offsets[first:last], resume.states[first:last])
+        return Segment(seg_text, ids[a:b], starts[a:b], ends[a:b], origin, irregular,
+                       unknown_ids, points)
+
+    seg_start, tok_start = begin, bisect_left(starts, begin) if begin else 0
+    pos = text.find("\n", begin, limit)
+    while pos != -1 and pos + 1 <= limit and pos + 1 < len(text):
+        cut = pos + 1
+        i = bisect_left(starts, cut)
+        if i > tok_start and ends[i - 1] <= cut:
+            out.append(segment(text[seg_start:cut], tok_start, i, seg_start))
+            seg_start, tok_start = cut, i
+        pos = text.find("\n", cut, limit)
+    if limit >= len(text) and (seg_start < len(text) or len(ids) > tok_start):
+        out.append(segment(text[seg_start:], tok_start, len(ids), seg_start))
+    return out
+
+
+def agrees(seg: Segment, window: CompactTokens, at: int) -> bool:
+    """True when ``window`` tokens inside ``[at, at+len(seg))`` equal ``seg``'s tokens."""
+    starts, ends = window.starts, window.ends
+    lo = bisect_left(starts, at)
+    hi = bisect_left(starts, at + len(seg.text))
+    if hi - lo != len(seg.ids):
+        return False
+    if lo > 0 and ends[lo - 1] > at:
+        return False
+    if hi > lo and ends[hi - 1] > at + len(seg.text):
+        return False
+    if window.ids[lo:hi] != seg.ids:
+        return False
+    shift = at - seg.origin
+    if shift == 0:
+        return starts[lo:hi] == seg.starts and ends[lo:hi] == seg.ends
+    return (starts[lo:hi] == int_array(map(shift.__add__, seg.starts))
+            and ends[lo:hi] == int_array(map(shift.__add__, seg.ends)))
+
+
+def common_prefix(a: str, b: str) -> int:
+    """Length of the common prefix: galloping block compares (C speed), then bisection."""
+    n = min(len(a), len(b))
+    i, step = 0, 4096
+    while i < n:
+        j = min(n, i + step)
+        if a[i:j] != b[i:j]:
+            lo, hi = i, j  # the first difference is in [lo, hi)
+            while hi - lo > 1:
+                mid = (lo + hi) // 2
+                if a[lo:mid] == b[lo:mid]:
+                    lo = mid
+                else:
+                    hi = mid
+            return lo
+        i, step = j, step * 2
+    return n
+
+
+def common_suffix(a: str, b: str, limit: int) -> int:
+    """Length of the common suffix of ``a`` and ``b``, at most ``limit``."""
+    la, lb = len(a), len(b)
+    n, step = 0, 4096
+    while n < limit:
+        m = min(limit, n + step)
+        if a[la - m:la - n] != b[lb - m:lb - n]:
+            lo, hi = n, m  # the suffix length is in [lo, hi)
+            while hi - lo > 1:
+                mid = (lo + hi) // 2
+                if a[la - mid:la - lo] == b[lb - mid:lb - lo]:
+                    lo = mid
+                else:
+                    hi = mid
+            return lo
+        n, step = m, step * 2
+    return limit
+
+
+
+
+def abs_tokens(doc: DocTokens, lo: int, hi: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Ids, starts and ends (document code points) of the tokens of segments ``[lo, hi)``."""
+    segs = doc.segments[lo:hi]
+    if not segs:
+        empty = np.zeros(0, dtype=np.int64)
+        return empty, empty, empty
+    shifts = [doc.cp_starts[lo + i] - seg.origin for i, seg in enumerate(segs)]
+    ids = np.concatenate([np.frombuffer(seg.ids, dtype=np.int32) for seg in segs])
+    starts = np.concatenate([np.frombuffer(seg.starts, dtype=np.int32).astype(np.int64) + d
+                             for seg, d in zip(segs, shifts, strict=True)])
+    ends = np.concatenate([np.frombuffer(seg.ends, dtype=np.int32).astype(np.int64) + d
+                           for seg, d in zip(segs, shifts, strict=True)])
+    return ids, starts, ends
+
+
+def changed_lines_between(base: DocTokens, doc: DocTokens, lo: int, hi: int, count: int,
+                   edit: tuple[int, int]) -> tuple[int, int] | None:
+    """Lines ``(first, stop)`` of ``doc`` holding the edited text ``edit=(start, end)`` and
+    every token of the re-encoded segments that is not the old one (same id and span
+    before the edit, shifted by the edit's length change after it). A SentencePiece
+    segment can span hundreds of lines of which one changed."""
+    if count == 0 or hi <= lo:
+        return None
+    delta = len(doc.text) - len(base.text)
+    old_ids, old_starts, old_ends = abs_tokens(base, lo, hi)
+    ids, starts, ends = abs_tokens(doc, lo, lo + count)
+    n = min(len(ids), len(old_ids))
+    differ = ((ids[:n] != old_ids[:n]) | (starts[:n] != old_starts[:n])
+              | (ends[:n] != old_ends[:n]))
+    head = int(np.argmax(differ)) if differ.any() else n
+    m = n - head
+    if m:
+        differ = ((ids[len(ids) - m:] != old_ids[len(old_ids) - m:])
+                  | (starts[len(ids) - m:] != old_starts[len(old_ids) - m:] + delta)
+                  | (ends[len(ids) - m:] != old_ends[len(old_ids) - m:] + delta))
+        tail = int(np.argmax(differ[::-1])) if differ.any() else m
+    else:
+        tail = 0
+    last = len(ids) - tail  # tokens [head, last) of the window differ
+    if last <= head:  # same tokens (only possible for a change inside nothing): one line
+        a = b = int(starts[head]) if head < len(ids) else doc.cp_starts[lo + count]
+    else:
+        a, b = int(starts[head]), int(ends[last - 1])
+    a, b = min(a, edit[0]), max(b, edit[1] + 1)  # a line the edit split or joined
+    limit = doc.cp_starts[lo + count]
+    a = min(a, limit)
+    b = max(a, min(b, limit))
+    return doc.line_of(a), doc.line_of(max(a, b - 1)) + 1
