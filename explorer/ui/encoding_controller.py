@@ -22,11 +22,14 @@ from PySide6.QtGui import QTextCursor, QTextDocument
 
 from explorer.engine.tokenizer import Tokenizer
 from explorer.workers.doctokens import Change, DocTokens, Progress
-from explorer.workers.jobs import Encoded, encode_job
+from explorer.workers.jobs import Encoded, Settled, encode_job, settle_job
 from explorer.workers.latest import Debounce, LatestRunner, Throttle
 
 EDIT_THROTTLE_MS = 15
 FULL_DEBOUNCE_MS = 150
+SETTLE_DELAY_MS = 250
+"""After typing pauses this long, a SentencePiece Unigram document is made exact again past
+the keystrokes' windows (:func:`~explorer.workers.doctokens.settle_document`), step by step."""
 PATCH_MAX_CHARS = 100_000
 """Bigger insertions re-read the whole text (one copy either way)."""
 # What QTextDocument.toPlainText replaces (so the patched copy equals it exactly).
@@ -63,6 +66,9 @@ class EncodingController(QObject):
         self._runner.busy_changed.connect(self.busy_changed)
         self._throttle = Throttle(self._start, EDIT_THROTTLE_MS, self)
         self._debounce = Debounce(self._start, FULL_DEBOUNCE_MS, self)
+        # Settling runs apart (not "busy": the result on screen is the current text's).
+        self._settler = LatestRunner(self)
+        self._settle_later = Debounce(self._settle, SETTLE_DELAY_MS, self)
         document.contentsChange.connect(self._on_change)
 
     @property
@@ -91,15 +97,18 @@ class EncodingController(QObject):
         self._tokenizer = tokenizer
         self._debounce.flush()
         self._runner.cancel()
+        self._settler.cancel()
         self._start()
 
     def shutdown(self) -> None:
         """Cancel pending and running work (window closing)."""
         self._runner.cancel()
+        self._settler.cancel()
 
     def _on_change(self, _pos: int, removed: int, added: int) -> None:
         if removed == 0 and added == 0:
             return  # format-only change (our own painting)
+        self._settler.cancel()
         before = len(self._text)
         patched = self._patch_text(_pos, removed, added)
         self.revision += 1
@@ -185,6 +194,25 @@ class EncodingController(QObject):
         self.encoding_ready.emit(result.doc, change)
         if result.revision != self.revision:  # typed meanwhile: catch up from this result
             self._throttle()
+        else:
+            self._settle_later()
+
+    def _settle(self) -> None:
+        """Start the next settling step when the current result needs one."""
+        doc = self.doc
+        if (doc is None or not self.up_to_date or not doc.segments
+                or doc.segments[0].points is None or doc.exact_until >= len(doc.text)):
+            return
+        self._settler.submit(settle_job, doc, self.revision, on_return=self._on_settled,
+                             on_error=self._on_error)
+
+    def _on_settled(self, result: Settled | None) -> None:
+        if result is None or result.base is not self.doc or result.revision != self.revision:
+            return  # exact already, or typed meanwhile (the next pause settles again)
+        self.doc = result.doc
+        if result.change is not None:
+            self.encoding_ready.emit(result.doc, result.change)
+        self._settle()
 
     def _on_error(self, error: object) -> None:
         self.failed.emit(str(error))

@@ -39,6 +39,8 @@ from bisect import bisect_left
 from collections.abc import Generator, Iterator
 from contextlib import contextmanager
 
+import numpy as np
+
 from explorer.engine.compact import CompactTokens, ResumePoints
 from explorer.engine.tokenizer import Tokenizer
 from explorer.workers.docstore import (
@@ -46,6 +48,7 @@ from explorer.workers.docstore import (
     DocTokens,
     Progress,
     Segment,
+    abs_tokens,
     agrees,
     changed_lines_between,
     common_prefix,
@@ -53,9 +56,11 @@ from explorer.workers.docstore import (
     cut_segments,
     empty_segment,
 )
+from explorer.workers.word_update import update_words
 
 __all__ = ["CHUNK_CHARS", "EXACT_WINDOW", "Change", "DocTokens", "Progress", "Segment",
-           "common_prefix", "common_suffix", "encode_document", "update_document"]
+           "common_prefix", "common_suffix", "encode_document", "settle_document",
+           "update_document"]
 
 CHUNK_CHARS = 32_768
 """First-encode chunk size; each chunk is one progress step and cancellation point."""
@@ -229,6 +234,10 @@ def update_document(base: DocTokens, text: str, max_window: int | None = None,
     # from its state before the edit and re-encodes until its state after the edit is the
     # old one again (then every later decision is the old one): exact by construction.
     exact = bool(base.segments) and base.segments[0].points is not None
+    if exact:  # first the words around the edit (segments can be long)
+        fast = update_words(base, text, p, s)
+        if fast is not None:
+            return fast
     left = right = 1
     settled: tuple | None = None  # an agreeing window whose state did not come back (yet)
     while True:
@@ -306,6 +315,63 @@ def update_document(base: DocTokens, text: str, max_window: int | None = None,
         lines=changed_lines_between(base, doc, lo, hi, len(new), (p, len(text) - s)),
     )
     return doc, change
+
+
+SETTLE_CHARS = 32_768
+"""How far one :func:`settle_document` step re-decides past where exactness ended."""
+
+
+def settle_document(base: DocTokens) -> tuple[DocTokens, Change | None] | None:
+    """One step of making a document exact by construction again after keystrokes.
+
+    A keystroke re-encodes only the words around it (fast), from the exact state before it;
+    a near tie after that window is decided from the old running score, so exactness ends
+    there (``base.exact_until``). This re-decides about :data:`SETTLE_CHARS` from that
+    point on, from the exact state before it, and moves ``exact_until`` past them (to the
+    end when they reach it). Returns the new document and its :class:`Change`, the change
+    None when no token differs; None when ``base`` is exact already (or has no states).
+    """
+    text = base.text
+    nseg = len(base.segments)
+    if nseg == 0 or base.segments[0].points is None or base.exact_until >= len(text):
+        return None
+    lo = base.segment_of_offset(base.exact_until)
+    hi = min(nseg, max(lo + 1, bisect_left(base.cp_starts, base.cp_starts[lo] + SETTLE_CHARS)))
+    while True:
+        start = base.cp_starts[max(0, lo - 1)]
+        window = text[start:base.cp_starts[min(nseg, hi + 1)]]
+        toks, exact_start = _encode_update(base, window, start, lo)
+        lead, cut = base.cp_starts[lo] - start, base.cp_starts[hi] - start
+        if not exact_start or not _safe_cut(toks, lead):
+            return None
+        if hi == nseg or _safe_cut(toks, cut):
+            break
+        hi += 1  # the window's end moved a token across the segment boundary: go on
+    new = cut_segments(window, toks, len(window) if hi == nseg else cut, lead)
+    old_segs = base.segments[lo:hi]
+    totals = (base.byte_count + sum(x.nbytes for x in new) - sum(x.nbytes for x in old_segs),
+              base.unknown_count + sum(x.unknown for x in new)
+              - sum(x.unknown for x in old_segs))
+    doc = DocTokens(base.tokenizer, text, base.segments[:lo] + new + base.segments[hi:],
+                    totals, (base, lo, hi, len(new)))
+    doc.exact_until = len(text) if hi == nseg else base.cp_starts[hi]
+    old_ids, old_starts, old_ends = abs_tokens(base, lo, hi)
+    ids, starts, ends = abs_tokens(doc, lo, lo + len(new))
+    if (np.array_equal(ids, old_ids) and np.array_equal(starts, old_starts)
+            and np.array_equal(ends, old_ends)):
+        return doc, None
+    at = base.exact_until
+    return doc, Change(
+        first_segment=lo, old_segments=hi - lo, new_segments=len(new),
+        first_token=base.tok_starts[lo], old_tokens=base.tok_starts[hi] - base.tok_starts[lo],
+        new_tokens=len(ids), lines=changed_lines_between(base, doc, lo, hi, len(new), (at, at)))
+
+
+def _safe_cut(toks: CompactTokens, at: int) -> bool:
+    """True when a token of ``toks`` starts at ``at`` (or none is left) and none crosses it."""
+    i = bisect_left(toks.starts, at)
+    return ((i == len(toks.starts) or toks.starts[i] == at)
+            and (i == 0 or toks.ends[i - 1] <= at))
 
 
 def _encode_update(base: DocTokens, window: str, start: int,

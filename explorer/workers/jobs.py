@@ -18,6 +18,7 @@ from explorer.workers.doctokens import (
     DocTokens,
     Progress,
     encode_document,
+    settle_document,
     update_document,
 )
 
@@ -61,6 +62,25 @@ def encode_job(tokenizer: Tokenizer, base: DocTokens | None, text: str, revision
             return Encoded(updated[0], updated[1], revision)
     doc = yield from encode_document(tokenizer, text)
     return Encoded(doc, None, revision)
+
+
+@dataclass(frozen=True, slots=True)
+class Settled:
+    """One :func:`settle_job` step: ``doc`` is ``base`` made exact further on; ``change``
+    None when no token differs (then nothing needs repainting)."""
+
+    base: DocTokens
+    doc: DocTokens
+    change: Change | None
+    revision: int
+
+
+def settle_job(base: DocTokens, revision: int) -> Generator[str, None, Settled | None]:
+    """One step of :func:`~explorer.workers.doctokens.settle_document` (None: nothing to
+    do, ``base`` is exact)."""
+    yield "re-deciding near ties after the last edits"
+    step = settle_document(base)
+    return None if step is None else Settled(base, step[0], step[1], revision)
 
 
 def special_ids_job(tokenizer: Tokenizer, text: str) -> Generator[str, None, list[int]]:

@@ -1,0 +1,137 @@
+"""Keystrokes in a SentencePiece Unigram document re-encode only the words around the edit.
+
+:func:`explorer.workers.word_update.update_words` splices a small window (from the exact
+state at the last word start before the edit to a word start after it where the tokens meet
+the old ones) into long segments; :func:`explorer.workers.doctokens.settle_document` then
+makes the rest exact again. Checked against sentencepiece's encode of the edited text (ids)
+and our whole-text encode (offsets), on a real model and real multilingual text.
+"""
+
+from __future__ import annotations
+
+import random
+
+import pytest
+import sentencepiece as spm
+
+from explorer.bundled import resource_path
+from explorer.engine.formats import load_tokenizer
+from explorer.workers import doctokens, word_update
+from explorer.workers.doctokens import encode_document, settle_document, update_document
+
+
+def _run(gen):
+    while True:
+        try:
+            next(gen)
+        except StopIteration as stop:
+            return stop.value
+
+
+def _flat(doc):
+    return [(t.id, s, e) for t, s, e in doc.tokens()]
+
+
+def _whole(tok, text):
+    return [(t.id, t.start, t.end) for t in tok.encode(text).tokens]
+
+
+@pytest.fixture(scope="module")
+def model():
+    from references import require
+
+    path = require("sentencepiece", "botchan_en_unigram_1000.model")
+    return load_tokenizer(path), spm.SentencePieceProcessor(model_file=str(path))
+
+
+@pytest.fixture(scope="module")
+def document():
+    botchan = resource_path("corpus", "botchan.txt").read_text(encoding="utf-8")
+    udhr = resource_path("corpus", "udhr_sample.txt").read_text(encoding="utf-8")
+    return botchan[:30_000] + udhr[:30_000]
+
+
+def _consistent(doc) -> None:
+    """Segments cover the text exactly, in order, each token inside its segment."""
+    assert "".join(seg.text for seg in doc.segments) == doc.text
+    for k, seg in enumerate(doc.segments):
+        local = [(s - seg.origin, e - seg.origin) for s, e in zip(seg.starts, seg.ends,
+                                                                  strict=True)]
+        assert all(0 <= s <= e <= len(seg.text) for s, e in local), k
+        assert doc.cp_starts[k + 1] - doc.cp_starts[k] == len(seg.text)
+
+
+EDITS = ["a", "e ", " ", "", "\n", "x\ny", "ü", "日本", "  ", "the "]
+
+
+def test_random_keystrokes_take_the_word_path_and_equal_sentencepiece(model, document,
+                                                                     monkeypatch):
+    tok, sp = model
+    taken = []
+    original = word_update.update_words
+
+    def counting(*args):
+        out = original(*args)
+        taken.append(out is not None)
+        return out
+
+    monkeypatch.setattr(doctokens, "update_words", counting)
+    text = document
+    doc = _run(encode_document(tok, text, chunk=4096))
+    longest = max(len(seg.text) for seg in doc.segments)
+    assert longest > 300  # segments of many lines: the word path re-encodes less
+    rng = random.Random(7)
+    for _ in range(60):
+        at = rng.randrange(len(text) + 1)
+        cut = rng.choice([0, 0, 1, 2, 5])
+        text = text[:at] + rng.choice(EDITS) + text[at + cut:]
+        updated = update_document(doc, text)
+        assert updated is not None
+        doc, change = updated
+        assert doc.text == text
+        assert doc.ids().tolist() == sp.encode(text)
+        _consistent(doc)
+        if change.lines is not None:
+            assert change.lines[0] <= text.count("\n", 0, at) < change.lines[1]
+    assert _flat(doc) == _whole(tok, text)
+    assert sum(taken) >= 50, taken  # (an edit near a long run without word starts falls back)
+
+
+def test_edits_at_the_ends_and_across_lines(model, document):
+    tok, sp = model
+    text = document[:5000]
+    doc = _run(encode_document(tok, text, chunk=1024))
+    for at, cut, insert in [(0, 0, "Hello "), (0, 3, ""), (len(text), 0, " end"),
+                            (2500, 400, "\n\n"), (100, 0, "one\ntwo\nthree "),
+                            (1, 2000, "")]:
+        at = min(at, len(text))
+        text = text[:at] + insert + text[at + cut:]
+        doc = update_document(doc, text)[0]
+        assert doc.ids().tolist() == sp.encode(text)
+        assert _flat(doc) == _whole(tok, text)
+        _consistent(doc)
+
+
+def test_settle_steps_make_the_document_exact_again(model, document):
+    tok, sp = model
+    text = document
+    doc = _run(encode_document(tok, text, chunk=4096))
+    assert doc.exact_until == len(text)
+    rng = random.Random(3)
+    for _ in range(10):
+        at = rng.randrange(len(text))
+        text = text[:at] + "w" + text[at:]
+        doc = update_document(doc, text)[0]
+    assert doc.exact_until < len(text)  # keystrokes are exact up to their windows only
+    steps = 0
+    while (step := settle_document(doc)) is not None:
+        new, change = step
+        assert new.exact_until > doc.exact_until
+        assert new.ids().tolist() == sp.encode(text)
+        if change is None:  # no token changed: the same tokens
+            assert new.ids() == doc.ids()
+        doc, steps = new, steps + 1
+        _consistent(doc)
+    assert doc.exact_until == len(text)
+    assert 1 <= steps <= len(text) // doctokens.SETTLE_CHARS + 2
+    assert _flat(doc) == _whole(tok, text)
