@@ -17,10 +17,15 @@ chunks with the same agreement rule, yielding progress so a 10 MB text stays can
 
 A SentencePiece Unigram model decides near ties by its float32 running score, which an edit
 changes for everything after it. Segments keep the exact score at each word start
-(``Segment.points``); an update starts from the one before the edit and grows its window past
-the edit until the score comes back to the old one (then every later decision is the old
-one), up to ``EXACT_WINDOW`` characters; beyond that the old tokens are kept by the
-agreement rule and :attr:`DocTokens.exact_until` records where exactness by construction ends.
+(``Segment.points``). A keystroke first re-encodes just the words around the edit
+(:func:`explorer.workers.word_update.update_words`: from the exact score at the last word start
+before it to a word start after it where the tokens meet the old ones; SentencePiece segments
+can be tens of thousands of characters long); failing that, whole segments from the score
+before the edit, growing past the edit until the score comes back to the old one, up to
+``EXACT_WINDOW`` characters. Beyond the window the old tokens are kept by the agreement rule
+and :attr:`DocTokens.exact_until` records where exactness by construction ends; once typing
+pauses the window calls :func:`settle_document` step by step (``SETTLE_CHARS`` each, from the
+exact score there), which re-decides the rest until the whole document is exact again.
 
 A first encode of a big text pauses Python's cyclic garbage collector and, when it finishes,
 moves everything alive into the collector's permanent generation (``gc.freeze``): millions of
@@ -317,7 +322,7 @@ def update_document(base: DocTokens, text: str, max_window: int | None = None,
     return doc, change
 
 
-SETTLE_CHARS = 32_768
+SETTLE_CHARS = 8_192
 """How far one :func:`settle_document` step re-decides past where exactness ended."""
 
 

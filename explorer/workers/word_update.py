@@ -110,7 +110,7 @@ def update_words(base: DocTokens, text: str, p: int, s: int) -> tuple[DocTokens,
         _float_array(np.concatenate([old_states[:head], win_states[wa:wb], old_states[tail:]])),
     )
     region_text = text[r0:r1 + delta]
-    unknown = frozenset(i for i in np.unique(ids).tolist() if base.table.flags(i)[1])
+    unknown = _unknown_ids(base, ka, kb + 1, toks, ids)
     compact = CompactTokens(int_array(ids.tolist()), int_array(starts.tolist()),
                             int_array(ends.tolist()), irregular, unknown, points)
     new = cut_segments(region_text, compact, len(region_text))
@@ -225,6 +225,18 @@ def _region_irregular(base: DocTokens, lo: int, hi: int, r0: int, h: int, c: int
             elif i >= c:
                 out[h + mid + i - c] = _moved(tok, shift - r0 + delta)
     return out
+
+
+def _unknown_ids(base: DocTokens, lo: int, hi: int, toks: CompactTokens,
+                 ids: np.ndarray) -> frozenset[int]:
+    """Ids of regular tokens marked unknown among ``ids`` (to count unknown tokens): the
+    window's, unless an old segment of ``[lo, hi)`` had such tokens too (SentencePiece keeps
+    its ``<unk>`` tokens irregular, so usually none)."""
+    for seg in base.segments[lo:hi]:
+        irregular = seg.irregular.values() if seg.irregular is not None else ()
+        if seg.unknown > sum(1 for t in irregular if t.unknown):
+            return frozenset(i for i in np.unique(ids).tolist() if base.table.flags(i)[1])
+    return toks.unknown_ids
 
 
 def _moved(tok: Token, shift: int) -> Token:
