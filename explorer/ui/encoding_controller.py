@@ -21,6 +21,7 @@ from PySide6.QtCore import QObject, Signal
 from PySide6.QtGui import QTextCursor, QTextDocument
 
 from explorer.engine.tokenizer import Tokenizer
+from explorer.ui.gui_gc import note_activity
 from explorer.workers.doctokens import Change, DocTokens, Progress
 from explorer.workers.jobs import Encoded, Settled, encode_job, settle_job
 from explorer.workers.latest import Debounce, LatestRunner, Throttle
@@ -109,6 +110,7 @@ class EncodingController(QObject):
         if removed == 0 and added == 0:
             return  # format-only change (our own painting)
         self._settler.cancel()
+        note_activity()
         before = len(self._text)
         patched = self._patch_text(_pos, removed, added)
         self.revision += 1

@@ -28,6 +28,12 @@ from explorer.engine.gc_pause import collection_held
 
 INTERVAL_MS = 500
 """How often the generation counts are checked (a collection runs only past a threshold)."""
+TYPING_QUIET_S = 0.4
+"""No collection while the user typed within this long (:func:`note_activity`): a full
+collection takes ~20 ms of the GUI thread on a 1 MB document, more than a keystroke's frame."""
+MAX_TYPING_DEFER_S = 5.0
+"""Continuous typing defers collections at most this long."""
+_last_activity = 0.0
 MAX_HELD_S = 10.0
 """While bulk work holds collections off (:func:`~explorer.engine.gc_pause.collection_held`:
 a BPE merge loop, a big encode), a collection still runs at least this often."""
@@ -52,6 +58,8 @@ class GuiThreadCollector(QObject):
         now = time.monotonic()
         if collection_held() and now - self._last < MAX_HELD_S:
             return
+        if now - _last_activity < TYPING_QUIET_S and now - self._last < MAX_TYPING_DEFER_S:
+            return  # typing: collect in the next pause
         t0, t1, t2 = self.threshold
         c0, c1, c2 = gc.get_count()
         if c0 > t0:
@@ -61,6 +69,12 @@ class GuiThreadCollector(QObject):
                 gc.collect(1)
                 if c2 > t2:
                     gc.collect(2)
+
+
+def note_activity() -> None:
+    """The user is typing: hold collections until a pause (see :data:`TYPING_QUIET_S`)."""
+    global _last_activity
+    _last_activity = time.monotonic()
 
 
 def collect_on_gui_thread(app: QCoreApplication) -> GuiThreadCollector:

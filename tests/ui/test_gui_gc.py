@@ -8,7 +8,11 @@ import threading
 from explorer.ui.gui_gc import GuiThreadCollector
 
 
-def test_window_turns_automatic_gc_off_and_collects_on_the_gui_thread(qtbot, window):
+def test_window_turns_automatic_gc_off_and_collects_on_the_gui_thread(qtbot, window,
+                                                                      monkeypatch):
+    from explorer.ui import gui_gc
+
+    monkeypatch.setattr(gui_gc, "_last_activity", 0.0)  # (no typing just now)
     assert not gc.isenabled()
     collector = _app().findChild(GuiThreadCollector)
     assert isinstance(collector, GuiThreadCollector)
@@ -42,6 +46,7 @@ def test_collections_wait_while_bulk_work_holds_them_off(qtbot, window, monkeypa
     from explorer.ui import gui_gc
 
     collector = _app().findChild(GuiThreadCollector)
+    monkeypatch.setattr(gui_gc, "_last_activity", 0.0)  # (no typing just now)
     monkeypatch.setattr(gui_gc, "MAX_HELD_S", 1e9)
     freed: list[int] = []
 
@@ -62,3 +67,28 @@ def test_collections_wait_while_bulk_work_holds_them_off(qtbot, window, monkeypa
         collector.check()
         assert freed  # but not for longer than MAX_HELD_S
     assert not collection_held()
+
+
+def test_collections_wait_for_a_pause_in_typing(qtbot, window, monkeypatch):
+    from explorer.ui import gui_gc
+
+    collector = _app().findChild(GuiThreadCollector)
+    freed: list[int] = []
+
+    class Cycle:
+        def __init__(self) -> None:
+            self.me = self
+
+        def __del__(self) -> None:
+            freed.append(1)
+
+    collector.check()  # (start from a fresh count)
+    monkeypatch.setattr(collector, "_last", __import__("time").monotonic())
+    qtbot.keyClicks(window.editor, "x")  # a keystroke notes activity
+    for _ in range(gc.get_threshold()[0] + 10):
+        Cycle()
+    collector.check()
+    assert freed == []  # typing: wait
+    monkeypatch.setattr(gui_gc, "_last_activity", 0.0)  # a pause
+    collector.check()
+    assert freed
