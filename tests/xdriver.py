@@ -106,8 +106,21 @@ class XApp:
                        "click", str(button))
 
     def click_editor(self) -> None:
-        """Click inside the text (the upper left of the editor)."""
+        """Click inside the text (the upper left of the editor), then wait until the window
+        has the keyboard focus: keys sent before Qt has handled the click's focus change (a
+        window still busy starting up, on a slow machine) reach no widget and are dropped,
+        which no user typing after a click sees."""
         self.click(0.15, 0.18)
+        self.wait_focused()
+
+    def wait_focused(self, timeout_s: float = 10.0) -> None:
+        """Wait until X gives the keyboard focus to this window, and Qt a moment to see it."""
+        deadline = time.monotonic() + timeout_s
+        while time.monotonic() < deadline:
+            if self.x.xdotool("getwindowfocus", check=False).strip() == self.window:
+                break
+            time.sleep(0.05)
+        time.sleep(0.3)
 
     def drag(self, a: tuple[float, float], b: tuple[float, float]) -> None:
         """Press at ``a``, move to ``b`` in steps, release (window fractions)."""
