@@ -340,15 +340,20 @@ def settle_document(base: DocTokens) -> tuple[DocTokens, Change | None] | None:
     nseg = len(base.segments)
     if nseg == 0 or base.segments[0].points is None or base.exact_until >= len(text):
         return None
-    lo = base.segment_of_offset(base.exact_until)
-    hi = min(nseg, max(lo + 1, bisect_left(base.cp_starts, base.cp_starts[lo] + SETTLE_CHARS)))
+    first = base.segment_of_offset(base.exact_until)
+    hi = min(nseg, max(first + 1,
+                       bisect_left(base.cp_starts, base.cp_starts[first] + SETTLE_CHARS)))
+    lo = first
     while True:
         start = base.cp_starts[max(0, lo - 1)]
         window = text[start:base.cp_starts[min(nseg, hi + 1)]]
         toks, exact_start = _encode_update(base, window, start, lo)
         lead, cut = base.cp_starts[lo] - start, base.cp_starts[hi] - start
         if not exact_start or not _safe_cut(toks, lead):
-            return None
+            if lo == 0 or first - lo >= RETRIES:
+                return None
+            lo -= 1  # no exact state just before: start a segment earlier (redo exact ones)
+            continue
         if hi == nseg or _safe_cut(toks, cut):
             break
         hi += 1  # the window's end moved a token across the segment boundary: go on
