@@ -275,6 +275,13 @@ class DocTokens:
                 yield tok, tok.start + shift, tok.end + shift
 
 
+def spliced_totals(base: DocTokens, old: Sequence[Segment],
+                   new: Sequence[Segment]) -> tuple[int, int]:
+    """``(byte_count, unknown_count)`` of ``base`` with segments ``old`` replaced by ``new``."""
+    return (base.byte_count + sum(x.nbytes for x in new) - sum(x.nbytes for x in old),
+            base.unknown_count + sum(x.unknown for x in new) - sum(x.unknown for x in old))
+
+
 def prefix_sums(sizes: Iterable[int]) -> array:
     """Prefix sums ``[0, s0, s0+s1, ...]`` of ``sizes`` (an ``array('q')``)."""
     return array("q", accumulate(sizes, initial=0))

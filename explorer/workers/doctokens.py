@@ -60,6 +60,7 @@ from explorer.workers.docstore import (
     common_suffix,
     cut_segments,
     empty_segment,
+    spliced_totals,
 )
 from explorer.workers.word_update import update_words
 
@@ -292,9 +293,7 @@ def update_document(base: DocTokens, text: str, max_window: int | None = None,
         segments = [empty_segment()]
         segments[0].points = toks.resume
     old_segs = base.segments[lo:hi]
-    totals = (base.byte_count + sum(x.nbytes for x in new) - sum(x.nbytes for x in old_segs),
-              base.unknown_count + sum(x.unknown for x in new)
-              - sum(x.unknown for x in old_segs))
+    totals = spliced_totals(base, old_segs, new)
     if len(segments) == nseg - (hi - lo) + len(new):
         doc = DocTokens(base.tokenizer, text, segments, totals, (base, lo, hi, len(new)))
     else:  # the empty-document placeholder
@@ -359,9 +358,7 @@ def settle_document(base: DocTokens) -> tuple[DocTokens, Change | None] | None:
         hi += 1  # the window's end moved a token across the segment boundary: go on
     new = cut_segments(window, toks, len(window) if hi == nseg else cut, lead)
     old_segs = base.segments[lo:hi]
-    totals = (base.byte_count + sum(x.nbytes for x in new) - sum(x.nbytes for x in old_segs),
-              base.unknown_count + sum(x.unknown for x in new)
-              - sum(x.unknown for x in old_segs))
+    totals = spliced_totals(base, old_segs, new)
     doc = DocTokens(base.tokenizer, text, base.segments[:lo] + new + base.segments[hi:],
                     totals, (base, lo, hi, len(new)))
     doc.exact_until = len(text) if hi == nseg else base.cp_starts[hi]

@@ -29,7 +29,13 @@ import numpy as np
 
 from explorer.engine.compact import CompactTokens, ResumePoints, int_array
 from explorer.engine.encoding import Token
-from explorer.workers.docstore import Change, DocTokens, changed_lines_between, cut_segments
+from explorer.workers.docstore import (
+    Change,
+    DocTokens,
+    changed_lines_between,
+    cut_segments,
+    spliced_totals,
+)
 
 MAX_WORD_WINDOW = 8192
 """A window longer than this (a long line without word starts, a big paste) is left to the
@@ -115,9 +121,7 @@ def update_words(base: DocTokens, text: str, p: int, s: int) -> tuple[DocTokens,
                             int_array(ends.tolist()), irregular, unknown, points)
     new = cut_segments(region_text, compact, len(region_text))
     old_segs = base.segments[ka:kb + 1]
-    totals = (base.byte_count + sum(x.nbytes for x in new) - sum(x.nbytes for x in old_segs),
-              base.unknown_count + sum(x.unknown for x in new)
-              - sum(x.unknown for x in old_segs))
+    totals = spliced_totals(base, old_segs, new)
     segments = base.segments[:ka] + new + base.segments[kb + 1:]
     doc = DocTokens(tokenizer, text, segments, totals, (base, ka, kb + 1, len(new)))
     # The score at the meeting point is the old one: everything after it is decided as before.

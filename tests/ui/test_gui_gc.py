@@ -50,17 +50,9 @@ def test_collections_wait_while_bulk_work_holds_them_off(qtbot, window, monkeypa
     monkeypatch.setattr(gui_gc, "MAX_HELD_S", 1e9)
     freed: list[int] = []
 
-    class Cycle:
-        def __init__(self) -> None:
-            self.me = self
-
-        def __del__(self) -> None:
-            freed.append(1)
-
     with gc_paused():  # a BPE merge loop on a worker, say
         assert collection_held()
-        for _ in range(gc.get_threshold()[0] + 10):
-            Cycle()
+        _make_cycles(freed)
         collector.check()
         assert freed == []  # held off
         monkeypatch.setattr(gui_gc, "MAX_HELD_S", 0.0)
@@ -75,6 +67,20 @@ def test_collections_wait_for_a_pause_in_typing(qtbot, window, monkeypatch):
     collector = _app().findChild(GuiThreadCollector)
     freed: list[int] = []
 
+    collector.check()  # (start from a fresh count)
+    monkeypatch.setattr(collector, "_last", __import__("time").monotonic())
+    qtbot.keyClicks(window.editor, "x")  # a keystroke notes activity
+    _make_cycles(freed)
+    collector.check()
+    assert freed == []  # typing: wait
+    monkeypatch.setattr(gui_gc, "_last_activity", 0.0)  # a pause
+    collector.check()
+    assert freed
+
+
+def _make_cycles(freed: list[int]) -> None:
+    """More garbage cycles than generation 0's threshold; each appends 1 when freed."""
+
     class Cycle:
         def __init__(self) -> None:
             self.me = self
@@ -82,13 +88,5 @@ def test_collections_wait_for_a_pause_in_typing(qtbot, window, monkeypatch):
         def __del__(self) -> None:
             freed.append(1)
 
-    collector.check()  # (start from a fresh count)
-    monkeypatch.setattr(collector, "_last", __import__("time").monotonic())
-    qtbot.keyClicks(window.editor, "x")  # a keystroke notes activity
     for _ in range(gc.get_threshold()[0] + 10):
         Cycle()
-    collector.check()
-    assert freed == []  # typing: wait
-    monkeypatch.setattr(gui_gc, "_last_activity", 0.0)  # a pause
-    collector.check()
-    assert freed

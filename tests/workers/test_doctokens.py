@@ -6,29 +6,15 @@ import gc
 from bisect import bisect_right
 
 import pytest
+from doc_helpers import flat as _flat
+from doc_helpers import run as _full
+from doc_helpers import whole_tokens as _expected
 from doubles import DummyPrefixDouble, TiktokenDouble
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from explorer.workers import doctokens
 from explorer.workers.doctokens import encode_document, update_document
-
-
-def _full(gen):
-    while True:
-        try:
-            next(gen)
-        except StopIteration as stop:
-            return stop.value
-
-
-def _flat(doc):
-    return [(t.id, s, e) for t, s, e in doc.tokens()]
-
-
-def _expected(tok, text):
-    return [(t.id, t.start, t.end) for t in tok.encode(text).tokens]
-
 
 TIK = TiktokenDouble()
 DUMMY = DummyPrefixDouble()

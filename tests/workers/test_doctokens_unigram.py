@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import pytest
 import sentencepiece as spm
+from doc_helpers import flat as _flat
+from doc_helpers import run as _run
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -25,18 +27,6 @@ from explorer.workers.doctokens import encode_document
 # two-piece path strictly better (tests/engine/test_unigram_batch.py found them by search).
 TIES = {"\u2581": -3.0999999046325684, "a": -0.7733107805252075, "b": -1.5899378061294556,
         "ab": -2.363248586654663, "x": -2.369999885559082, "y": -1.1299999952316284}
-
-
-def _run(gen):
-    while True:
-        try:
-            next(gen)
-        except StopIteration as stop:
-            return stop.value
-
-
-def _flat(doc):
-    return [(t.id, s, e) for t, s, e in doc.tokens()]
 
 
 def _whole(tok, text):

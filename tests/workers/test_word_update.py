@@ -13,27 +13,14 @@ import random
 
 import pytest
 import sentencepiece as spm
+from doc_helpers import flat as _flat
+from doc_helpers import run as _run
+from doc_helpers import whole_tokens as _whole
 
 from explorer.bundled import resource_path
 from explorer.engine.formats import load_tokenizer
 from explorer.workers import doctokens, word_update
 from explorer.workers.doctokens import encode_document, settle_document, update_document
-
-
-def _run(gen):
-    while True:
-        try:
-            next(gen)
-        except StopIteration as stop:
-            return stop.value
-
-
-def _flat(doc):
-    return [(t.id, s, e) for t, s, e in doc.tokens()]
-
-
-def _whole(tok, text):
-    return [(t.id, t.start, t.end) for t in tok.encode(text).tokens]
 
 
 @pytest.fixture(scope="module")

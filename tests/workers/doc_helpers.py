@@ -1,0 +1,22 @@
+"""Helpers shared by the document-token tests."""
+
+from __future__ import annotations
+
+
+def run(gen):
+    """Drive a generator to its end; its return value."""
+    while True:
+        try:
+            next(gen)
+        except StopIteration as stop:
+            return stop.value
+
+
+def flat(doc):
+    """Every token of a document as ``(id, start, end)`` in document offsets."""
+    return [(t.id, s, e) for t, s, e in doc.tokens()]
+
+
+def whole_tokens(tok, text):
+    """``(id, start, end)`` of one whole-text ``encode``."""
+    return [(t.id, t.start, t.end) for t in tok.encode(text).tokens]
