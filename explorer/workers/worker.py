@@ -11,7 +11,14 @@ Signal order of one run: ``started``, ``yielded``*, then one of ``returned`` / `
 Workers are kept in a registry from :func:`start_worker` until their ``finished`` signal has
 arrived on the thread that started them, so neither the ``QRunnable`` nor its signals object
 is garbage-collected while running, and the last reference is never dropped on a pool thread
-(destroying a QObject there while queued signals are pending crashes). QtCore only.
+(destroying a QObject there while queued signals are pending crashes).
+
+``QThreadPool.start`` hands the runnable's ownership to C++ (PySide keeps an extra reference
+to the Python object until the C++ object is deleted), and with ``autoDelete`` off nothing
+deletes it: every worker, with its job's arguments (a whole document's text and tokens), would
+live forever. So once a run has ended the registry deletes the C++ object
+(``shiboken6.delete``, which Qt allows for a non-auto-deleting runnable after ``run()``),
+which releases that reference. QtCore only.
 """
 
 from __future__ import annotations
@@ -21,9 +28,14 @@ import threading
 from collections.abc import Callable, Generator
 from typing import Any
 
-from PySide6.QtCore import QObject, QRunnable, QThreadPool, Signal, Slot
+import shiboken6
+from PySide6.QtCore import QObject, QRunnable, QThreadPool, QTimer, Signal, Slot
 
 Job = Callable[..., Generator[Any, None, Any]]
+
+REAP_DELAY_MS = 20
+"""Delay between a worker's ``finished`` arriving and its C++ object being deleted (``run()``
+returns right after emitting it; the delay leaves it time to)."""
 
 
 
@@ -111,6 +123,8 @@ class _Registry(QObject):
     def __init__(self) -> None:
         super().__init__()
         self.workers: dict[int, GeneratorWorker] = {}  # id(signals) -> worker
+        self.ended: list[GeneratorWorker] = []
+        """Finished workers whose C++ object is deleted once ``run()`` has returned."""
 
     def add(self, worker: GeneratorWorker) -> None:
         self.workers[id(worker.signals)] = worker
@@ -118,7 +132,24 @@ class _Registry(QObject):
 
     @Slot()
     def _release(self) -> None:
-        self.workers.pop(id(self.sender()), None)
+        worker = self.workers.pop(id(self.sender()), None)
+        if worker is not None:
+            self.ended.append(worker)
+            QTimer.singleShot(REAP_DELAY_MS, self._reap)
+
+    @Slot()
+    def _reap(self) -> None:
+        """Delete the C++ side of ended workers (see the module docstring)."""
+        waiting = []
+        for worker in self.ended:
+            if worker._done.is_set():  # set as run()'s last statement
+                with contextlib.suppress(RuntimeError):  # already deleted (app exit)
+                    shiboken6.delete(worker)
+            else:
+                waiting.append(worker)
+        self.ended = waiting
+        if waiting:
+            QTimer.singleShot(REAP_DELAY_MS, self._reap)
 
 
 _REGISTRY: _Registry | None = None

@@ -96,3 +96,41 @@ def test_throttle_and_debounce_collapse_calls(qtbot, cls):
     qtbot.waitUntil(lambda: len(calls) == first + 1, timeout=2000)
     qtbot.wait(60)
     assert (first, len(calls)) == ((1, 2) if cls is Throttle else (0, 1))
+
+
+class _Payload:
+    """Stands for a job's arguments (a document's text and tokens)."""
+
+
+def _echo(payload: _Payload):
+    yield "working"
+    return None
+
+
+def test_finished_workers_release_their_arguments(qtbot):
+    """QThreadPool.start gives the runnable's ownership to C++, which with autoDelete off
+    kept every worker and its arguments alive forever (2-3 MB per keystroke in a 1 MB
+    document): once a run ended its arguments must become garbage."""
+    import gc
+    import weakref
+
+    refs = []
+    runner = LatestRunner()
+    for _ in range(3):  # through the runner, as the window submits its encodes
+        payload = _Payload()
+        refs.append(weakref.ref(payload))
+        runner.submit(_echo, payload)
+        del payload
+        qtbot.waitUntil(lambda: runner.current is None, timeout=5000)
+    payload = _Payload()
+    refs.append(weakref.ref(payload))
+    w = start_worker(GeneratorWorker(_echo, payload))
+    del payload
+    assert w.wait(5)
+    del w
+
+    def released() -> bool:
+        gc.collect()
+        return all(r() is None for r in refs)
+
+    qtbot.waitUntil(released, timeout=3000)
