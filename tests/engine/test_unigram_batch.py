@@ -234,3 +234,16 @@ def test_one_long_text_goes_through_the_batch_path(model: str) -> None:
         enc = tok.encode(text, allowed_special=())
         assert enc.ids == sp.encode(text)
         check_offsets(enc, sp_offsets(sp, text), text)
+
+
+def test_cached_piece_ids_are_shared_int_objects() -> None:
+    """The batch path fills the word cache with one int object per id, not one per cached
+    piece (~25 MB of a 10 MB document's peak memory)."""
+    tok = load_tokenizer(_path(UNIGRAM_TRAINED[0]))
+    tok.model._cache.clear()
+    tok.encode_ids_batch(_corpus())
+    entries = list(tok.model._cache.values())
+    ids = [i for entry in entries for i in entry[1] if i > 256]
+    assert len(ids) > 1000
+    # (the batch path's shared ints, and the trie's for words the per-word path solved)
+    assert len({id(i) for i in ids}) <= 2 * len(set(ids))
