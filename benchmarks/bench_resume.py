@@ -6,6 +6,10 @@ single-character edits (70% a letter typed, 30% a deletion) go through
 
 - ``update_document`` CPU time per edit, p50 / p95, and ``DocTokens.exact_until`` at the
   end (how much of the document is still exact by construction);
+- then settling (what the window does once typing pauses): ``settle_document`` steps until
+  the document is exact again, their count and CPU time per step p50 / p95 / max (a key
+  pressed during a step waits for it), and that the result equals sentencepiece's encode
+  of the whole edited text;
 - with ``--until-back``: for each edit, how many characters had to be re-encoded past the
   edit until sentencepiece's running float32 score came back to its old value (the window
   grown without the ``EXACT_WINDOW`` limit; each edit is applied to the same exact
@@ -73,6 +77,20 @@ def main() -> int:
     print(f"update_document CPU per edit over {args.edits} edits: p50 "
           f"{_pct(times, 0.5) * 1000:.1f} ms, p95 {_pct(times, 0.95) * 1000:.1f} ms; "
           f"exact by construction up to {doc.exact_until:,} of {len(text):,} chars")
+    steps = []
+    while True:
+        t = time.process_time()
+        step = doctokens.settle_document(doc)
+        steps.append(time.process_time() - t)
+        if step is None:
+            break
+        doc = step[0]
+    import sentencepiece as spm
+
+    exact = doc.ids().tolist() == spm.SentencePieceProcessor(model_file=args.model).encode(text)
+    print(f"settling: {len(steps) - 1} steps to exact, CPU per step p50 "
+          f"{_pct(steps, 0.5) * 1000:.1f} ms, p95 {_pct(steps, 0.95) * 1000:.1f} ms, max "
+          f"{max(steps) * 1000:.1f} ms; equal to sentencepiece's whole-text encode: {exact}")
     if args.until_back:
         doctokens.EXACT_WINDOW = 1 << 40
         doc = _encode(tok, text)

@@ -24,8 +24,10 @@ can be tens of thousands of characters long); failing that, whole segments from 
 before the edit, growing past the edit until the score comes back to the old one, up to
 ``EXACT_WINDOW`` characters. Beyond the window the old tokens are kept by the agreement rule
 and :attr:`DocTokens.exact_until` records where exactness by construction ends; once typing
-pauses the window calls :func:`settle_document` step by step (``SETTLE_CHARS`` each, from the
-exact score there), which re-decides the rest until the whole document is exact again.
+pauses the window calls :func:`settle_document` step by step (about ``SETTLE_WORD_CHARS``
+each, from the exact score there, at word granularity like a keystroke; whole segments of
+``SETTLE_CHARS`` when the words do not meet), which re-decides the rest until the whole
+document is exact again.
 
 A first encode of a big text pauses Python's cyclic garbage collector and, when it finishes,
 moves everything alive into the collector's permanent generation (``gc.freeze``): millions of
@@ -43,6 +45,7 @@ import gc
 from bisect import bisect_left
 from collections.abc import Generator, Iterator
 from contextlib import contextmanager
+from dataclasses import replace
 
 import numpy as np
 
@@ -322,7 +325,12 @@ def update_document(base: DocTokens, text: str, max_window: int | None = None,
 
 
 SETTLE_CHARS = 8_192
-"""How far one :func:`settle_document` step re-decides past where exactness ended."""
+"""How far one :func:`settle_document` step by whole segments re-decides past where
+exactness ended."""
+SETTLE_WORD_CHARS = 4_096
+"""How far one :func:`settle_document` step at word granularity re-decides: its window
+holds a few kB wherever it is (a segment can be 48k characters long: a step re-encoding it
+whole took ~100 ms, and a key pressed meanwhile waited for it)."""
 
 
 def settle_document(base: DocTokens) -> tuple[DocTokens, Change | None] | None:
@@ -339,6 +347,9 @@ def settle_document(base: DocTokens) -> tuple[DocTokens, Change | None] | None:
     nseg = len(base.segments)
     if nseg == 0 or base.segments[0].points is None or base.exact_until >= len(text):
         return None
+    words = _settle_words(base)
+    if words is not None:
+        return words
     first = base.segment_of_offset(base.exact_until)
     hi = min(nseg, max(first + 1,
                        bisect_left(base.cp_starts, base.cp_starts[first] + SETTLE_CHARS)))
@@ -372,6 +383,28 @@ def settle_document(base: DocTokens) -> tuple[DocTokens, Change | None] | None:
         first_segment=lo, old_segments=hi - lo, new_segments=len(new),
         first_token=base.tok_starts[lo], old_tokens=base.tok_starts[hi] - base.tok_starts[lo],
         new_tokens=len(ids), lines=changed_lines_between(base, doc, lo, hi, len(new), (at, at)))
+
+
+def _settle_words(base: DocTokens) -> tuple[DocTokens, Change | None] | None:
+    """A :func:`settle_document` step at word granularity: the words from the last exact
+    state before ``base.exact_until`` to a word start about :data:`SETTLE_WORD_CHARS` on
+    where the new tokens meet the old ones, re-encoded and spliced in as a keystroke's words
+    are (an "edit" that changes nothing). None when that does not apply or moves nothing."""
+    text, at = base.text, base.exact_until
+    end = min(len(text), at + SETTLE_WORD_CHARS)
+    step = update_words(base, text, at, len(text) - end)
+    if step is None or step[0].exact_until <= at:
+        return None
+    doc, change = step
+    lo, hi, count = change.first_segment, change.first_segment + change.old_segments, \
+        change.new_segments
+    old_ids, old_starts, old_ends = abs_tokens(base, lo, hi)
+    ids, starts, ends = abs_tokens(doc, lo, lo + count)
+    if (np.array_equal(ids, old_ids) and np.array_equal(starts, old_starts)
+            and np.array_equal(ends, old_ends)):
+        return doc, None
+    # (only the lines whose tokens differ: nothing was edited)
+    return doc, replace(change, lines=changed_lines_between(base, doc, lo, hi, count, (at, at)))
 
 
 def _safe_cut(toks: CompactTokens, at: int) -> bool:

@@ -111,14 +111,27 @@ def test_settle_steps_make_the_document_exact_again(model, document):
         doc = update_document(doc, text)[0]
     assert doc.exact_until < len(text)  # keystrokes are exact up to their windows only
     steps = 0
-    while (step := settle_document(doc)) is not None:
-        new, change = step
-        assert new.exact_until > doc.exact_until
-        assert new.ids().tolist() == sp.encode(text)
-        if change is None:  # no token changed: the same tokens
-            assert new.ids() == doc.ids()
-        doc, steps = new, steps + 1
-        _consistent(doc)
+    windows: list[int] = []
+    encode = tok.encode_compact_resumed
+
+    def recording(window, resume):
+        windows.append(len(window))
+        return encode(window, resume)
+
+    tok.encode_compact_resumed = recording
+    try:
+        while (step := settle_document(doc)) is not None:
+            new, change = step
+            assert new.exact_until > doc.exact_until
+            assert new.ids().tolist() == sp.encode(text)
+            if change is None:  # no token changed: the same tokens
+                assert new.ids() == doc.ids()
+            doc, steps = new, steps + 1
+            _consistent(doc)
+    finally:
+        del tok.encode_compact_resumed
     assert doc.exact_until == len(text)
-    assert 1 <= steps <= len(text) // doctokens.SETTLE_CHARS + 2
+    assert 1 <= steps <= len(text) // doctokens.SETTLE_WORD_CHARS + 2
+    # each step re-encodes a few kB of words, not whole (long) segments
+    assert max(windows) <= word_update.MAX_WORD_WINDOW
     assert _flat(doc) == _whole(tok, text)
