@@ -191,7 +191,7 @@ def main() -> int:
     if prof is not None:
         import pstats
 
-        pstats.Stats(prof).sort_stats("tottime").print_stats(25)
+        pstats.Stats(prof).sort_stats(os.environ.get("PROF_SORT", "tottime")).print_stats(int(os.environ.get("PROF_N", "25")))
     if args.vocab is None:  # one text: the whole document's encoding
         assert w.doc.ids().tolist() == w.tokenizer.encode(w.text()).ids
     print(f"tokenizer: {w.tokenizer.info.name}")

@@ -103,6 +103,24 @@ class Graphemes:
         return u.to_utf16(self.up_cp(cp))
 
 
+_RECENT: dict[str, Graphemes] = {}
+RECENT_LINES = 256
+"""Lines whose :class:`Graphemes` :func:`graphemes_of` keeps."""
+
+
+def graphemes_of(text: str) -> Graphemes:
+    """:class:`Graphemes` of ``text``, kept for the last lines asked (a keystroke paints its
+    line twice, once shifted and once with the new tokens, and the painter asks twice per
+    paint: a ``\\X`` scan of a long line in a complex script is ~0.3 ms each time).
+    GUI thread only."""
+    found = _RECENT.get(text)
+    if found is None:
+        if len(_RECENT) >= RECENT_LINES:
+            _RECENT.clear()
+        found = _RECENT[text] = Graphemes(text)
+    return found
+
+
 def _is_regional_indicator(ch: str) -> bool:
     return "\U0001f1e6" <= ch <= "\U0001f1ff"
 

@@ -52,7 +52,7 @@ from shiboken6 import isValid
 
 from explorer.engine.encoding import Token
 from explorer.engine.offsets import Utf16Map
-from explorer.ui.graphemes import Graphemes
+from explorer.ui.graphemes import graphemes_of
 from explorer.ui.palettes import DEFAULT_PALETTE, PALETTES, color_index
 from explorer.workers.doctokens import DocTokens
 
@@ -202,7 +202,7 @@ def split_clusters(text: str, u16: Utf16Map, spans: list[Span16]) -> list[tuple[
     letters, a ZWJ family as separate people: such clusters get one range over the whole.
     Touching runs are merged. Only the token edges are looked up, not every cluster.
     """
-    g = Graphemes(text, u16)
+    g = graphemes_of(text)
     down, up = g.down, g.up
     bad: list[tuple[int, int]] = []
     reach = 0  # furthest token end so far
@@ -232,7 +232,7 @@ def snap_to_graphemes(text: str, ranges: list[QTextLayout.FormatRange]
                       ) -> list[QTextLayout.FormatRange]:
     """``ranges`` (in order) widened to whole grapheme clusters of ``text``; a range that
     would overlap the one before starts where that one ends (so may vanish)."""
-    g = Graphemes(text)
+    g = graphemes_of(text)
     out: list[QTextLayout.FormatRange] = []
     reach = 0
     for r in ranges:
