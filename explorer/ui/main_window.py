@@ -45,6 +45,7 @@ from explorer.ui.inspector import InspectorPanel
 from explorer.ui.linking import TokenLinker
 from explorer.ui.menus import build_menus
 from explorer.ui.missing_glyphs import MissingGlyphs
+from explorer.ui.paint_hold import PaintHold
 from explorer.ui.palettes import DEFAULT_PALETTE, PALETTES, THEME_TEXT, theme_palette
 from explorer.ui.samples import DEFAULT_SAMPLE, sample_text
 from explorer.ui.settings import Settings
@@ -114,6 +115,8 @@ class MainWindow(QMainWindow):
         self.tokenizer_changed.connect(lambda _tok: self.boundary_tips.clear())
         self.status = StatusArea(self.statusBar(), self)
         self.missing_glyphs = MissingGlyphs(self.editor, self.statusBar(), self)
+        # (after the glyph boxes' filter: a held paint reaches neither)
+        self.paint_hold = PaintHold(self.editor.viewport(), self)
         self.text_changed.connect(self.missing_glyphs.update_text)
         self.loader = TokenizerLoader(report_error or message_box_reporter(self), self)
         self.menus = build_menus(self, self)
@@ -381,6 +384,7 @@ class MainWindow(QMainWindow):
         self.controller.progress.connect(self.status.show_progress)
         self.controller.partial_ready.connect(self.painter.set_partial)
         self.controller.failed.connect(lambda m: self.status.message(f"encoding failed: {m}"))
+        self.controller.failed.connect(self.paint_hold.release)
         self.painter.complete.connect(self._maybe_highlighted)
         self.controller.busy_changed.connect(lambda busy: busy or self._maybe_highlighted())
         self.loader.loaded.connect(self._on_loaded)
@@ -389,6 +393,9 @@ class MainWindow(QMainWindow):
 
     def _on_contents_change(self, _pos: int, removed: int, added: int) -> None:
         if removed or added:
+            ctl = self.controller
+            if ctl.doc is not None and ctl.doc.tokenizer is ctl.tokenizer is not None:
+                self.paint_hold.hold()  # the edit's colours come in a few ms: paint once
             self._views_stale = True
             self.linker.hold()
             self._views_timer.start()
@@ -428,6 +435,7 @@ class MainWindow(QMainWindow):
         # A huge change is painted like a new result: visible blocks first, the rest lazily.
         self.painter.set_result(doc, lines if lines is not None and len(lines) <= 20_000
                                 else None)
+        self.paint_hold.release()
         self.status.show_progress(1, 1)
         self._views_steps.append((doc, change))
         if change is None:  # not an edit: everything follows at once

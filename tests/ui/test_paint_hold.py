@@ -1,0 +1,88 @@
+"""A keystroke's line is painted once, with its new colours (explorer.ui.paint_hold)."""
+
+from __future__ import annotations
+
+from conftest import wait_highlighted
+from PySide6.QtCore import QEvent, QObject, QRect, Qt
+from PySide6.QtWidgets import QWidget
+
+from explorer.ui.paint_hold import HOLD_MS, PaintHold
+
+
+class PaintCounter(QObject):
+    """Counts the paint events that reach a widget (installed before the hold: runs after)."""
+
+    def __init__(self, widget: QWidget) -> None:
+        super().__init__(widget)
+        self.regions = []
+        widget.installEventFilter(self)
+
+    def eventFilter(self, watched, event) -> bool:
+        if event.type() == QEvent.Type.Paint:
+            self.regions.append(event.region().boundingRect())
+        return False
+
+
+def _widget(qtbot) -> QWidget:
+    w = QWidget()
+    qtbot.addWidget(w)
+    w.resize(300, 200)
+    w.show()
+    qtbot.waitExposed(w)
+    qtbot.wait(20)
+    return w
+
+
+def test_held_paints_become_one_paint_of_their_union(qtbot):
+    w = _widget(qtbot)
+    counter = PaintCounter(w)
+    hold = PaintHold(w)
+    hold.hold()
+    w.update(QRect(0, 0, 10, 10))
+    qtbot.wait(5)
+    w.update(QRect(100, 50, 10, 10))
+    qtbot.wait(5)
+    assert counter.regions == []  # held: nothing painted
+    hold.release()
+    qtbot.waitUntil(lambda: len(counter.regions) == 1, timeout=1000)
+    qtbot.wait(20)
+    assert counter.regions == [QRect(0, 0, 110, 60)]
+    assert not hold.holding
+
+
+def test_a_hold_ends_by_itself(qtbot):
+    """No result comes (a failed encode, no tokenizer): the text is painted anyway."""
+    w = _widget(qtbot)
+    counter = PaintCounter(w)
+    hold = PaintHold(w)
+    hold.hold()
+    w.update()
+    qtbot.waitUntil(lambda: len(counter.regions) == 1, timeout=HOLD_MS * 20)
+    assert not hold.holding
+
+
+def test_a_keystroke_paints_the_editor_once_with_its_colours(qtbot, window):
+    """Qt repainted the typed line at once with the old colours shifted, then again with the
+    result's: now the one paint comes after the result is applied."""
+    window.editor.setPlainText("".join(f"line {i} of some text\n" for i in range(30)))
+    wait_highlighted(qtbot, window)
+    qtbot.wait(50)
+    viewport = window.editor.viewport()
+    # counted where the editor paints: the hold's filter (installed last) runs first
+    viewport.removeEventFilter(window.paint_hold)
+    counter = PaintCounter(viewport)
+    viewport.installEventFilter(window.paint_hold)
+    applied = []
+    window.controller.encoding_ready.connect(lambda *_: applied.append(len(counter.regions)))
+    window.editor.setFocus()
+    cur = window.editor.textCursor()
+    cur.setPosition(12)
+    window.editor.setTextCursor(cur)
+    qtbot.wait(50)
+    before = len(counter.regions)
+    qtbot.keyClick(window.editor, Qt.Key.Key_X)
+    wait_highlighted(qtbot, window)
+    qtbot.wait(50)
+    assert window.text().startswith("line 0 of soxme")
+    assert applied and applied[0] == before  # nothing painted before the result came
+    assert len(counter.regions) >= before + 1
