@@ -99,6 +99,12 @@ def percentile(xs: list[float], q: float) -> float:
     return xs[min(len(xs) - 1, int(q * len(xs)))]
 
 
+def current_rss_mb() -> float:
+    """Resident set size of this process now (Linux), in MB."""
+    with open("/proc/self/statm") as f:
+        return int(f.read().split()[1]) * os.sysconf("SC_PAGE_SIZE") / 1e6
+
+
 def tiktoken_pattern() -> str:
     from explorer.engine.formats import load_tokenizer
 
@@ -144,6 +150,7 @@ def main() -> int:
     pump_until(lambda: w.is_highlighted and w.doc is not None and len(w.doc.text) > len(text) // 2)
     first = time.perf_counter() - t0
 
+    rss_before = current_rss_mb()
     rng = random.Random(args.seed)
     editor = w.editor
     prof = None
@@ -188,10 +195,12 @@ def main() -> int:
             pump_until(lambda: w.is_highlighted, signal=w.highlighted)
             pump_idle()
             later.append(time.process_time() - c1)
+    rss_after = current_rss_mb()
     if prof is not None:
         import pstats
 
-        pstats.Stats(prof).sort_stats(os.environ.get("PROF_SORT", "tottime")).print_stats(int(os.environ.get("PROF_N", "25")))
+        order, rows = os.environ.get("PROF_SORT", "tottime"), int(os.environ.get("PROF_N", "25"))
+        pstats.Stats(prof).sort_stats(order).print_stats(rows)
     if args.vocab is None:  # one text: the whole document's encoding
         assert w.doc.ids().tolist() == w.tokenizer.encode(w.text()).ids
     print(f"tokenizer: {w.tokenizer.info.name}")
@@ -225,6 +234,8 @@ def main() -> int:
     else:
         print(f"bursts of {args.burst} keystrokes, {args.interval:.0f} ms apart (the views "
               f"follow only after a burst)")
+    print(f"resident memory: {rss_before:.0f} MB before the edits, {rss_after:.0f} MB after "
+          f"({(rss_after - rss_before) / len(lat) * 1000:+.0f} kB per edit)")
     print(f"machine load average while running: {os.getloadavg()[0]:.1f} "
           f"on {os.cpu_count()} cores")
     print(f"reference: tiktoken re-encoding the whole document once: {ref_full * 1000:.0f} ms "

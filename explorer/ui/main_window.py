@@ -131,7 +131,7 @@ class MainWindow(QMainWindow):
         self.panels["tokens"].raise_()
 
         self._text_signal = Debounce(self._emit_text, TEXT_SIGNAL_MS, self)
-        self._views_steps: list[tuple[DocTokens, Change | None]] = []
+        self._views_steps: list[tuple[int, Change | None]] = []
         """Results not yet shown in the table, inspector and counts (see the module notes)."""
         self._views_stale = False
         self._views_timer = QTimer(self)
@@ -437,7 +437,7 @@ class MainWindow(QMainWindow):
                                 else None)
         self.paint_hold.release()
         self.status.show_progress(1, 1)
-        self._views_steps.append((doc, change))
+        self._views_steps.append((doc.token_count, change))
         if change is None:  # not an edit: everything follows at once
             self._settle_views()
         else:

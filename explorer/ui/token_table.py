@@ -28,10 +28,12 @@ _ROLES = {Qt.ItemDataRole.DisplayRole, Qt.ItemDataRole.ToolTipRole,
 
 
 def combined_rows(before: DocTokens | None,
-                  steps: Sequence[tuple[DocTokens, Change | None]]) -> tuple[int, int, int] | None:
+                  steps: Sequence[tuple[int, Change | None]]) -> tuple[int, int, int] | None:
     """Rows ``(first, old, new)`` that one replacement takes from ``before``'s tokens to the
-    last step's, the steps being consecutive incremental results (each ``Change`` relative to
-    the step before it, the first to ``before``); None when they do not chain that way.
+    last step's, the steps being consecutive incremental results given as ``(token count,
+    change)`` (each ``Change`` relative to the step before it, the first to ``before``); None
+    when they do not chain that way. (Counts, not the results: a burst of typing would hold
+    every keystroke's document, text and all, until the views follow.)
 
     A step keeps the tokens before its ``first_token`` and the ones after its replaced rows,
     so the tokens no step touched, counted from either end, stay as they are."""
@@ -39,13 +41,13 @@ def combined_rows(before: DocTokens | None,
         return None
     count = before.token_count
     head = tail = count
-    for doc, change in steps:
+    for after, change in steps:
         if (change is None or change.first_token + change.old_tokens > count
-                or count - change.old_tokens + change.new_tokens != doc.token_count):
+                or count - change.old_tokens + change.new_tokens != after):
             return None
         head = min(head, change.first_token)
         tail = min(tail, count - change.first_token - change.old_tokens)
-        count = doc.token_count
+        count = after
     return head, before.token_count - head - tail, count - head - tail
 
 
