@@ -98,3 +98,33 @@ def test_memo_limit_keeps_results_identical():
     assert small.encode_each(chunks[:50]) == expected[:50]
     assert len(small._cache) <= max(7, len(set(chunks)))
     assert small.encode_chunks(chunks) == [i for ids in expected for i in ids]
+
+
+@settings(max_examples=150, deadline=None)
+@given(random_vocab(), st.lists(st.binary(min_size=1, max_size=40).map(
+    lambda b: bytes(97 + x % 3 for x in b)), min_size=1, max_size=40))
+def test_lockstep_equals_naive_on_random_vocab(ranks, pieces):
+    """Random vocabularies have tokens whose rank is below one of their parts' (``abc``
+    made from ``ab c`` before ``bc`` existed): merges that make lower-rank pairs appear."""
+    from explorer.engine.bpe.lockstep import PairRanks, merge_lockstep
+
+    expected = [tuple(ranks[t] for t in naive_merge(p, ranks)) for p in pieces]
+    assert merge_lockstep(PairRanks(ranks), pieces) == expected
+
+
+def test_lockstep_batches_equal_tiktoken_on_all_languages():
+    """A call with enough distinct pieces merges them in lock step (the window's 32k
+    windows, big pastes, ``encode --lines``): ids equal tiktoken's, and the per-piece path's."""
+    from explorer.engine.bpe.batch import LOCKSTEP_MIN_PIECES
+
+    text = "\n".join(udhr_sample(every=4))
+    for name in ("cl100k", "o200k"):
+        tok, ref = ours(name), reference(name)
+        chunks = tok.splitter.split(text)
+        model = tok.model
+        model.clear_cache()
+        misses = {c for c in chunks if c.encode() not in model.ranks}
+        assert len(misses) >= 10 * LOCKSTEP_MIN_PIECES
+        assert tok.encode_ordinary_ids(text) == ref.encode_ordinary(text)
+        pieces = sorted(c.encode() for c in misses)
+        assert model._batch.encode(pieces) == model._batch._encode_each(pieces)

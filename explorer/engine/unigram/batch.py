@@ -30,6 +30,7 @@ from operator import itemgetter
 
 import numpy as np
 
+from explorer.engine.int_table import IntTable
 from explorer.engine.unigram.trie import Entry
 
 
@@ -100,7 +101,6 @@ MAX_WORD = 256
 """Longer words take the per-word path: the lock step costs one round per character."""
 
 _CHUNK_CELLS = 4_000_000  # piece lengths x characters held at once (~50 MB of edge arrays)
-_GOLDEN = np.uint64(0x9E3779B97F4A7C15)  # Fibonacci hashing multiplier
 _EMPTY = -1
 _UNICODE = 0x110000
 
@@ -152,54 +152,15 @@ class BatchViterbi:
         self.root_child = np.full(self.nchars + 1, _EMPTY, np.int32)
         self.root_child[char[top]] = nodes[top]
         self._stride = self.nchars + 1
-        self._build_table(parent[~top] * self._stride + char[~top], nodes[~top])
+        self._table = IntTable(parent[~top] * self._stride + char[~top], nodes[~top])
         self.unk_id = unk_id
         self.unk_score = np.float32(unk_score)
 
     # -- the (node, character) -> child table ---------------------------------------------------
 
-    def _build_table(self, keys: np.ndarray, values: np.ndarray) -> None:
-        """Linear-probing hash table of ``keys`` (load factor <= 1/2), filled in bulk."""
-        bits = max(4, int(2 * max(len(keys), 1) - 1).bit_length())
-        self._shift = np.uint64(64 - bits)
-        self._mask = (1 << bits) - 1
-        self._keys = np.full(1 << bits, _EMPTY, np.int64)
-        self._values = np.zeros(1 << bits, np.int32)
-        slot = self._hash(keys)
-        pending = np.arange(len(keys))
-        while pending.size:
-            wanted = slot[pending]
-            free = self._keys[wanted] == _EMPTY
-            claims, first = np.unique(wanted[free], return_index=True)
-            winners = pending[free][first]
-            self._keys[claims] = keys[winners]
-            self._values[claims] = values[winners]
-            placed = np.zeros(len(keys), bool)
-            placed[winners] = True
-            pending = pending[~placed[pending]]
-            slot[pending] = (slot[pending] + 1) & self._mask
-
-    def _hash(self, keys: np.ndarray) -> np.ndarray:
-        return ((keys.astype(np.uint64) * _GOLDEN) >> self._shift).astype(np.int64)
-
     def _children(self, nodes: np.ndarray, chars: np.ndarray) -> np.ndarray:
         """The child of each ``nodes[i]`` along ``chars[i]``, or -1."""
-        keys = nodes.astype(np.int64) * self._stride + chars
-        slot = self._hash(keys)
-        table_keys, table_values, mask = self._keys, self._values, self._mask
-        found = table_keys[slot]  # the first probe for everyone, without index arrays
-        hit = found == keys
-        out = np.where(hit, table_values[slot], _EMPTY)
-        todo = np.flatnonzero(~hit & (found != _EMPTY))
-        slot = (slot[todo] + 1) & mask
-        while todo.size:
-            found = table_keys[slot]
-            hit = found == keys[todo]
-            out[todo[hit]] = table_values[slot[hit]]
-            more = ~hit & (found != _EMPTY)
-            todo = todo[more]
-            slot = (slot[more] + 1) & mask
-        return out
+        return self._table.get(nodes.astype(np.int64) * self._stride + chars)
 
     # -- the batch Viterbi ----------------------------------------------------------------------
 
