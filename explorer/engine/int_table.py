@@ -48,6 +48,10 @@ class IntTable:
     def _hash(self, keys: np.ndarray) -> np.ndarray:
         return ((keys.astype(np.uint64) * _GOLDEN) >> self._shift).astype(np.int64)
 
+    def keys(self) -> np.ndarray:
+        """Every key in the table (in table order)."""
+        return self._keys[self._keys != MISSING]
+
     def get(self, keys: np.ndarray) -> np.ndarray:
         """The value of each key (int32), :data:`MISSING` where a key is not in the table."""
         slot = self._hash(keys)

@@ -109,7 +109,10 @@ def test_lockstep_equals_naive_on_random_vocab(ranks, pieces):
     from explorer.engine.bpe.lockstep import PairRanks, merge_lockstep
 
     expected = [tuple(ranks[t] for t in naive_merge(p, ranks)) for p in pieces]
-    assert merge_lockstep(PairRanks(ranks), pieces) == expected
+    pairs = PairRanks(ranks)
+    assert merge_lockstep(pairs, pieces) == expected
+    # rounds until half the pieces are done, then the rest one by one from where they are
+    assert merge_lockstep(pairs, pieces, finish_below=len(pieces) // 2 + 1) == expected
 
 
 def test_lockstep_batches_equal_tiktoken_on_all_languages():

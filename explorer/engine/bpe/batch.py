@@ -13,7 +13,8 @@ on ties; pieces with a cut or longer than ``SHORT_PIECE`` go to :meth:`BytePairM
 
 A call with at least :data:`LOCKSTEP_MIN_PIECES` pieces merges its short ones in lock step
 with numpy instead (:mod:`explorer.engine.bpe.lockstep`: the same ids; the all-language
-UDHR's distinct pre-tokens in one call 1.7-1.9 s -> 0.6-0.7 s of CPU).
+UDHR's distinct pre-tokens in one call 1.7-1.9 s -> 0.6-0.7 s of CPU; the last pieces of a
+batch finish one by one).
 """
 
 from __future__ import annotations
@@ -25,10 +26,12 @@ from itertools import compress, pairwise
 from explorer.engine.bpe.lockstep import PairRanks, merge_lockstep
 from explorer.engine.bpe.queue import NO_RANK
 
-LOCKSTEP_MIN_PIECES = 600
-"""Calls with fewer pieces merge them one by one: lock step costs ~0.2 ms per round whatever
-the batch, and breaks even at ~400 pieces of text in many scripts (1.5x faster at 800, 2.5x
-at 200k)."""
+LOCKSTEP_MIN_PIECES = 300
+"""Calls with fewer pieces merge them one by one."""
+LOCKSTEP_FINISH_BELOW = 256
+"""Lock-step rounds stop when fewer pieces than this still merge; the rest finish one by one
+(a round costs ~0.2 ms whatever the batch: on text in many scripts, 400 pieces then merge
+1.15x faster than one by one, 800 pieces 1.5x, 200k pieces 2.5x)."""
 
 SEPARATOR_CANDIDATES = (0xFF, 0xFE, 0xFD, 0xFC, 0xFB, 0xFA, 0xF9, 0xF8, 0xF7, 0xF6, 0xF5,
                         0xC1, 0xC0)
@@ -91,8 +94,9 @@ class BatchMerger:
         short = self._short
         is_short = [len(p) <= short for p in pieces]
         if all(is_short):
-            return merge_lockstep(self._lockstep, pieces)
-        fast = iter(merge_lockstep(self._lockstep, list(compress(pieces, is_short))))
+            return merge_lockstep(self._lockstep, pieces, LOCKSTEP_FINISH_BELOW)
+        fast = iter(merge_lockstep(self._lockstep, list(compress(pieces, is_short)),
+                                   LOCKSTEP_FINISH_BELOW))
         slow = iter(self._encode_each([p for p, s in zip(pieces, is_short, strict=True)
                                        if not s]))
         return [next(fast) if s else next(slow) for s in is_short]
