@@ -1,9 +1,9 @@
 """A read-only hash table from int64 keys to int32 values, looked up for whole arrays.
 
-Linear probing at load factor <= 1/2, Fibonacci hashing, filled and probed with numpy:
-one lookup round per probe for every key still unresolved, so a million lookups cost a few
-array operations (~25 ns each) instead of a million dict calls. Used by the lock-step
-algorithms that advance many words at once: the Unigram trie walk
+Linear probing at load factor <= 1/2 (or lower: ``room``), Fibonacci hashing, filled and
+probed with numpy: one lookup round per probe for every key still unresolved, so a million
+lookups cost a few array operations (~25 ns each) instead of a million dict calls. Used by
+the lock-step algorithms that advance many words at once: the Unigram trie walk
 (:mod:`explorer.engine.unigram.batch`) and byte-pair merging
 (:mod:`explorer.engine.bpe.lockstep`).
 """
@@ -23,10 +23,12 @@ class IntTable:
 
     __slots__ = ("_keys", "_mask", "_shift", "_values")
 
-    def __init__(self, keys: np.ndarray, values: np.ndarray) -> None:
+    def __init__(self, keys: np.ndarray, values: np.ndarray, *, room: int = 2) -> None:
+        """``room``: at least this many slots per key (2: load factor <= 1/2; 4 makes the
+        probe chains of keys that are not there shorter, for lookups that mostly miss)."""
         keys = np.asarray(keys, np.int64)
         values = np.asarray(values, np.int32)
-        bits = max(4, int(2 * max(len(keys), 1) - 1).bit_length())
+        bits = max(4, int(room * max(len(keys), 1) - 1).bit_length())
         self._shift = np.uint64(64 - bits)
         self._mask = (1 << bits) - 1
         self._keys = np.full(1 << bits, MISSING, np.int64)

@@ -43,7 +43,8 @@ class PairRanks:
         key = lengths.tobytes() + values.tobytes() + b"".join(ranks)
         keys, values = cached_by_key(key, "bpe-mergeable-pairs-v1",
                                      lambda: _mergeable_pairs(ranks, self.stride))
-        self.table = IntTable(np.array(keys, np.int64), np.array(values, np.int64))
+        # (room 4: most lookups are of pairs that never merge, which probe to an empty slot)
+        self.table = IntTable(np.array(keys, np.int64), np.array(values, np.int64), room=4)
         self._dict: dict[int, int] | None = None
         grid = np.arange(65536, dtype=np.int64)
         self.first = self.of(self.byte_ids[grid >> 8], self.byte_ids[grid & 255])
@@ -128,10 +129,12 @@ def merge_lockstep(pairs: PairRanks, pieces: list[bytes],
             first, last = starts[merging], ends[merging] - 1
             sym[at] = rank[at]
             left = at[at > first]
-            rank[left - 1] = pairs.of(sym[left - 1], sym[left])
             right = at[at + 1 < last]  # (at + 1 is deleted: the pair after is at + 2's)
+            found = pairs.of(np.concatenate((sym[left - 1], sym[right])),
+                             np.concatenate((sym[left], sym[right + 2])))  # one lookup
             rank[at] = NEVER
-            rank[right] = pairs.of(sym[right], sym[right + 2])
+            rank[left - 1] = found[:left.size]
+            rank[right] = found[left.size:]
         keep = np.ones(n, bool) if leaving is None else ~leaving
         keep[at + 1] = False
         sym, rank = sym[keep], rank[keep]
