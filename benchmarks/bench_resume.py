@@ -31,17 +31,13 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from bench_ui import corpus_text
 
 from explorer.engine.formats import load_tokenizer
+from explorer.engine.generators import run_to_end
 from explorer.workers import doctokens
 from explorer.workers.jobs import INCREMENTAL_MAX_WINDOW
 
 
 def _encode(tok, text: str) -> doctokens.DocTokens:
-    gen = doctokens.encode_document(tok, text)
-    while True:
-        try:
-            next(gen)
-        except StopIteration as stop:
-            return stop.value
+    return run_to_end(doctokens.encode_document(tok, text))
 
 
 def _edit(rng: random.Random, text: str) -> str:

@@ -19,6 +19,7 @@ from references import require
 from explorer.engine.errors import CorpusError
 from explorer.engine.formats import load_tokenizer
 from explorer.engine.formats.tiktoken_presets import PRESETS
+from explorer.engine.generators import run_to_end as run
 from explorer.engine.stats import CorpusSource, corpus_stats
 from explorer.engine.stats.report import to_csv, to_dict, to_json, to_text
 from explorer.engine.stats.scripts import script_runs
@@ -26,14 +27,6 @@ from explorer.engine.stats.scripts import script_runs
 ROOT = Path(__file__).resolve().parents[2]
 UDHR = ROOT / "resources" / "corpus" / "udhr_sample.txt"
 VOCAB = ROOT / "resources" / "vocab"
-
-
-def run(job):
-    try:
-        while True:
-            next(job)
-    except StopIteration as stop:
-        return stop.value
 
 
 @pytest.fixture(scope="module")

@@ -18,6 +18,7 @@ from hypothesis import strategies as st
 
 from explorer.bundled import resource_path
 from explorer.engine.formats import load_tokenizer
+from explorer.engine.generators import run_to_end as _drive
 from explorer.engine.trainers import (
     BpeConfig,
     Corpus,
@@ -48,15 +49,6 @@ CASES: list[tuple[str, int, dict[str, Any]]] = [
                         "limit_alphabet": 50, "special_tokens": ["<unk>"]}),
 ]
 IDS = ["prefix", "suffix", "max_len", "meta_all_three", "meta_suffix_unk", "limit_alphabet"]
-
-
-def _drive(gen: Any) -> Any:
-    """Run a generator to its end and return its return value."""
-    while True:
-        try:
-            next(gen)
-        except StopIteration as stop:
-            return stop.value
 
 
 def _hf_train(mode: str, vocab_size: int, kw: dict[str, Any]) -> tokenizers.Tokenizer:

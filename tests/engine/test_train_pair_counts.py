@@ -13,6 +13,7 @@ import pytest
 from pair_recount import NaiveState, Pair
 
 from explorer.bundled import resource_path
+from explorer.engine.generators import run_to_end
 from explorer.engine.trainers import bpe_trainer
 from explorer.engine.trainers.bpe_trainer import BpeConfig, count_words, train_bpe_from_counts
 from explorer.engine.trainers.corpus import Corpus
@@ -26,12 +27,7 @@ MERGES = 260
 def _botchan_words(config: BpeConfig) -> dict[str, int]:
     text = resource_path("corpus", "botchan.txt").read_text(encoding="utf-8")[:25_000]
     text += "Tout être humain a droit à l'éducation. Все люди 東京で 🙂 12345\n"
-    gen = count_words(Corpus.from_texts([text]), config)
-    try:
-        while True:
-            next(gen)
-    except StopIteration as stop:
-        return stop.value
+    return run_to_end(count_words(Corpus.from_texts([text]), config))
 
 
 def _hash_words(seed: int) -> dict[str, int]:

@@ -10,6 +10,7 @@ from dataclasses import replace
 import pytest
 
 from explorer.bundled import resource_path
+from explorer.engine.generators import run_to_end as run_gen
 from explorer.engine.trainers.api import run, to_tokenizer, train
 from explorer.engine.trainers.bpe_trainer import BpeConfig
 from explorer.engine.trainers.corpus import Corpus
@@ -43,14 +44,6 @@ def bpe_run(text: str) -> tuple[TrainedBpe, list[Merge]]:
                lambda e: merges.append(e) if isinstance(e, Merge) else None)
     assert isinstance(done.model, TrainedBpe)
     return done.model, merges
-
-
-def run_gen(gen):  # type: ignore[no-untyped-def]
-    try:
-        while True:
-            next(gen)
-    except StopIteration as stop:
-        return stop.value
 
 
 def test_details_do_not_change_the_merges(text, bpe_run):

@@ -18,6 +18,7 @@ import pytest
 from explorer.bundled import resource_path
 from explorer.engine.formats import load_tokenizer
 from explorer.engine.formats.sentencepiece_schema import PIECE_TYPES, ModelProto
+from explorer.engine.generators import run_to_end as _drive
 from explorer.engine.trainers import Corpus, UnigramConfig, export, run, train
 from explorer.engine.trainers.unigram_seed import valid_spans
 from explorer.engine.trainers.unigram_substrings import WordArray
@@ -138,14 +139,6 @@ def test_json_export_keeps_symbols_whole(trained, tmp_path):
     engine = load_tokenizer(path)
     for text in held[::5] + EXTRA:
         assert [t.id for t in engine.encode(text).tokens] == ref.encode(text).ids, text
-
-
-def _drive(gen):
-    while True:
-        try:
-            next(gen)
-        except StopIteration as stop:
-            return stop.value
 
 
 @pytest.mark.parametrize(

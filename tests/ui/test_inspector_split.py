@@ -18,6 +18,7 @@ from hypothesis import strategies as st
 from explorer.bundled import resource_path
 from explorer.engine.encoding import Token
 from explorer.engine.formats import load_tokenizer
+from explorer.engine.generators import run_to_end
 from explorer.ui.inspector import split_note_html, token_view
 from explorer.ui.split_chars import split_characters
 from explorer.workers.doctokens import DocTokens, Segment, encode_document
@@ -29,12 +30,7 @@ TOKENIZER = load_tokenizer(resource_path("vocab", "cl100k_base.tiktoken"))
 
 
 def _doc(text: str):
-    gen = encode_document(TOKENIZER, text)
-    while True:
-        try:
-            next(gen)
-        except StopIteration as stop:
-            return stop.value
+    return run_to_end(encode_document(TOKENIZER, text))
 
 
 def oracle(text: str) -> list[list[tuple[str, list[tuple[int, bytes]]]]]:

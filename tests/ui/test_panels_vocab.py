@@ -8,6 +8,7 @@ import pytest
 from panels_support import RankVocab
 from PySide6.QtCore import QModelIndex, Qt
 
+from explorer.engine.generators import run_to_end
 from explorer.ui.panels.vocab_browser import FIRST_ROWS, VocabBrowser
 from explorer.ui.panels.vocab_model import (
     COL_HEX,
@@ -23,12 +24,7 @@ from explorer.ui.panels.vocab_model import (
 
 
 def _rows(vocab):
-    gen = load_vocab_rows(vocab)
-    try:
-        while True:
-            next(gen)
-    except StopIteration as stop:
-        return stop.value
+    return run_to_end(load_vocab_rows(vocab))
 
 
 @pytest.fixture(scope="module")

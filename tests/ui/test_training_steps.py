@@ -9,6 +9,7 @@ from pair_recount import NaiveState
 from PySide6.QtCore import Qt
 
 from explorer.engine.formats import load_tokenizer
+from explorer.engine.generators import run_to_end as run_generator
 from explorer.engine.pretokenizers.byte_level import bytes_to_unicode
 from explorer.engine.trainers import BpeConfig, Corpus, UnigramConfig, run, to_tokenizer, train
 from explorer.engine.trainers.bpe_trainer import count_words
@@ -27,15 +28,6 @@ def _pick(dialog: TrainingDialog, prefix: str, vocab: int) -> None:
         name = item.data(Qt.ItemDataRole.UserRole).replace("\\", "/").rsplit("/", 1)[-1]
         item.setCheckState(Qt.CheckState.Checked if name == "botchan.txt"
                            else Qt.CheckState.Unchecked)
-
-
-def run_generator(gen):  # type: ignore[no-untyped-def]
-    """Drain a generator; its return value."""
-    try:
-        while True:
-            next(gen)
-    except StopIteration as stop:
-        return stop.value
 
 
 def _botchan() -> Corpus:

@@ -9,19 +9,12 @@ from doubles import TiktokenDouble
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from explorer.engine.generators import run_to_end as _full
 from explorer.ui.token_table import COL_ID, COL_SPAN, combined_rows
 from explorer.workers.doctokens import encode_document, update_document
 
 TIK = TiktokenDouble()
 BASE = "".join(f"line {i}: some words, numbers {i * 37} and é😀 here\n" for i in range(40))
-
-
-def _full(gen):
-    while True:
-        try:
-            next(gen)
-        except StopIteration as stop:
-            return stop.value
 
 
 @settings(max_examples=60, deadline=None)

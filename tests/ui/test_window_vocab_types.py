@@ -16,17 +16,13 @@ from references import require
 from explorer.bundled import resource_path
 from explorer.engine.encoding import Token
 from explorer.engine.formats import load_tokenizer
+from explorer.engine.generators import run_to_end
 from explorer.ui.panels.vocab_browser import first_token_index
 from explorer.ui.panels.vocab_model import COL_ID, entry_type, load_vocab_rows
 
 
 def _rows(tokenizer):
-    gen = load_vocab_rows(tokenizer)
-    try:
-        while True:
-            next(gen)
-    except StopIteration as stop:
-        return stop.value
+    return run_to_end(load_vocab_rows(tokenizer))
 
 
 def test_sentencepiece_byte_pieces_are_labelled_byte():

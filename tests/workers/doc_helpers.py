@@ -2,14 +2,9 @@
 
 from __future__ import annotations
 
+from explorer.engine.generators import run_to_end as run
 
-def run(gen):
-    """Drive a generator to its end; its return value."""
-    while True:
-        try:
-            next(gen)
-        except StopIteration as stop:
-            return stop.value
+__all__ = ["flat", "run", "whole_tokens"]
 
 
 def flat(doc):

@@ -14,8 +14,9 @@ import sys
 from typing import Any
 
 from explorer.engine.errors import TokenizerError
+from explorer.engine.generators import run_to_end
 from explorer.engine.parity.adapters import implementations_for
-from explorer.engine.parity.lines import FileParity, check_lines, to_csv, to_json
+from explorer.engine.parity.lines import FileParity, Progress, check_lines, to_csv, to_json
 from explorer.engine.stats.corpus import CorpusSource
 
 EXIT_DIFFER = 1
@@ -80,13 +81,12 @@ def cmd_parity(args: argparse.Namespace) -> int:
                                f"{missing}")
     job = check_lines(impls, (line for line, _ in source.lines()))
     show_progress = sys.stderr.isatty() and total > 1_000_000
-    try:
-        while True:
-            p = next(job)
-            if show_progress:
-                print(f"\r{p.done:,} lines", end="", file=sys.stderr, flush=True)
-    except StopIteration as stop:
-        result: FileParity = stop.value
+
+    def progress(p: Progress) -> None:
+        if show_progress:
+            print(f"\r{p.done:,} lines", end="", file=sys.stderr, flush=True)
+
+    result: FileParity = run_to_end(job, progress)
     if show_progress:
         print(file=sys.stderr)
     if args.output == "json":

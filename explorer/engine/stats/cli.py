@@ -12,9 +12,10 @@ from pathlib import Path
 from typing import Any
 
 from explorer.engine.errors import CorpusError
+from explorer.engine.generators import run_to_end
 from explorer.engine.stats.corpus import CorpusSource
 from explorer.engine.stats.report import to_csv, to_json, to_text
-from explorer.engine.stats.run import CorpusStats, corpus_stats
+from explorer.engine.stats.run import CorpusStats, Progress, corpus_stats
 
 
 def add_stats_parser(subparsers: Any) -> None:
@@ -60,14 +61,13 @@ def cmd_stats(args: argparse.Namespace) -> int:
                        scheduler=args.scheduler,
                        diff_limit=args.diff_limit if args.diff else 0)
     show = sys.stderr.isatty()
-    try:
-        while True:
-            p = next(job)
-            if show and p.total:
-                print(f"\r{100 * p.done / p.total:5.1f}% of {p.total / 1e6:,.1f} MB",
-                      end="", file=sys.stderr, flush=True)
-    except StopIteration as stop:
-        stats: CorpusStats = stop.value
+
+    def progress(p: Progress) -> None:
+        if show and p.total:
+            print(f"\r{100 * p.done / p.total:5.1f}% of {p.total / 1e6:,.1f} MB",
+                  end="", file=sys.stderr, flush=True)
+
+    stats: CorpusStats = run_to_end(job, progress)
     if show:
         print(file=sys.stderr)
     if args.output == "json":
