@@ -108,16 +108,16 @@ RECENT_LINES = 256
 """Lines whose :class:`Graphemes` :func:`graphemes_of` keeps."""
 
 
-def graphemes_of(text: str) -> Graphemes:
+def graphemes_of(text: str, u16: Utf16Map | None = None) -> Graphemes:
     """:class:`Graphemes` of ``text``, kept for the last lines asked (a keystroke paints its
     line twice, once shifted and once with the new tokens, and the painter asks twice per
     paint: a ``\\X`` scan of a long line in a complex script is ~0.3 ms each time).
-    GUI thread only."""
+    ``u16``: the text's offset map when the caller has it. GUI thread only."""
     found = _RECENT.get(text)
     if found is None:
         if len(_RECENT) >= RECENT_LINES:
             _RECENT.clear()
-        found = _RECENT[text] = Graphemes(text)
+        found = _RECENT[text] = Graphemes(text, u16)
     return found
 
 

@@ -202,7 +202,7 @@ def split_clusters(text: str, u16: Utf16Map, spans: list[Span16]) -> list[tuple[
     letters, a ZWJ family as separate people: such clusters get one range over the whole.
     Touching runs are merged. Only the token edges are looked up, not every cluster.
     """
-    g = graphemes_of(text)
+    g = graphemes_of(text, u16)
     down, up = g.down, g.up
     bad: list[tuple[int, int]] = []
     reach = 0  # furthest token end so far
