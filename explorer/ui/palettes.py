@@ -8,6 +8,7 @@ text colour stays readable (>= 4.5:1) on every background.
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 
 from PySide6.QtGui import QColor, QPalette
@@ -53,12 +54,50 @@ PALETTES: dict[str, TokenPalette] = {
 }
 DEFAULT_PALETTE = "Pastel"
 
-_MIX = 0x9E3779B1  # Fibonacci hashing spreads consecutive ids over the palette
+COLOR_MIX = 0x9E3779B1  # Fibonacci hashing spreads consecutive ids over the palette
 
 
 def color_index(token_id: int, size: int) -> int:
     """Stable palette slot of ``token_id`` (same id, same slot, in every run)."""
-    return ((token_id * _MIX) & 0xFFFFFFFF) % size
+    return ((token_id * COLOR_MIX) & 0xFFFFFFFF) % size
+
+
+SHADE_DARKER = {False: 115, True: 155}
+"""Theme (dark=True) -> ``QColor.darker`` factor of a colour's second shade. Darker in both
+themes: the dark theme's light text keeps its contrast (tested >= 4.5:1)."""
+
+
+def second_shade(color: QColor, dark: bool) -> QColor:
+    """The second shade of a token colour: the same hue, visibly darker."""
+    return color.darker(SHADE_DARKER[dark])
+
+
+def shaded_slots(ids: Iterable[int], size: int, prev_slot: int = -1,
+                 prev_shaded: bool = False) -> Iterator[tuple[int, bool]]:
+    """``(slot, shaded)`` of each token id in text order: a token takes its colour's second
+    shade when it lands on the same slot as the token before it and that one did not, so two
+    neighbouring tokens never look like one (``the`` ``the``, or two ids hashed to the same
+    colour). A run of same-slot tokens alternates plain, shaded, plain, ...; the shade depends
+    on the run only, so an edit recolours nothing beyond the tokens it touches and their run.
+    ``prev_slot``/``prev_shaded``: the state after the token before ``ids`` (-1: none).
+    """
+    for token_id in ids:
+        slot = ((token_id * COLOR_MIX) & 0xFFFFFFFF) % size
+        prev_shaded = slot == prev_slot and not prev_shaded
+        prev_slot = slot
+        yield slot, prev_shaded
+
+
+def shade_state_before(ids: Sequence[int], index: int, size: int) -> tuple[int, bool]:
+    """The ``(prev_slot, prev_shaded)`` state of :func:`shaded_slots` just before token
+    ``index`` of ``ids``: walks back over the run of same-slot tokens only."""
+    if index <= 0:
+        return -1, False
+    slot = color_index(ids[index - 1], size)
+    k = index - 1
+    while k > 0 and color_index(ids[k - 1], size) == slot:
+        k -= 1
+    return slot, (index - 1 - k) % 2 == 1
 
 
 def _luminance(c: QColor) -> float:

@@ -53,7 +53,13 @@ from shiboken6 import isValid
 from explorer.engine.encoding import Token
 from explorer.engine.offsets import Utf16Map
 from explorer.ui.graphemes import graphemes_of
-from explorer.ui.palettes import DEFAULT_PALETTE, PALETTES, color_index
+from explorer.ui.palettes import (
+    COLOR_MIX,
+    DEFAULT_PALETTE,
+    PALETTES,
+    color_index,
+    second_shade,
+)
 from explorer.workers.doctokens import DocTokens
 
 BATCH_BLOCKS = 400
@@ -70,6 +76,10 @@ requests). Painting all 230k blocks of a 10 MB text took ~15 s of the GUI thread
 FEW_BLOCKS = 8
 """Up to this many blocks with new colours are each laid out and repainted at once, shown
 or not (a keystroke's line); of more, only the shown ones (the rest when they are shown)."""
+
+RIPPLE_MAX_BLOCKS = 64
+"""At most this many blocks after an edit's lines are checked for colours that changed with
+it (a run of same-coloured tokens over line ends; see TokenPainter._ripple)."""
 
 VisibleRange = Callable[[], tuple[int, int]]
 
@@ -88,7 +98,8 @@ class TokenFormats:
         self.palette = palette
         self.dark = dark
         self._colors = [QColor(c) for c in PALETTES[palette].colors(dark)]
-        self._cache: dict[tuple[int, bool, bool], QTextCharFormat] = {}
+        self._shades = [second_shade(c, dark) for c in self._colors]
+        self._cache: dict[tuple[int, bool, bool, bool], QTextCharFormat] = {}
         background, underline = SPLIT_COLORS[dark]
         self.split = QTextCharFormat()
         """One character (grapheme cluster) covered by more than one token."""
@@ -96,27 +107,36 @@ class TokenFormats:
         self.split.setUnderlineStyle(QTextCharFormat.UnderlineStyle.DashUnderline)
         self.split.setUnderlineColor(QColor(underline))
 
-    def color(self, token_id: int) -> QColor:
-        """Background colour of ``token_id``."""
-        return self._colors[color_index(token_id, len(self._colors))]
+    @property
+    def size(self) -> int:
+        """Number of colour slots of the palette."""
+        return len(self._colors)
+
+    def color(self, token_id: int, shaded: bool = False) -> QColor:
+        """Background colour of ``token_id`` (``shaded``: its second shade, see
+        :func:`~explorer.ui.palettes.shaded_slots`)."""
+        slot = color_index(token_id, len(self._colors))
+        return self._shades[slot] if shaded else self._colors[slot]
 
     @property
     def split_color(self) -> QColor:
         """Background of a character split between tokens."""
         return self.split.background().color()
 
-    def format(self, tok: Token) -> QTextCharFormat:
+    def format(self, tok: Token, shaded: bool = False) -> QTextCharFormat:
         """Format of a token that covers whole characters."""
-        return self.format_of(tok.id, tok.special, tok.unknown)
+        return self.format_of(color_index(tok.id, len(self._colors)), tok.special, tok.unknown,
+                              shaded)
 
-    def format_of(self, token_id: int, special: bool, unknown: bool) -> QTextCharFormat:
-        """Format of a token ``token_id`` with these flags."""
-        slot = color_index(token_id, len(self._colors))
-        key = (slot, special, unknown)
+    def format_of(self, slot: int, special: bool, unknown: bool,
+                  shaded: bool = False) -> QTextCharFormat:
+        """Format of a token in palette slot ``slot`` with these flags (``shaded``: the
+        slot's second shade)."""
+        key = (slot, special, unknown, shaded)
         fmt = self._cache.get(key)
         if fmt is None:
             fmt = QTextCharFormat()
-            fmt.setBackground(self._colors[slot])
+            fmt.setBackground(self._shades[slot] if shaded else self._colors[slot])
             if special:
                 fmt.setFontWeight(QFont.Weight.Bold)
                 fmt.setFontUnderline(True)
@@ -157,12 +177,17 @@ def block_ranges(doc: DocTokens, line: int, text: str,
     first = bisect_left(starts, lo)  # tokens are in text order: start at the line
     while first > 0 and ends[first - 1] >= lo:  # tokens reaching into it (or empty at lo)
         first -= 1
+    size = formats.size
+    prev_slot, shaded = shade_state(doc, k, first, size)
     for j in range(first, len(ids)):
         t_start, t_end = starts[j], ends[j]
-        if t_end <= lo and not (t_start == t_end == lo):
-            continue
         if t_start > hi or (t_start == hi and hi > lo):
             break
+        slot = ((ids[j] * COLOR_MIX) & 0xFFFFFFFF) % size  # palettes.shaded_slots, inlined
+        shaded = slot == prev_slot and not shaded
+        prev_slot = slot
+        if t_end <= lo and not (t_start == t_end == lo):
+            continue
         s, e = max(t_start, lo) - lo, min(t_end, hi) - lo
         if e <= s:
             continue
@@ -170,10 +195,38 @@ def block_ranges(doc: DocTokens, line: int, text: str,
         if spans and spans[-1][:2] == (s16, e16):  # another byte of the same character(s)
             spans[-1] = (s16, e16, spans[-1][2], True)
             continue
-        spans.append((s16, e16, format_of(ids[j], *flags(seg, j)), False))
+        spans.append((s16, e16, format_of(slot, *flags(seg, j), shaded), False))
     if text.isascii() and "\r\n" not in text:  # one code unit per grapheme: nothing to split
         return [_range(s, e, fmt) for s, e, fmt, _ in spans]
     return _cluster_ranges(text, u16, spans, formats)
+
+
+def shade_state(doc: DocTokens, k: int, index: int, size: int) -> tuple[int, bool]:
+    """The :func:`~explorer.ui.palettes.shaded_slots` state just before token ``index`` of
+    segment ``k``: the run of same-slot tokens before it is followed back, into earlier
+    segments too (the whole document's tokens are one sequence)."""
+    before = _ids_before(doc, k, index)
+    last = next(before, None)
+    if last is None:
+        return -1, False
+    slot = color_index(last, size)
+    run = 1  # tokens of the run that ends just before `index`
+    for token_id in before:
+        if color_index(token_id, size) != slot:
+            break
+        run += 1
+    return slot, run % 2 == 0
+
+
+def _ids_before(doc: DocTokens, k: int, index: int) -> Iterator[int]:
+    """The document's token ids before token ``index`` of segment ``k``, nearest first."""
+    ids = doc.segments[k].ids
+    for i in range(index - 1, -1, -1):
+        yield ids[i]
+    for earlier in range(k - 1, -1, -1):
+        ids = doc.segments[earlier].ids
+        for i in range(len(ids) - 1, -1, -1):
+            yield ids[i]
 
 
 def same_ranges(a: list[QTextLayout.FormatRange], b: list[QTextLayout.FormatRange]) -> bool:
@@ -333,6 +386,7 @@ class TokenPainter(QObject):
                     block.setUserState(0)  # painted later (generations start at 1)
                     deferred = True
                 block = block.next()
+            self._ripple(block)
         if deferred and not lazy:
             self._edit_lines = lines if self._edit_lines is None else range(
                 min(lines.start, self._edit_lines.start), max(lines.stop, self._edit_lines.stop))
@@ -340,6 +394,16 @@ class TokenPainter(QObject):
             self._edit_timer.start()
         if self.is_complete:
             self.complete.emit()
+
+    def _ripple(self, block: QTextBlock) -> None:
+        """Paint the blocks after an edit's lines whose colours changed all the same: a
+        token's shade depends on the run of same-coloured tokens it is in (see
+        :func:`~explorer.ui.palettes.shaded_slots`), and a run can go on past a line end.
+        Stops at the first block that keeps its colours (empty blocks show no token)."""
+        for _ in range(RIPPLE_MAX_BLOCKS):
+            if not block.isValid() or not (self._paint(block) or not block.text()):
+                return
+            block = block.next()
 
     def _paint_edit_batch(self) -> None:
         """Background painting of the not-shown lines of a big edit (see set_result)."""
@@ -464,17 +528,20 @@ class TokenPainter(QObject):
         self._timer.stop()
         self.complete.emit()
 
-    def _paint(self, block: QTextBlock) -> None:
+    def _paint(self, block: QTextBlock) -> bool:
+        """Paint ``block`` from the current result; True if its colours changed."""
         layout = block.layout()
         if self._doc is None:
             ranges: list[QTextLayout.FormatRange] | None = []
         else:
             ranges = block_ranges(self._doc, block.blockNumber(), block.text(), self.formats)
         if ranges is None:
-            return  # stale: the text changed since this result; the next result paints it
-        if not same_ranges(ranges, layout.formats()):  # else no relayout: nothing changed
+            return False  # stale: the text changed since this result; the next one paints it
+        changed = not same_ranges(ranges, layout.formats())
+        if changed:  # else no relayout: nothing changed
             self._set_formats(block, ranges)
         block.setUserState(self._generation)
+        return changed
 
     def _set_formats(self, block: QTextBlock, ranges: list[QTextLayout.FormatRange]) -> None:
         """Give ``block`` these formats and have it laid out again (inside :meth:`_batch`)."""

@@ -4,6 +4,9 @@ Per block: the grapheme clusters (``regex``'s ``\\X``, UAX #29, independent of Q
 touching each cluster (UTF-16 offsets from encoding text prefixes, not ``Utf16Map``), one
 colour per cluster (the token's, or the split colour when several tokens touch it), then runs
 of clusters with the same token (or consecutive split clusters) merged into one range.
+
+A token's colour is its palette colour, or that colour's second shade when the token before it
+has the same colour and is not itself shaded (neighbours never look like one token).
 """
 
 from __future__ import annotations
@@ -25,6 +28,16 @@ def grapheme_boundaries(text: str) -> list[int]:
     return out
 
 
+def shades(formats, ids: list[int]) -> list[bool]:
+    """Per token: drawn in its colour's second shade (the token before it has the same
+    colour and is not shaded)."""
+    out: list[bool] = []
+    for i, token_id in enumerate(ids):
+        same = i > 0 and formats.color(token_id) == formats.color(ids[i - 1])
+        out.append(same and not out[-1])
+    return out
+
+
 def expected_ranges(window) -> dict[int, list[tuple[int, int, str]]]:
     """Per block number: ``(start16, length16, background name)`` the painter should set."""
     text = window.text()
@@ -34,6 +47,7 @@ def expected_ranges(window) -> dict[int, list[tuple[int, int, str]]]:
     for ch in text:
         prefix.append(prefix[-1] + (2 if ord(ch) > 0xFFFF else 1))
     cover: list[list[tuple[int, int]]] = [[] for _ in range(prefix[-1])]
+    shaded = shades(formats, [t.id for t in enc.tokens])
     for i, t in enumerate(enc.tokens):  # UTF-16 unit -> the tokens covering it
         for unit in range(prefix[t.start], prefix[t.end]):
             cover[unit].append((i, t.id))
@@ -49,7 +63,8 @@ def expected_ranges(window) -> dict[int, list[tuple[int, int, str]]]:
             if not touching:
                 continue
             if len(touching) == 1:
-                key, colour = touching[0][0], formats.color(touching[0][1]).name()
+                i = touching[0][0]
+                key, colour = i, formats.color(touching[0][1], shaded[i]).name()
             else:
                 key, colour = "split", split_name
             if runs and runs[-1][2] == key and runs[-1][1] == c0:

@@ -13,7 +13,13 @@ from itertools import pairwise
 
 import pytest
 from conftest import click_table_row, wait_highlighted
-from painting_oracle import expected_ranges, grapheme_boundaries, painted_ranges, u16
+from painting_oracle import (
+    expected_ranges,
+    grapheme_boundaries,
+    painted_ranges,
+    shades,
+    u16,
+)
 from PySide6.QtCore import QPoint, Qt
 from PySide6.QtGui import QTextCursor
 
@@ -79,10 +85,11 @@ def test_unsplit_tokens_keep_their_colour_at_exact_utf16_ranges(qtbot, window, c
     enc = window.tokenizer.encode(text)
     painted = {(s, n): c for s, n, c in painted_ranges(window)[0]}
     colors = window.painter.formats
-    for t in enc.tokens:
+    shaded = shades(colors, [t.id for t in enc.tokens])
+    for t, shade in zip(enc.tokens, shaded, strict=True):
         if t.token_bytes in (b" end", b" b"):  # whole-character tokens after the cluster
             s16 = u16(text[:t.start])
-            assert painted[(s16, u16(text[t.start:t.end]))] == colors.color(t.id).name()
+            assert painted[(s16, u16(text[t.start:t.end]))] == colors.color(t.id, shade).name()
 
 
 def test_a_cluster_in_one_token_is_not_split(qtbot, window):

@@ -5,15 +5,18 @@ from __future__ import annotations
 
 import json
 import shutil
+from itertools import pairwise
 
 import pytest
 from chat_samples import DOCUMENTS
 from PySide6.QtCore import QTimer
+from PySide6.QtGui import QTextCursor
 from references import require
 
 from explorer.engine.chat.sandbox import render
 from explorer.engine.chat.templates import chat_setup
 from explorer.engine.formats import load_tokenizer
+from explorer.engine.offsets import Utf16Map
 
 
 def _chat(window):
@@ -41,6 +44,19 @@ def test_chat_view_renders_the_models_template(qtbot, window):
                       variables=setup.variables)
     assert panel.prompt.toPlainText() == expected
     total = len(load_tokenizer(gguf).encode(expected).ids)
+    # neighbouring tokens never share a background (a repeat takes the second shade)
+    shown = [t for t in load_tokenizer(gguf).encode(expected).tokens if t.end > t.start]
+    u16 = Utf16Map(expected)
+    cursor = QTextCursor(panel.prompt.document())
+
+    def background(tok) -> str:
+        cursor.setPosition(u16.to_utf16(tok.end))  # the format of the character before
+        return cursor.charFormat().background().color().name()
+
+    pairs = [(a, b) for a, b in pairwise(shown)  # (a line end has no background)
+             if a.end == b.start and "\n" not in expected[a.start:b.end]]
+    assert len(pairs) > 50
+    assert [(a, b) for a, b in pairs if background(a) == background(b)] == []
     assert f"{total} tokens" in panel.total.text() and "32,768" in panel.total.text()
     counts = [row.count.text() for row in panel.messages.rows]
     assert all(c.endswith(" tokens") for c in counts) and len(counts) == 4

@@ -39,7 +39,7 @@ from explorer.engine.chat.prompt import ChatPrompt, build_prompt, parse_tools_do
 from explorer.engine.chat.templates import BUILTIN_TEMPLATES, ChatSetup, chat_setup
 from explorer.engine.offsets import Utf16Map
 from explorer.engine.tokenizer import Tokenizer
-from explorer.ui.palettes import DEFAULT_PALETTE, PALETTES, color_index
+from explorer.ui.palettes import DEFAULT_PALETTE, PALETTES, second_shade, shaded_slots
 from explorer.ui.panels.chat_messages import MessageList
 from explorer.ui.panels.registry import PanelHost, register_panel
 from explorer.workers.latest import LatestRunner
@@ -212,7 +212,9 @@ class ChatPanel(QWidget):
             fmt.setFontWeight(QFont.Weight.Bold)
             specials.append(fmt)
         n_special = 0
-        for tok in prompt.encoding.tokens[:MAX_PAINTED_TOKENS]:
+        painted = prompt.encoding.tokens[:MAX_PAINTED_TOKENS]
+        slots = shaded_slots((t.id for t in painted), len(colors))
+        for tok, (slot, shaded) in zip(painted, slots, strict=True):
             if tok.end <= tok.start:
                 continue
             start, length = u16.span_to_utf16(tok.start, tok.end)
@@ -223,7 +225,7 @@ class ChatPanel(QWidget):
                 n_special += 1
             else:
                 fmt = QTextCharFormat()
-                fmt.setBackground(colors[color_index(tok.id, len(colors))])
+                fmt.setBackground(second_shade(colors[slot], False) if shaded else colors[slot])
             cursor.setCharFormat(fmt)
         self.messages.set_counts(prompt.counts)
         tail = f", generation prompt {prompt.tail_count}" if prompt.tail_count else ""
