@@ -15,13 +15,15 @@ import numpy as np
 MISSING = -1
 """What :meth:`IntTable.get` returns for a key not in the table (keys must not be -1)."""
 
+FEW_KEYS = 512
+"""Lookups still unresolved after a probe round: up to this many finish in one 2-D gather."""
 _GOLDEN = np.uint64(0x9E3779B97F4A7C15)  # Fibonacci hashing multiplier
 
 
 class IntTable:
     """``keys[i] -> values[i]`` (distinct int64 keys other than -1, int32 values)."""
 
-    __slots__ = ("_keys", "_mask", "_shift", "_values")
+    __slots__ = ("_keys", "_mask", "_reach", "_shift", "_values")
 
     def __init__(self, keys: np.ndarray, values: np.ndarray, *, room: int = 2) -> None:
         """``room``: at least this many slots per key (2: load factor <= 1/2; 4 makes the
@@ -35,6 +37,9 @@ class IntTable:
         self._values = np.zeros(1 << bits, np.int32)
         slot = self._hash(keys)
         pending = np.arange(len(keys))
+        self._reach = 0
+        """Probes past a key's home slot that the farthest key needed (lookups look no
+        farther: linear probing never moves a key past an empty slot, nor deletes)."""
         while pending.size:
             wanted = slot[pending]
             free = self._keys[wanted] == MISSING
@@ -46,6 +51,8 @@ class IntTable:
             placed[winners] = True
             pending = pending[~placed[pending]]
             slot[pending] = (slot[pending] + 1) & self._mask
+            if pending.size:
+                self._reach += 1
 
     def _hash(self, keys: np.ndarray) -> np.ndarray:
         return ((keys.astype(np.uint64) * _GOLDEN) >> self._shift).astype(np.int64)
@@ -63,11 +70,19 @@ class IntTable:
         out = np.where(hit, table_values[slot], MISSING)
         todo = np.flatnonzero(~hit & (found != MISSING))
         slot = (slot[todo] + 1) & mask
-        while todo.size:
+        depth, reach = 1, self._reach  # `slot` is `depth` probes past each key's home
+        while todo.size > FEW_KEYS and depth <= reach:
             found = table_keys[slot]
             hit = found == keys[todo]
             out[todo[hit]] = table_values[slot[hit]]
             more = ~hit & (found != MISSING)
             todo = todo[more]
             slot = (slot[more] + 1) & mask
+            depth += 1
+        if todo.size and depth <= reach:
+            # The last few keys look at every slot left within reach at once (probing one
+            # slot per round took up to ~10 more rounds of array calls for them).
+            slots = (slot[:, None] + np.arange(reach - depth + 1)) & mask
+            row, col = np.nonzero(table_keys[slots] == keys[todo, None])
+            out[todo[row]] = table_values[slots[row, col]]
         return out

@@ -141,14 +141,20 @@ def merge_lockstep(pairs: PairRanks, pieces: list[bytes],
         counts = counts[merging] - 1
         which = which[merging]
         ends = np.cumsum(counts)
-    out: list[tuple[int, ...]] = [()] * len(pieces)
-    for ids, cnt, whose in zip(out_ids, out_counts, out_which, strict=True):
-        bounds = np.cumsum(cnt).tolist()
-        flat = ids.tolist()
-        segments = map(flat.__getitem__, map(slice, [0, *bounds[:-1]], bounds))
-        for w, seg in zip(whose.tolist(), segments, strict=True):
-            out[w] = tuple(seg)
-    return out
+    return _in_piece_order(out_ids, out_counts, out_which)
+
+
+def _in_piece_order(out_ids: list[np.ndarray], out_counts: list[np.ndarray],
+                    out_which: list[np.ndarray]) -> list[tuple[int, ...]]:
+    """The pieces' ids, one tuple each in piece order, from the parts set aside round by
+    round (``out_which``: the piece of each part's segments)."""
+    ids = np.concatenate(out_ids).tolist()
+    counts = np.concatenate(out_counts)
+    ends = np.cumsum(counts)
+    order = np.argsort(np.concatenate(out_which), kind="stable")
+    stops = ends[order]
+    return list(map(tuple, map(ids.__getitem__, map(slice, (stops - counts[order]).tolist(),
+                                                       stops.tolist()))))
 
 
 def _finish(pairs: PairRanks, sym: np.ndarray, rank: np.ndarray, counts: np.ndarray,
