@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import math
 import unicodedata
+from bisect import bisect_left
 from collections.abc import Iterable
 
 import numpy as np
@@ -47,8 +48,8 @@ EXAMPLES = 6
 """Example characters per script in the status label's tooltip."""
 BOX_IMAGES = 4096
 """Drawn hex boxes kept (the cache starts over beyond this many)."""
-LINE_BOXES = 512
-"""Lines whose box rectangles are kept (see ``MissingGlyphs._cached_block_boxes``)."""
+LINE_BOXES = 2048
+"""Visual lines whose box rectangles are kept (see ``MissingGlyphs._cached_line_boxes``)."""
 
 
 FONT_PROBE_RULE = "qt.text.font.db.info=false"
@@ -81,6 +82,56 @@ def distinct_non_ascii(text: str) -> list[int]:
     points = np.frombuffer(text.encode("utf-32-le", "surrogatepass"), dtype=np.uint32)
     points = points[points > 0x7F]
     return np.flatnonzero(np.bincount(points)).tolist() if len(points) else []
+
+
+def utf16_columns(text: str) -> list[int]:
+    """The UTF-16 column of each code point of ``text``, and the end column last."""
+    if len(text.encode("utf-16-le")) == 2 * len(text):  # no astral characters
+        return list(range(len(text) + 1))
+    cols = [0]
+    for ch in text:
+        cols.append(cols[-1] + (2 if ord(ch) > 0xFFFF else 1))
+    return cols
+
+
+def line_boxes(layout: QTextLayout, text: str, k: int,
+               missing: set[int]) -> list[tuple[QRectF, int]]:
+    """Rectangles (relative to the block) and code points of the characters of visual line
+    ``k`` of ``layout`` (the block's text is ``text``) that are in ``missing``.
+
+    Only clusters holding such a character are measured: the cluster around it is found
+    with Qt's cursor positions (``previousCursorPosition``/``nextCursorPosition``), and its
+    width shared equally by its code points that need a glyph."""
+    line = layout.lineAt(k)
+    first, stop = line.textStart(), line.textStart() + line.textLength()
+    cols = utf16_columns(text)
+    points = list(map(ord, text))
+    out: list[tuple[QRectF, int]] = []
+    i = bisect_left(cols, first)
+    n = len(points)
+    end, x2 = -1, 0.0  # the cluster before (a run of boxes reuses its end)
+    while i < n and cols[i] < stop:
+        if points[i] not in missing:
+            i += 1
+            continue
+        if cols[i] == end:  # the cluster starts where the one before ended
+            start, x1 = end, x2
+        else:
+            start = layout.previousCursorPosition(cols[i] + 1)
+            x1 = line.cursorToX(start)[0]
+        end = max(layout.nextCursorPosition(start), start + 1)
+        x2 = line.cursorToX(end)[0]
+        a = bisect_left(cols, start)
+        j = bisect_left(cols, end, a)
+        cluster = [cp for cp in points[a:j] if needs_glyph(cp)]
+        step = (x2 - x1) / len(cluster)  # negative in right-to-left text
+        for m, cp in enumerate(cluster):
+            if cp in missing:
+                left, right = x1 + m * step, x1 + (m + 1) * step
+                out.append((QRectF(min(left, right), line.y(), abs(right - left),
+                                   line.height()), cp))
+        i = max(j, i + 1)
+    return out
 
 
 class GlyphCoverage:
@@ -171,7 +222,7 @@ class MissingGlyphs(QObject):
         self._images: dict[tuple, QImage] = {}
         """Drawn hex boxes (see :meth:`paint_boxes`)."""
         self._line_boxes: dict[tuple, list[tuple[QRectF, int]]] = {}
-        """Boxes of a line, relative to it (see :meth:`_cached_block_boxes`)."""
+        """Boxes of a visual line, relative to its block (see :meth:`_cached_line_boxes`)."""
         self.by_script: dict[str, list[int]] = {}
         self.label = ElidedLabel("", parent, min_chars=24)
         self.label.setObjectName("missing-fonts")
@@ -207,8 +258,8 @@ class MissingGlyphs(QObject):
 
     def boxes(self, area: QRect | None = None) -> list[tuple[QRectF, int]]:
         """Viewport rectangles of the visible undrawable characters, with their code points
-        (only in the blocks that reach into viewport rectangle ``area``, when given: a
-        keystroke repaints one line, not the whole viewport).
+        (only in the visual lines that reach into viewport rectangle ``area``, when given: a
+        keystroke repaints one line, not the whole viewport nor its whole paragraph).
 
         Qt places the cursor only between clusters (a Devanagari syllable is one), so each
         cluster's width is shared equally by its code points that need a glyph: without a
@@ -231,50 +282,28 @@ class MissingGlyphs(QObject):
             layout = block.layout()
             if (block.isVisible() and layout is not None and not text.isascii()
                     and not self.missing.isdisjoint(map(ord, text))):
-                out += [(r.translated(geometry.topLeft()), cp)
-                        for r, cp in self._cached_block_boxes(layout, text, geometry.width())]
+                origin = geometry.topLeft()
+                for k in range(layout.lineCount()):
+                    line = layout.lineAt(k)
+                    y = origin.y() + line.y()
+                    if y > bottom or y + line.height() <= top:
+                        continue
+                    out += [(r.translated(origin), cp) for r, cp in
+                            self._cached_line_boxes(layout, text, k, geometry.width())]
             block = block.next()
         return out
 
-    def _cached_block_boxes(self, layout: QTextLayout, text: str,
-                            width: float) -> list[tuple[QRectF, int]]:
-        """:meth:`_block_boxes`, kept per line text and width (a keystroke repaints its line
-        twice, and a line's boxes cost a Qt call per character to find)."""
-        key = (text, width, layout.lineCount(), self.editor.font().key())
+    def _cached_line_boxes(self, layout: QTextLayout, text: str, k: int,
+                           width: float) -> list[tuple[QRectF, int]]:
+        """:func:`line_boxes` of visual line ``k``, kept per block text, width and line (a
+        keystroke repaints its line twice, and a line's boxes cost Qt calls per cluster)."""
+        key = (text, width, layout.lineCount(), k, self.editor.font().key())
         found = self._line_boxes.get(key)
         if found is None:
             if len(self._line_boxes) > LINE_BOXES:
                 self._line_boxes.clear()
-            found = self._line_boxes[key] = self._block_boxes(layout, text)
+            found = self._line_boxes[key] = line_boxes(layout, text, k, self.missing)
         return found
-
-    def _block_boxes(self, layout: QTextLayout, text: str) -> list[tuple[QRectF, int]]:
-        cols: list[tuple[int, int]] = []  # (UTF-16 column, code point)
-        col = 0
-        for ch in text:
-            cols.append((col, ord(ch)))
-            col += 2 if ord(ch) > 0xFFFF else 1
-        out: list[tuple[QRectF, int]] = []
-        i = 0
-        while i < len(cols):
-            start = cols[i][0]
-            end = max(layout.nextCursorPosition(start), start + 1)
-            j = i
-            while j < len(cols) and cols[j][0] < end:
-                j += 1
-            cluster = [cp for _, cp in cols[i:j] if needs_glyph(cp)]
-            if any(cp in self.missing for cp in cluster):
-                line = layout.lineForTextPosition(start)
-                if line.isValid():
-                    x1, x2 = line.cursorToX(start)[0], line.cursorToX(end)[0]
-                    step = (x2 - x1) / len(cluster)  # negative in right-to-left text
-                    for k, cp in enumerate(cluster):
-                        if cp in self.missing:
-                            a, b = x1 + k * step, x1 + (k + 1) * step
-                            out.append((QRectF(min(a, b), line.y(), abs(b - a),
-                                               line.height()), cp))
-            i = max(j, i + 1)
-        return out
 
     def paint_boxes(self, area: QRect | None = None) -> None:
         """Draw a hex box over each visible undrawable character (in ``area``, if given).

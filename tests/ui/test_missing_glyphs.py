@@ -24,6 +24,7 @@ from explorer.ui.missing_glyphs import (
     GlyphCoverage,
     distinct_non_ascii,
     hex_rows,
+    needs_glyph,
     status_text,
 )
 
@@ -156,3 +157,63 @@ def test_hex_rows_and_large_text_scan():
     text = ("abc नमस्ते 👍 é\n" * 20_000)
     assert len(text) > 100_000
     assert distinct_non_ascii(text) == sorted({ord(c) for c in text if ord(c) > 0x7F})
+
+
+def clusters_walked(layout, text: str, missing: set[int]) -> list[tuple[float, float, int]]:
+    """Reference boxes of a block: every cluster walked from column 0 with Qt's cursor
+    positions (the way the boxes were found before they were found per visual line)."""
+    cols = [0]
+    for ch in text:
+        cols.append(cols[-1] + (2 if ord(ch) > 0xFFFF else 1))
+    out = []
+    i = 0
+    while i < len(text):
+        end = max(layout.nextCursorPosition(cols[i]), cols[i] + 1)
+        j = i
+        while j < len(text) and cols[j] < end:
+            j += 1
+        cluster = [ord(c) for c in text[i:j] if needs_glyph(ord(c))]
+        if any(cp in missing for cp in cluster):
+            line = layout.lineForTextPosition(cols[i])
+            x1, x2 = line.cursorToX(cols[i])[0], line.cursorToX(end)[0]
+            step = (x2 - x1) / len(cluster)
+            out += [(round(min(x1 + m * step, x1 + (m + 1) * step), 3), round(line.y(), 3), cp)
+                    for m, cp in enumerate(cluster) if cp in missing]
+        i = max(j, i + 1)
+    return out
+
+
+def test_boxes_of_a_wrapped_paragraph_line_by_line(qtbot, errors):
+    """A paragraph that wraps over many lines, mixing Latin, Hindi, Thai, emoji and CJK
+    Extension B: the boxes found per visual line are the clusters walked over the whole
+    block, and a repaint of one visual line measures only that line."""
+    from explorer.ui.main_window import MainWindow
+
+    if fontconfig_has(ord("न")):
+        pytest.skip("this machine has a Devanagari font")
+    w = MainWindow(report_error=errors, autosave=False)
+    qtbot.addWidget(w)
+    w.resize(700, 700)
+    w.show()
+    para = " ".join(f"word{i} {HINDI} ภาษาไทย 👍🏽 𠀀x" for i in range(30))
+    w.restore(text=f"first line\n{para}\nlast\n")
+    wait_highlighted(qtbot, w)
+    glyphs = w.missing_glyphs
+    qtbot.waitUntil(lambda: ord("न") in glyphs.missing, timeout=5000)
+    block = w.editor.document().findBlockByNumber(1)
+    layout = block.layout()
+    assert layout.lineCount() >= 5
+    origin = w.editor.blockBoundingGeometry(block).translated(w.editor.contentOffset())
+    found = [(round(r.left() - origin.left(), 3), round(r.top() - origin.top(), 3), cp)
+             for r, cp in glyphs.boxes() if origin.contains(r.center())]
+    shown = [b for b in clusters_walked(layout, para, glyphs.missing)
+             if origin.top() + b[1] < w.editor.viewport().height()]
+    assert found == shown
+    assert {cp for *_, cp in found} >= {ord(c) for c in HINDI}
+    third = layout.lineAt(2)
+    area = origin.adjusted(0, third.y(), 0, 0).toRect()
+    area.setHeight(int(third.height()) - 1)
+    one_line = glyphs.boxes(area)
+    assert one_line and {round(r.top() - origin.top(), 3) for r, _ in one_line} == {
+        round(third.y(), 3)}
+    w.controller.shutdown()
