@@ -8,8 +8,10 @@ normalized ``[i, j)`` covers original ``[norm_to_orig[i], norm_to_orig[j])``.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Protocol
+
+import numpy as np
 
 
 @dataclass(frozen=True, slots=True)
@@ -18,10 +20,19 @@ class Normalized:
 
     text: str
     norm_to_orig: list[int]
+    offsets: np.ndarray | None = field(default=None, compare=False, repr=False)
+    """``norm_to_orig`` as an int64 array, when the normalizer built one (see
+    :meth:`offset_array`)."""
 
     def orig_span(self, start: int, end: int) -> tuple[int, int]:
         """Original-text span of normalized code points ``[start, end)``."""
         return self.norm_to_orig[start], self.norm_to_orig[end]
+
+    def offset_array(self) -> np.ndarray:
+        """``norm_to_orig`` as an int64 array (the normalizer's own, or converted)."""
+        if self.offsets is not None:
+            return self.offsets
+        return np.array(self.norm_to_orig, np.int64)
 
 
 class Normalizer(Protocol):

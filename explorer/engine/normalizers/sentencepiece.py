@@ -346,10 +346,11 @@ class SentencePieceNormalizer:
         if not size:  # only the dummy prefix would be left, and it is stripped too
             return Normalized("", [consumed])
         out = kept[:size].tobytes().decode("utf-32-le", "surrogatepass")
-        n2o = where[:size].tolist()
-        n2o.insert(0, n2o[0])  # the dummy prefix
-        n2o.append(consumed)
-        return Normalized((" " + out).replace(" ", SPACE_SYMBOL), n2o)
+        offsets = np.empty(size + 2, np.int64)
+        offsets[0] = where[0]  # the dummy prefix
+        offsets[1:-1] = where[:size]
+        offsets[-1] = consumed
+        return Normalized((" " + out).replace(" ", SPACE_SYMBOL), offsets.tolist(), offsets)
 
     def _emit_run(
         self, text: str, start: int, end: int, parts: list[str], n2o: list[int], prev_space: bool

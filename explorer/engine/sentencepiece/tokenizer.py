@@ -256,7 +256,7 @@ class SentencePieceTokenizer(Tokenizer):
                     else:
                         known = True
                         _add_points(point_offsets, point_states, resumed.word_starts,
-                                    resumed.word_scores, n2o, start)
+                                    resumed.word_scores, normalized.offset_array(), start)
             if resumed is not None:
                 lengths, ids = resumed.lengths, resumed.ids
             else:
@@ -276,7 +276,7 @@ class SentencePieceTokenizer(Tokenizer):
             return
         bounds = np.zeros(len(lengths) + 1, np.int64)
         np.cumsum(lengths, out=bounds[1:])
-        mapped = (np.array(normalized.norm_to_orig, np.int64)[bounds] + shift).astype(np.int32)
+        mapped = (normalized.offset_array()[bounds] + shift).astype(np.int32)
         odd = np.flatnonzero(self._odd_ids()[np.array(ids, np.int64)]).tolist()
         k = 0
         for u in [*odd, len(ids)]:  # plain pieces up to each odd one, as arrays
@@ -561,13 +561,13 @@ def _extend(out: CompactTokens, more: CompactTokens) -> None:
 
 
 def _add_points(offsets: array, states: array, word_starts: list[int], scores: list[float],
-                n2o: list[int], shift: int) -> None:
+                where: np.ndarray, shift: int) -> None:
     """Append resume points: each word start's original offset (only where it is the first
     normalized position at that offset, so a later window finds the same word) and score.
-    The offsets kept are then strictly increasing (``n2o`` never decreases)."""
+    ``where``: the part's ``norm_to_orig`` as an array. The offsets kept are then strictly
+    increasing (``norm_to_orig`` never decreases)."""
     if not word_starts:
         return
-    where = np.array(n2o, np.int64)
     at = np.array(word_starts, np.int64)
     offset = where[at]
     first = np.ones(len(at), bool)

@@ -18,8 +18,10 @@ open-addressing hash table of int64 keys, and all positions of a chunk of words 
 character per lookup round, until no piece can continue.
 
 For each word the result carries what the caller needs to reuse it after a non-zero prefix
-score (see ``UnigramModel._segments``): the smallest gap between the best and the second
-best candidate of any end position (0 on a tie), and the largest ``|path score|``.
+score (see ``WordPath.segments``): the normalized margin (the gap between the best and the
+second best candidate of an end position, over the chains' additions; the smallest of any
+position, 0 on a tie; see :mod:`explorer.engine.unigram.limits`), and the largest ``|path
+score|``.
 """
 
 from __future__ import annotations
@@ -39,9 +41,10 @@ class BatchResult:
     """Segmentations of a batch of words as flat arrays, indexed in the caller's word order.
 
     Word ``k``'s pieces are ``piece_len[start[k]:start[k] + count[k]]`` (code points) and
-    the same slice of ``piece_id`` (ids). ``margin[k]`` is the smallest gap between the best
-    and the runner-up candidate of any end position (0 on a tie, inf with no choice),
-    ``top[k]`` the largest ``|path score|`` inside the word.
+    the same slice of ``piece_id`` (ids). ``margin[k]`` is the word's normalized margin
+    (:mod:`explorer.engine.unigram.limits`: the gap between the best and the runner-up
+    candidate of an end position over ``k + 1``, the smallest of any position; 0 on a tie,
+    inf with no choice), ``top[k]`` the largest ``|path score|`` inside the word.
     """
 
     start: np.ndarray
@@ -231,6 +234,8 @@ class BatchViterbi:
 
         cells = len(codes)
         best: list[np.ndarray] = [start_scores]
+        # chain[k]: 1 + pieces on the best path to row k (the additions of a candidate from it)
+        chain: list[np.ndarray] = [np.ones(count, np.int32)]
         choice = np.zeros(cells, np.int16)  # length of the best piece ending after row k-1
         margin = np.full(count, np.inf)
         top = np.zeros(count)
@@ -244,20 +249,29 @@ class BatchViterbi:
                     continue
                 at = row_start[i]
                 cand = best[i][:width] + scores[length, at : at + width]
+                additions = chain[i][:width]
                 if first is None:
                     first = cand
                     runner_up = np.full(width, neg_inf, np.float32)
                     picked = np.full(width, length, np.int16)
+                    first_chain = additions.copy()
+                    most = additions.copy()
                     continue
                 # ties keep the earlier start: only a strictly greater score is picked
-                np.copyto(picked, np.int16(length), where=cand > first)
+                better = cand > first
+                np.copyto(picked, np.int16(length), where=better)
+                np.copyto(first_chain, additions, where=better)
+                np.maximum(most, additions, out=most)
                 np.maximum(runner_up, np.minimum(first, cand), out=runner_up)
                 np.maximum(first, cand, out=first)
             assert first is not None and runner_up is not None and picked is not None
-            gap = first.astype(np.float64) - runner_up
+            # normalized margin (limits.py): each loser's gap over k + 1 = its chain + the
+            # winner's + 1, bounded here by the longest chain among the candidates
+            gap = (first.astype(np.float64) - runner_up) / (first_chain + most + 1)
             np.minimum(margin[:width], gap, out=margin[:width])
             np.maximum(top[:width], np.abs(first), out=top[:width])
             best.append(first)
+            chain.append(first_chain + 1)
             at = row_start[k - 1]
             choice[at : at + width] = picked
         counts, piece_len, piece_id = self._backtrack(lengths, row_start, choice, ids)

@@ -1,19 +1,30 @@
 """When a word's cached segmentation may be reused: float32 drift against decision margins.
 
 sentencepiece sums piece scores in float32 along one Viterbi pass over the whole sentence, so a
-word's decisions are made at a *prefix score* that depends on everything before it. A word
-solved once from score 0 keeps its segmentation at another prefix score as long as float32
-rounding at that magnitude cannot flip any of its decisions: every comparison's margin must
-exceed the drift bound ``2 (n + 1) ulp32(M)`` (``n`` characters, ``M`` the largest path score
-magnitude). Why that bound: a candidate at end position ``j`` is a float32 chain of at most
-``j <= n`` additions, each rounding by at most half an ulp of ``M``, so two candidates' computed
-difference is within ``n ulp32(M)`` of the exact one at any starting score whose magnitudes
-stay below ``M``. A margin ``m`` measured in float32 from score 0 (magnitudes below ``M``
-too) then exceeds the exact difference's error there, and the exact difference exceeds the
-error at the new start: both comparisons go the same way. ``2 (n + 1)`` leaves one ulp
-spare. :func:`cache_entry` turns a word's smallest margin into the largest prefix-score
-magnitude (its *limit*) below which that holds, also below sentencepiece's re-basing threshold
-(scores past ``RESET`` are re-based, which changes all later rounding).
+word's decisions are made at a *prefix score* ``S`` that depends on everything before it. A
+word solved once from score 0 keeps its segmentation at another prefix score as long as float32
+rounding at that magnitude cannot flip any of its decisions.
+
+The bound, per comparison. Inside the word, ``best[i]`` is a chain of ``d_i`` float32 additions
+from ``S`` (``d_i``: pieces on the best path to ``i``), each rounding by at most half an ulp of
+``M`` (``M`` bounds every magnitude on the way), so it is the exact sum plus an error of at
+most ``d_i / 2 ulp32(M)``. A decision compares a candidate ``best[i] + score`` (``d_i + 1``
+additions) with ``best[j]`` (``d_j``); ``S`` cancels in the exact difference ``D``, which is
+the same at every prefix score, and the computed difference is ``D`` within ``k / 2 ulp32(M)``,
+``k = d_i + 1 + d_j``. A difference ``m`` measured from score 0 (whose magnitudes stay below
+``M`` too) is ``D`` within the same; so if ``m > k ulp32(M)``, ``D`` and the computed
+difference at ``S`` have the sign of ``m``: the comparison goes the same way (by induction over
+the word's comparisons, the chains are the same ones). A candidate that loses may reach past
+``M`` by a piece's score: the limit keeps ``M`` plus the largest ``|score|`` inside the binade,
+and the margin counts ``k + 1`` (one ulp spare). A word's *normalized margin* is the smallest
+``m / (k + 1)`` over its comparisons (0 on a tie); every decision holds while ``ulp32(M) <``
+that margin. :func:`cache_entry` turns it into the largest prefix-score magnitude (the entry's
+*limit*) below which that holds, also below sentencepiece's re-basing threshold (scores past
+``RESET`` are re-based, which changes all later rounding).
+
+(Before, the bound was ``2 (n + 1) ulp32(M)`` for a word of ``n`` characters: ``d <= n`` for
+any chain. The chains a decision really compares are a few pieces long, so the per-comparison
+bound re-runs about a tenth as many words on long texts: docs/benchmarks.md.)
 """
 
 from __future__ import annotations
@@ -34,31 +45,32 @@ magnitude below which they hold, and a bound of ``|path score|`` inside the word
 
 
 def cache_entry(
-    lengths: tuple[int, ...], ids: tuple[int, ...], margin: float, word_max: float, n: int
+    lengths: tuple[int, ...], ids: tuple[int, ...], margin: float, word_max: float,
+    span: float,
 ) -> CacheEntry:
-    """A cache entry from one Viterbi from score 0 over ``n`` characters.
+    """A cache entry from one Viterbi from score 0.
 
-    ``margin`` bounds how close any decision came to going the other way (0: a tie);
-    ``word_max`` bounds ``|path score|`` inside the word. The result is reused while the
-    prefix-score bound stays below the entry's limit (see ``UnigramModel._segments``).
+    ``margin`` is the word's normalized margin (the smallest ``|difference| / k`` of any of
+    its comparisons, see the module notes; 0: a tie, inf: no choice); ``word_max`` bounds
+    ``|path score|`` inside the word; ``span`` bounds ``|score|`` of any piece (``<unk>``
+    included): a losing candidate reaches at most that much past the path scores, and its
+    rounding must stay in the same binade. The result is reused while the prefix-score bound
+    stays below the entry's limit (see ``WordPath.segments``).
     """
     if margin == INF:
         limit = INF
     elif margin <= 0.0:
         limit = -1.0
-    else:
-        # tolerance(M) = 2 (n + 1) ulp32(M) must stay below the margin
-        q = margin / (2.0 * (n + 1))
-        limit = math.ldexp(1.0, math.ceil(24 + math.log2(q)) - 1)
+    else:  # ulp32(M) < margin for every M below 2 ** (ceil(24 + log2 margin) - 1)
+        limit = math.ldexp(1.0, math.ceil(24 + math.log2(margin)) - 1) - span
     limit = min(limit, RESET_GUARD) - word_max - 1.0
     return lengths, ids, limit, word_max
 
 
-def reuse_limits(margin: np.ndarray, word_max: np.ndarray, lengths: np.ndarray) -> np.ndarray:
+def reuse_limits(margin: np.ndarray, word_max: np.ndarray, span: float) -> np.ndarray:
     """The limits of :func:`cache_entry`, for many words at once."""
-    n = lengths.astype(np.float64)
     usable = np.isfinite(margin) & (margin > 0.0)
-    q = np.where(usable, margin, 1.0) / (2.0 * (n + 1))
-    exponent = np.ceil(24 + np.log2(q)).astype(np.int64) - 1
-    limit = np.where(usable, np.ldexp(1.0, exponent), np.where(margin > 0.0, INF, -1.0))
+    exponent = np.ceil(24 + np.log2(np.where(usable, margin, 1.0))).astype(np.int64) - 1
+    limit = np.where(usable, np.ldexp(1.0, exponent) - span,
+                     np.where(margin > 0.0, INF, -1.0))
     return np.minimum(limit, RESET_GUARD) - word_max - 1.0

@@ -289,7 +289,7 @@ def _word_table(solver: WordPath, words: list[str]) -> WordTable:
     result = solver.batch_viterbi().run([words[k] for k in short]) if short else None
     if result is not None:
         batch_max = result.top + 1.0
-        batch_limit = reuse_limits(result.margin, batch_max, sizes[short])
+        batch_limit = reuse_limits(result.margin, batch_max, solver.score_span())
         if len(short) <= POPULATE_MAX:  # cheap enough to keep for later calls
             lengths, ids = result.lengths_and_ids()
             solved = zip(lengths, ids, batch_limit.tolist(), batch_max.tolist(), strict=True)

@@ -72,6 +72,7 @@ class WordPath:
         self._batch: BatchViterbi | None = None  # built on first batch use
         self._id_scores: list[float] | None = None  # see _score_table, built on first use
         self._id_score_array: np.ndarray | None = None
+        self._span: float | None = None  # see score_span
 
     def segments(self, normalized: str, ids_only: bool) -> list[Segment] | list[int]:
         """Segment word by word, from the cache unless float32 rounding could decide.
@@ -223,7 +224,17 @@ class WordPath:
             lengths, ids, margin, word_max = fast
         else:
             lengths, ids, margin, word_max, _ = self.viterbi(word, 0.0)
-        return cache_entry(lengths, ids, margin, word_max, len(word))
+        return cache_entry(lengths, ids, margin, word_max, self.score_span())
+
+    def score_span(self) -> float:
+        """A bound of ``|score|`` of every piece the encoder can pick (``<unk>`` included)."""
+        span = self._span
+        if span is None:
+            table = self._id_scores
+            if table is None:
+                table = self._id_scores = self._score_table()
+            span = self._span = max(map(abs, table), default=0.0) + 1.0
+        return span
 
     def accumulate(self, ids: Iterable[int], base: float) -> float:
         """Continue sentencepiece's float32 path score from ``base`` over pieces ``ids``.
@@ -261,8 +272,10 @@ class WordPath:
         Path scores in float32 drift from float64 by at most ``n`` half-ulps of the largest
         magnitude ``M`` seen, so every comparison whose float64 margin exceeds twice the
         tolerance ``4 (n + 2) ulp32(M)`` goes the same way (ties included: a tie has margin
-        0). Returns the piece lengths, their ids, a margin bound that holds for float32 (the
-        float64 margin minus the tolerance) and the spread; None when a comparison is too
+        0). Returns the piece lengths, their ids, a normalized margin bound that holds for
+        float32 (:mod:`~explorer.engine.unigram.limits`; the float64 one minus the tolerance,
+        which bounds each comparison's ``(|difference| - tolerance) / (k + 1)`` from below)
+        and the spread; None when a comparison is too
         close or scores approach sentencepiece's re-basing threshold: then the caller runs
         :meth:`viterbi`.
         Skipping the float32 round trip per candidate saves a third of the time.
@@ -271,13 +284,16 @@ class WordPath:
         get = self.trie.entries.get
         best = [0.0] + [_NEG_INF] * n
         back = [0] * (n + 1)  # start * _ID_SPAN + id of the best piece ending here
+        depth = [0] * (n + 1)  # pieces on the best path to each position
         unk = self.unk_id
         unk_score = self.unk_score
         span = _ID_SPAN
         missing = _MISSING
-        margin = INF
+        margin = INF  # smallest |difference| / (k + 1) of a comparison (limits.py)
+        raw = INF  # smallest |difference|
         for i in range(n):
             base = best[i]
+            chain = depth[i] + 2  # k + 1 = d_i + 1 + d_j + 1, less d_j
             entry = get(text[i], missing)
             if entry is missing:
                 has_single = False
@@ -293,13 +309,15 @@ class WordPath:
                             score = entry[1]
                         cand = base + score
                         current = best[j]
+                        diff = cand - current if cand > current else current - cand
+                        if diff < margin * (chain + depth[j]):
+                            margin = diff / (chain + depth[j])
+                        if diff < raw:
+                            raw = diff
                         if cand > current:
-                            if cand - current < margin:
-                                margin = cand - current
                             best[j] = cand
                             back[j] = i * span + entry[0]
-                        elif current - cand < margin:
-                            margin = current - cand
+                            depth[j] = chain - 1
                     j += 1
                     if j > n:
                         break
@@ -309,18 +327,20 @@ class WordPath:
             if not has_single:
                 cand = base + unk_score
                 current = best[i + 1]
+                diff = cand - current if cand > current else current - cand
+                if diff < margin * (chain + depth[i + 1]):
+                    margin = diff / (chain + depth[i + 1])
+                if diff < raw:
+                    raw = diff
                 if cand > current:
-                    if cand - current < margin:
-                        margin = cand - current
                     best[i + 1] = cand
                     back[i + 1] = i * span + unk
-                elif current - cand < margin:
-                    margin = current - cand
+                    depth[i + 1] = chain - 1
         top = max(-min(best), max(best))
         if top >= RESET_GUARD:
             return None
         tolerance = 4.0 * (n + 2) * math.ldexp(1.0, math.frexp(top + 1.0)[1] - 24)
-        if margin <= 2.0 * tolerance:
+        if raw <= 2.0 * tolerance:
             return None
         lengths: list[int] = []
         ids: list[int] = []
@@ -339,7 +359,8 @@ class WordPath:
     ) -> tuple[tuple[int, ...], tuple[int, ...], float, float, float]:
         """sentencepiece's ``EncodeOptimized`` on ``text``, starting from score ``base0``.
 
-        Returns the piece lengths and ids, the smallest margin of any comparison (how close a
+        Returns the piece lengths and ids, the normalized margin (the smallest ``|difference|
+        / (k + 1)`` of any comparison, :mod:`~explorer.engine.unigram.limits`: how close a
         different rounding could come to changing a decision), the largest ``|best - base0|``
         seen + 1, and the final path score (after any re-basing).
         """
@@ -351,14 +372,16 @@ class WordPath:
         best[0] = base0
         start_at = [-1] * (n + 1)
         best_id = [0] * (n + 1)
+        depth = [0] * (n + 1)  # pieces on the best path to each position
         unk_id, unk_score = self.unk_id, self.unk_score
         pack, unpack = F32.pack, F32.unpack
         get = entries.get
         missing = _MISSING
-        margin = INF
+        margin = INF  # smallest |difference| / (k + 1) of a comparison (limits.py)
         frontier = 0
         for i in range(n):
             base = best[i]
+            chain = depth[i] + 2  # k + 1 = d_i + 1 + d_j + 1, less d_j
             if base < -RESET or base > RESET:  # sentencepiece re-bases large scores
                 for k in range(i, frontier + 1):
                     if k == i or start_at[k] != -1:
@@ -378,6 +401,7 @@ class WordPath:
                             score = user_defined_score(len(text[i:j].encode("utf-8")))
                         current = best[j]
                         diff = base + score - current
+                        k = chain + depth[j]
                         # float32 rounding moves a sum by < 1e-7 relative: losers stay so
                         if diff > -1e-6 * (current if current > 0 else -current):
                             cand = unpack(pack(base + score))[0]  # float32, as sentencepiece
@@ -386,10 +410,13 @@ class WordPath:
                                 best[j] = cand
                                 start_at[j] = i
                                 best_id[j] = id_
+                                depth[j] = chain - 1
+                        else:  # the float32 difference is >= 0.93 of this one here
+                            diff *= 0.93
                         if diff < 0:
                             diff = -diff
-                        if diff < margin:
-                            margin = diff
+                        if diff < margin * k:
+                            margin = diff / k
                     j += 1
                     if j > n:
                         break
@@ -401,9 +428,11 @@ class WordPath:
             if not has_single:
                 cand = f32(base + unk_score)
                 diff = cand - best[i + 1]
+                k = chain + depth[i + 1]
                 if diff > 0:
                     best[i + 1], start_at[i + 1], best_id[i + 1] = cand, i, unk_id
-                margin = min(margin, abs(diff))
+                    depth[i + 1] = chain - 1
+                margin = min(margin, abs(diff) / k)
         lengths: list[int] = []
         ids: list[int] = []
         end = n
