@@ -16,7 +16,7 @@ import numpy as np
 import pytest
 
 from explorer.engine.sentencepiece.pieces import PieceType
-from explorer.engine.unigram.limits import reuse_limits
+from explorer.engine.unigram.limits import ROUNDING_PER_CHAR, reuse_limits
 from explorer.engine.unigram.model import UnigramModel
 
 SPACE = "\u2581"
@@ -72,7 +72,9 @@ def test_no_cached_segmentation_changes_below_its_limit(seed: int) -> None:
     words = sorted({SPACE + "".join(rng.choice("abcd") for _ in range(rng.randint(1, 14)))
                     for _ in range(150)})
     batch = path.batch_viterbi().run(words)
-    batch_limits = reuse_limits(batch.margin, batch.top + 1.0, path.score_span())
+    sizes = np.array([len(w) for w in words])
+    batch_limits = reuse_limits(batch.margin, batch.top + 1.0 + sizes * ROUNDING_PER_CHAR,
+                                path.score_span())
     checked = flipped = 0
     for k, word in enumerate(words):
         _, ids, limit, _ = path._part_entry(word)

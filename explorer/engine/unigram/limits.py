@@ -34,7 +34,15 @@ import math
 import numpy as np
 
 RESET = 100000.0  # sentencepiece 0.2.3 re-bases path scores beyond this magnitude
-RESET_GUARD = RESET * 0.99
+RESET_GUARD = RESET - 1.0
+"""A word whose prefix-score magnitude plus ``word_max`` reaches this may be re-based inside:
+it is run alone, from its exact prefix score. ``word_max`` bounds ``|path score - prefix|``
+at any prefix score below the threshold, float32 rounding included
+(:data:`ROUNDING_PER_CHAR`), so the guard needs no further room. (It was ``0.99 RESET``:
+every word in the last 1000 of each cycle was run alone, ~5000 words per 2 MB of English.)"""
+ROUNDING_PER_CHAR = 2.0**-7
+"""A bound of the float32 rounding per character (per addition, at most half an ulp below
+2 ** 17, ``2 ** -8``; doubled for room): ``word_max`` adds it for each character."""
 INF = float("inf")
 CACHE_LIMIT = 200_000  # cached words per model; the cache is cleared when it reaches this
 
@@ -45,18 +53,21 @@ magnitude below which they hold, and a bound of ``|path score|`` inside the word
 
 
 def cache_entry(
-    lengths: tuple[int, ...], ids: tuple[int, ...], margin: float, word_max: float,
-    span: float,
+    lengths: tuple[int, ...], ids: tuple[int, ...], margin: float, spread: float,
+    span: float, n: int,
 ) -> CacheEntry:
-    """A cache entry from one Viterbi from score 0.
+    """A cache entry from one Viterbi from score 0 over ``n`` characters.
 
-    ``margin`` is the word's normalized margin (the smallest ``|difference| / k`` of any of
-    its comparisons, see the module notes; 0: a tie, inf: no choice); ``word_max`` bounds
-    ``|path score|`` inside the word; ``span`` bounds ``|score|`` of any piece (``<unk>``
-    included): a losing candidate reaches at most that much past the path scores, and its
-    rounding must stay in the same binade. The result is reused while the prefix-score bound
-    stays below the entry's limit (see ``WordPath.segments``).
+    ``margin`` is the word's normalized margin (the smallest ``|difference| / (k + 1)`` of
+    any of its comparisons, see the module notes; 0: a tie, inf: no choice); ``spread``
+    bounds ``|path score|`` inside the word from score 0 (+ 1); the entry's ``word_max`` adds
+    the rounding of ``n`` additions at any prefix score (:data:`ROUNDING_PER_CHAR`). ``span``
+    bounds ``|score|`` of any piece (``<unk>`` included): a losing candidate reaches at most
+    that much past the path scores, and its rounding must stay in the same binade. The
+    result is reused while the prefix-score bound stays below the entry's limit (see
+    ``WordPath.segments``).
     """
+    word_max = spread + n * ROUNDING_PER_CHAR
     if margin == INF:
         limit = INF
     elif margin <= 0.0:
@@ -68,7 +79,8 @@ def cache_entry(
 
 
 def reuse_limits(margin: np.ndarray, word_max: np.ndarray, span: float) -> np.ndarray:
-    """The limits of :func:`cache_entry`, for many words at once."""
+    """The limits of :func:`cache_entry`, for many words at once (``word_max``: the entries'
+    own, rounding included)."""
     usable = np.isfinite(margin) & (margin > 0.0)
     exponent = np.ceil(24 + np.log2(np.where(usable, margin, 1.0))).astype(np.int64) - 1
     limit = np.where(usable, np.ldexp(1.0, exponent) - span,

@@ -22,7 +22,13 @@ import numpy as np
 from explorer.engine.gc_pause import gc_paused
 from explorer.engine.sentencepiece.pieces import Segment
 from explorer.engine.unigram.batch import MAX_WORD
-from explorer.engine.unigram.limits import CACHE_LIMIT, RESET_GUARD, CacheEntry, reuse_limits
+from explorer.engine.unigram.limits import (
+    CACHE_LIMIT,
+    RESET_GUARD,
+    ROUNDING_PER_CHAR,
+    CacheEntry,
+    reuse_limits,
+)
 from explorer.engine.unigram.word_path import WordPath
 
 POPULATE_MAX = 20_000  # batch-solved words cached for later calls, up to this many
@@ -288,7 +294,7 @@ def _word_table(solver: WordPath, words: list[str]) -> WordTable:
         short = []
     result = solver.batch_viterbi().run([words[k] for k in short]) if short else None
     if result is not None:
-        batch_max = result.top + 1.0
+        batch_max = result.top + 1.0 + sizes[short] * ROUNDING_PER_CHAR  # see cache_entry
         batch_limit = reuse_limits(result.margin, batch_max, solver.score_span())
         if len(short) <= POPULATE_MAX:  # cheap enough to keep for later calls
             lengths, ids = result.lengths_and_ids()

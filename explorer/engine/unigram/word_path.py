@@ -224,7 +224,7 @@ class WordPath:
             lengths, ids, margin, word_max = fast
         else:
             lengths, ids, margin, word_max, _ = self.viterbi(word, 0.0)
-        return cache_entry(lengths, ids, margin, word_max, self.score_span())
+        return cache_entry(lengths, ids, margin, word_max, self.score_span(), len(word))
 
     def score_span(self) -> float:
         """A bound of ``|score|`` of every piece the encoder can pick (``<unk>`` included)."""
