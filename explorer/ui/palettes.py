@@ -8,7 +8,7 @@ text colour stays readable (>= 4.5:1) on every background.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 
 from PySide6.QtGui import QColor, QPalette
@@ -54,12 +54,12 @@ PALETTES: dict[str, TokenPalette] = {
 }
 DEFAULT_PALETTE = "Pastel"
 
-COLOR_MIX = 0x9E3779B1  # Fibonacci hashing spreads consecutive ids over the palette
+_MIX = 0x9E3779B1  # Fibonacci hashing spreads consecutive ids over the palette
 
 
 def color_index(token_id: int, size: int) -> int:
     """Stable palette slot of ``token_id`` (same id, same slot, in every run)."""
-    return ((token_id * COLOR_MIX) & 0xFFFFFFFF) % size
+    return ((token_id * _MIX) & 0xFFFFFFFF) % size
 
 
 SHADE_DARKER = {False: 115, True: 155}
@@ -82,22 +82,10 @@ def shaded_slots(ids: Iterable[int], size: int, prev_slot: int = -1,
     ``prev_slot``/``prev_shaded``: the state after the token before ``ids`` (-1: none).
     """
     for token_id in ids:
-        slot = ((token_id * COLOR_MIX) & 0xFFFFFFFF) % size
+        slot = ((token_id * _MIX) & 0xFFFFFFFF) % size
         prev_shaded = slot == prev_slot and not prev_shaded
         prev_slot = slot
         yield slot, prev_shaded
-
-
-def shade_state_before(ids: Sequence[int], index: int, size: int) -> tuple[int, bool]:
-    """The ``(prev_slot, prev_shaded)`` state of :func:`shaded_slots` just before token
-    ``index`` of ``ids``: walks back over the run of same-slot tokens only."""
-    if index <= 0:
-        return -1, False
-    slot = color_index(ids[index - 1], size)
-    k = index - 1
-    while k > 0 and color_index(ids[k - 1], size) == slot:
-        k -= 1
-    return slot, (index - 1 - k) % 2 == 1
 
 
 def _luminance(c: QColor) -> float:

@@ -17,6 +17,10 @@ New colours repaint only their own blocks on screen (:meth:`TokenPainter._batch`
 text layout would otherwise repaint the whole viewport for every block whose formats change
 (its "optimization potential" path: a format change is reported as a change twice the block's
 length, which ends in a later block), twice per keystroke.
+A token with the same palette colour as the token before it takes that colour's second shade
+(:func:`~explorer.ui.palettes.shaded_slots`; the run before a block's first token is followed
+back, across segments: :func:`shade_state`), so neighbours never look like one token; an
+edit that reshades a run going on past its lines repaints those too (``_ripple``).
 Until a typed character's result lands (a few ms), the edited block's colours are shifted
 along with its text (:meth:`TokenPainter.shift_for_edit`) so they do not slide off their
 characters for a frame.
@@ -54,11 +58,11 @@ from explorer.engine.encoding import Token
 from explorer.engine.offsets import Utf16Map
 from explorer.ui.graphemes import graphemes_of
 from explorer.ui.palettes import (
-    COLOR_MIX,
     DEFAULT_PALETTE,
     PALETTES,
     color_index,
     second_shade,
+    shaded_slots,
 )
 from explorer.workers.doctokens import DocTokens
 
@@ -178,14 +182,12 @@ def block_ranges(doc: DocTokens, line: int, text: str,
     while first > 0 and ends[first - 1] >= lo:  # tokens reaching into it (or empty at lo)
         first -= 1
     size = formats.size
-    prev_slot, shaded = shade_state(doc, k, first, size)
-    for j in range(first, len(ids)):
+    order = range(first, len(ids))
+    slots = shaded_slots(map(ids.__getitem__, order), size, *shade_state(doc, k, first, size))
+    for j, (slot, shaded) in zip(order, slots, strict=False):
         t_start, t_end = starts[j], ends[j]
         if t_start > hi or (t_start == hi and hi > lo):
             break
-        slot = ((ids[j] * COLOR_MIX) & 0xFFFFFFFF) % size  # palettes.shaded_slots, inlined
-        shaded = slot == prev_slot and not shaded
-        prev_slot = slot
         if t_end <= lo and not (t_start == t_end == lo):
             continue
         s, e = max(t_start, lo) - lo, min(t_end, hi) - lo
