@@ -1,0 +1,43 @@
+"""IntTable (the lock-step algorithms' int64 hash table) answers as a dict does: keys that
+are there and keys that are not, many or few at once, crowded tables with long probe chains."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from explorer.engine.int_table import FEW_KEYS, MISSING, IntTable
+
+
+@pytest.mark.parametrize("room", [1, 2, 4])
+@pytest.mark.parametrize("queries", [1, 37, FEW_KEYS, FEW_KEYS + 1, 5 * FEW_KEYS, 60_000])
+def test_lookups_equal_a_dict(room: int, queries: int) -> None:
+    rng = np.random.default_rng(room * 1000 + queries)
+    keys = rng.choice(10**12, 20_000, replace=False).astype(np.int64)
+    values = rng.integers(0, 2**31 - 1, keys.size)
+    table = IntTable(keys, values, room=room)
+    expected = dict(zip(keys.tolist(), values.tolist(), strict=True))
+    asked = np.concatenate([rng.choice(keys, queries // 2 + 1),
+                            rng.integers(0, 10**12, queries // 2)])
+    rng.shuffle(asked)
+    got = table.get(asked).tolist()
+    assert got == [expected.get(k, MISSING) for k in asked.tolist()]
+
+
+def test_clustered_keys_long_probe_chains() -> None:
+    """Keys that hash to the same few slots: chains far longer than a round or two."""
+    base = IntTable(np.array([1], np.int64), np.array([1], np.int64))
+    keys = np.arange(1, 300_000, dtype=np.int64)
+    home = base._hash(keys)
+    crowded = keys[home == home[0]][:40]  # 40 keys with one home slot
+    table = IntTable(crowded, crowded * 3)
+    assert table._reach >= 39
+    asked = np.concatenate([crowded, crowded + 1_000_000])
+    expected = [int(k) * 3 for k in crowded] + [MISSING] * len(crowded)
+    assert table.get(asked).tolist() == expected
+    assert table.get(crowded[:1]).tolist() == [int(crowded[0]) * 3]
+
+
+def test_empty_table() -> None:
+    table = IntTable(np.zeros(0, np.int64), np.zeros(0, np.int64))
+    assert table.get(np.array([0, 5, 2**40], np.int64)).tolist() == [MISSING] * 3
