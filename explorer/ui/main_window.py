@@ -117,6 +117,8 @@ class MainWindow(QMainWindow):
         self.missing_glyphs = MissingGlyphs(self.editor, self.statusBar(), self)
         # (after the glyph boxes' filter: a held paint reaches neither)
         self.paint_hold = PaintHold(self.editor.viewport(), self)
+        self.painter.holding = lambda: self.paint_hold.holding
+        self.paint_hold.expired.connect(self.painter.apply_shifts)
         self.text_changed.connect(self.missing_glyphs.update_text)
         self.loader = TokenizerLoader(report_error or message_box_reporter(self), self)
         self.menus = build_menus(self, self)
@@ -384,6 +386,7 @@ class MainWindow(QMainWindow):
         self.controller.progress.connect(self.status.show_progress)
         self.controller.partial_ready.connect(self.painter.set_partial)
         self.controller.failed.connect(lambda m: self.status.message(f"encoding failed: {m}"))
+        self.controller.failed.connect(self.painter.apply_shifts)  # (before the release)
         self.controller.failed.connect(self.paint_hold.release)
         self.painter.complete.connect(self._maybe_highlighted)
         self.controller.busy_changed.connect(lambda busy: busy or self._maybe_highlighted())
@@ -433,8 +436,9 @@ class MainWindow(QMainWindow):
     def _on_result(self, doc: DocTokens, change: Change | None) -> None:
         lines = None if change is None else doc.repaint_lines(change)
         # A huge change is painted like a new result: visible blocks first, the rest lazily.
+        ctl = self.controller
         self.painter.set_result(doc, lines if lines is not None and len(lines) <= 20_000
-                                else None)
+                                else None, current=ctl.applied_revision == ctl.revision)
         self.paint_hold.release()
         self.status.show_progress(1, 1)
         self._views_steps.append((doc.token_count, change))

@@ -13,7 +13,7 @@ frame for those few milliseconds, then the whole held region is painted.
 
 from __future__ import annotations
 
-from PySide6.QtCore import QEvent, QObject, QTimer
+from PySide6.QtCore import QEvent, QObject, QTimer, Signal
 from PySide6.QtGui import QPaintEvent, QRegion
 from PySide6.QtWidgets import QWidget
 
@@ -28,6 +28,10 @@ class PaintHold(QObject):
     filter first), so a held event reaches none of them.
     """
 
+    expired = Signal()
+    """:data:`HOLD_MS` passed without :meth:`release`: emitted just before the held paint is
+    let through (the window moves the edit's old colours with its text then)."""
+
     def __init__(self, viewport: QWidget, parent: QObject | None = None) -> None:
         super().__init__(parent)
         self._viewport = viewport
@@ -36,8 +40,12 @@ class PaintHold(QObject):
         self._timer = QTimer(self)
         self._timer.setSingleShot(True)
         self._timer.setInterval(HOLD_MS)
-        self._timer.timeout.connect(self.release)
+        self._timer.timeout.connect(self._expire)
         viewport.installEventFilter(self)
+
+    def _expire(self) -> None:
+        self.expired.emit()
+        self.release()
 
     @property
     def holding(self) -> bool:

@@ -23,7 +23,11 @@ back, across segments: :func:`shade_state`), so neighbours never look like one t
 edit that reshades a run going on past its lines repaints those too (``_ripple``).
 Until a typed character's result lands (a few ms), the edited block's colours are shifted
 along with its text (:meth:`TokenPainter.shift_for_edit`) so they do not slide off their
-characters for a frame.
+characters for a frame. While the window holds its paint for the result
+(:mod:`explorer.ui.paint_hold`, :attr:`TokenPainter.holding`), the shift waits: it is made
+only if the hold expires first (:meth:`TokenPainter.apply_shifts`) or the result is for an
+older text; a current result repaints the block anyway, so the usual keystroke lays its
+block out once instead of twice.
 
 Format-range edges fall only on grapheme-cluster boundaries (:mod:`explorer.ui.graphemes`,
 ``regex``'s ``\\X``: the one definition the editor and inspector use too), because
@@ -343,6 +347,10 @@ class TokenPainter(QObject):
         self._dirty: list[tuple[QTextBlock, int]] = []
         """Blocks whose formats changed in the current batch, with their line counts."""
         self._shift: tuple[int, int, int] | None = None
+        self._pending: list[tuple[int, int, int, int]] = []
+        """Shifts waiting while the paint is held: ``(pos, removed, added, block count)``."""
+        self.holding: Callable[[], bool] = lambda: False
+        """Whether the window holds its paint for an edit's result (see ``apply_shifts``)."""
         self._edit_lines: range | None = None
         self._edit_next = 0
         self._edit_timer = QTimer(self)
@@ -364,13 +372,20 @@ class TokenPainter(QObject):
         self.formats = formats
         self.repaint_all()
 
-    def set_result(self, doc: DocTokens | None, lines: range | None = None) -> None:
+    def set_result(self, doc: DocTokens | None, lines: range | None = None,
+                   current: bool = True) -> None:
         """Use ``doc``; repaint ``lines`` only (an edit) or everything (``None``).
+        ``current``: ``doc`` is for the editor's text as it is (then the shifts that waited
+        are moot: the edited lines are among ``lines``); else they are made first.
 
         Up to :data:`EDIT_SYNC_LINES` lines are painted at once; of more (a big segment
         re-encoded, a paste) only the shown ones, the rest by a background pass over just
         those lines that does not hold back :attr:`is_complete` (or, in a big document,
         when they are shown)."""
+        if current:
+            self._pending.clear()
+        else:
+            self.apply_shifts()
         self._doc = doc
         if lines is None:
             self.repaint_all()
@@ -484,8 +499,25 @@ class TokenPainter(QObject):
 
     def _after_edit(self) -> None:
         shift, self._shift = self._shift, None
-        if shift is not None:
+        if shift is None:
+            return
+        if self.holding():  # nothing is painted before the result: shift only if needed
+            self._pending.append((*shift, self._document.blockCount()))
+        else:
             self.shift_for_edit(*shift)
+
+    def apply_shifts(self) -> None:
+        """Make the shifts that waited for the result (the hold expired, or the result is
+        for an older text). Edits are replayed in order when they all stayed inside one
+        block (the later ones did not move it); otherwise the result repaints the blocks."""
+        pending, self._pending = self._pending, []
+        if not pending:
+            return
+        count = self._document.blockCount()
+        blocks = {self._document.findBlock(pos).blockNumber() for pos, *_ in pending}
+        if len(blocks) == 1 and all(n == count for *_, n in pending):
+            for pos, removed, added, _ in pending:
+                self.shift_for_edit(pos, removed, added)
 
     def shift_for_edit(self, pos: int, removed: int, added: int) -> None:
         """Keep the edited block's colours on their characters until the new result."""

@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 from conftest import wait_highlighted
+from painting_oracle import expected_ranges, painted_ranges
 from PySide6.QtCore import QEvent, QObject, QRect, Qt
+from PySide6.QtGui import QTextCursor
 from PySide6.QtWidgets import QWidget
 
 from explorer.ui.paint_hold import HOLD_MS, PaintHold
@@ -86,3 +88,25 @@ def test_a_keystroke_paints_the_editor_once_with_its_colours(qtbot, window):
     assert window.text().startswith("line 0 of soxme")
     assert applied and applied[0] == before  # nothing painted before the result came
     assert len(counter.regions) >= before + 1
+
+
+def test_a_held_keystroke_shifts_its_colours_only_if_the_hold_expires(qtbot, window):
+    """While the paint waits for the result, the edit's old colours are not moved (the result
+    repaints the line: one layout of it instead of two); if the hold expires first, the
+    waiting edits are replayed in order, so the colours stay on their characters."""
+    window.set_text("hello world\n")
+    wait_highlighted(qtbot, window)
+    block = window.editor.document().begin()
+    before = [(r.start, r.length) for r in block.layout().formats()]
+    assert before == [(0, 5), (5, 6)]
+    cur = QTextCursor(window.editor.document())
+    cur.setPosition(3)
+    cur.insertText("X")  # synchronous: no result yet, the window holds its paint
+    cur.insertText("Y")
+    assert window.paint_hold.holding
+    assert [(r.start, r.length) for r in block.layout().formats()] == before
+    window.paint_hold.expired.emit()
+    assert [(r.start, r.length) for r in block.layout().formats()] == [(0, 7), (7, 6)]
+    wait_highlighted(qtbot, window)
+    assert window.text() == "helXYlo world\n"
+    assert painted_ranges(window) == expected_ranges(window)

@@ -142,9 +142,11 @@ def test_colours_move_with_typed_text_before_the_result_lands(qtbot, window):
     cur = window.editor.textCursor()
     cur.setPosition(5)
     cur.insertText("XY")  # synchronous: no result can have landed yet
+    window.paint_hold.expired.emit()  # the paint waited long enough: colours move now
     assert [(r.start, r.length) for r in first.layout().formats()] == [(0, 7), (7, 6)]
     cur.setPosition(9)
     cur.deletePreviousChar()  # inside " world"
+    window.paint_hold.expired.emit()
     assert [(r.start, r.length) for r in first.layout().formats()] == [(0, 7), (7, 5)]
     wait_highlighted(qtbot, window)
     assert painted_ranges(window) == expected_ranges(window)
