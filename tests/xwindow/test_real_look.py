@@ -39,3 +39,4 @@ def test_dark_theme_after_restart_covers_the_whole_window(start_app, tmp_path):
              if _lightness(image, *r) > 110}
     assert not light, f"parts of the window stay light in the dark theme: {light} ({shot})"
     assert Path(shot).stat().st_size > 0
+    again.click_editor()  # focused, so the closing Ctrl+Q reaches it (not a 20 s timeout)
