@@ -45,6 +45,7 @@ from __future__ import annotations
 from bisect import bisect_left, bisect_right
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from itertools import islice
 
 from PySide6.QtCore import QObject, QTimer, Signal
 from PySide6.QtGui import (
@@ -88,6 +89,12 @@ or not (a keystroke's line); of more, only the shown ones (the rest when they ar
 RIPPLE_MAX_BLOCKS = 64
 """At most this many blocks after an edit's lines are checked for colours that changed with
 it (a run of same-coloured tokens over line ends; see TokenPainter._ripple)."""
+
+RUN_LOOKBACK = 4096
+"""A block's first token follows its run of same-coloured tokens back this far at most: in a
+longer run (thousands of blank lines, each a ``<0x0A>`` byte token of a SentencePiece model)
+every block walking back to the run's start made painting quadratic. Beyond it the shades
+keep alternating, possibly in the other phase."""
 
 VisibleRange = Callable[[], tuple[int, int]]
 
@@ -217,7 +224,7 @@ def shade_state(doc: DocTokens, k: int, index: int, size: int) -> tuple[int, boo
         return -1, False
     slot = color_index(last, size)
     run = 1  # tokens of the run that ends just before `index`
-    for token_id in before:
+    for token_id in islice(before, RUN_LOOKBACK):
         if color_index(token_id, size) != slot:
             break
         run += 1

@@ -4,6 +4,7 @@ before it takes that colour's second shade (runs alternate), in the editor and i
 from __future__ import annotations
 
 from itertools import pairwise
+from types import SimpleNamespace
 
 import pytest
 from conftest import wait_highlighted
@@ -18,7 +19,7 @@ from explorer.ui.palettes import (
     second_shade,
     shaded_slots,
 )
-from explorer.ui.token_painter import TokenFormats
+from explorer.ui.token_painter import RUN_LOOKBACK, TokenFormats, shade_state
 
 pytestmark = pytest.mark.usefixtures("no_qt_warnings")
 
@@ -95,3 +96,28 @@ def test_an_edit_reshades_a_run_that_goes_on_past_its_line(qtbot, window):
     assert window.text() == "to\nto\n"
     assert painted_ranges(window)[1] == [(0, 2, formats.color(to).name())]
     assert painted_ranges(window) == expected_ranges(window)
+
+
+class _CountingIds(list):
+    """A segment's ids that count how many are read."""
+
+    reads = 0
+
+    def __getitem__(self, i):
+        _CountingIds.reads += 1
+        return super().__getitem__(i)
+
+
+def test_a_long_run_is_followed_back_only_so_far():
+    """Thousands of blank lines, each one ``<0x0A>`` token of the same id: a block's first
+    token must not walk back to the start of the run (painting every block was quadratic)."""
+    segments = [SimpleNamespace(ids=_CountingIds([13] * 50_000)) for _ in range(3)]
+    doc = SimpleNamespace(segments=segments)
+    _CountingIds.reads = 0
+    slot, _ = shade_state(doc, 2, 40_000, 12)
+    assert slot == color_index(13, 12)
+    assert _CountingIds.reads <= RUN_LOOKBACK + 2
+    # a short run is followed exactly, across segments
+    short = [SimpleNamespace(ids=[1, 13, 13]), SimpleNamespace(ids=[13, 5])]
+    states = list(shaded_slots([1, 13, 13, 13], 12))  # 13 plain, shaded, plain
+    assert shade_state(SimpleNamespace(segments=short), 1, 1, 12) == states[-1]
