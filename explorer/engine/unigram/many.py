@@ -231,8 +231,8 @@ def _exact_pieces(
         redo = np.flatnonzero(magnitude[:stop] >= table.limit[here[:stop]]).tolist()
         changed = stop  # the first word whose re-run differs from the table
         new: tuple[list[int], list[int]] = ([], [])
-        for k, (new_lengths, new_ids) in zip(redo, _rerun(solver, words, pos, redo, starts),
-                                             strict=False):
+        reruns = _rerun(solver, words, pos, redo, starts, table.word_max[here])
+        for k, (new_lengths, new_ids) in zip(redo, reruns, strict=False):
             row = int(here[k])
             b = int(table.first[row])
             if new_ids != piece_id[b : b + int(table.count[row])]:
@@ -266,19 +266,38 @@ def _exact_pieces(
     return out_lengths, out_ids
 
 def _rerun(
-    solver: WordPath, words: list[str], pos: int, redo: list[int], starts: np.ndarray
+    solver: WordPath,
+    words: list[str],
+    pos: int,
+    redo: list[int],
+    starts: np.ndarray,
+    word_max: np.ndarray,
 ) -> Iterator[tuple[list[int], list[int]]]:
     """Pieces ``(lengths, ids)`` of ``words[pos + k]`` for ``k`` in ``redo``, each from
-    its starting score ``starts[k]``: a few one by one, many in one batch."""
-    if sum(len(words[pos + k]) for k in redo) < BATCH_MIN_CHARS:
-        for k in redo:
-            lengths, ids = solver.viterbi(words[pos + k], float(starts[k]))[:2]
+    its starting score ``starts[k]``: from the re-runs cached per binade (:mod:`.binade`),
+    else a few one by one, many in one batch."""
+    bases = starts[redo].tolist()
+    keys = list(map(solver.binade_key, bases, word_max[redo].tolist(),
+                    [words[pos + k] for k in redo]))
+    found = solver.cache.at_binade
+    missing = [n for n, k in enumerate(redo)
+               if keys[n] is None or (words[pos + k], keys[n]) not in found]
+    if sum(len(words[pos + redo[n]]) for n in missing) < BATCH_MIN_CHARS:
+        for n, k in enumerate(redo):
+            lengths, ids = solver.pieces_at(words[pos + k], bases[n], keys[n])
             yield list(lengths), list(ids)
         return
-    result = solver.batch_viterbi().run([words[pos + k] for k in redo], bases=starts[redo])
-    piece_len, piece_id = result.piece_len.tolist(), result.piece_id.tolist()
-    for a, n in zip(result.start.tolist(), result.count.tolist(), strict=True):
-        yield piece_len[a : a + n], piece_id[a : a + n]
+    result = solver.batch_viterbi().run([words[pos + redo[n]] for n in missing],
+                                        bases=np.array([bases[n] for n in missing]))
+    lengths_of, ids_of = result.lengths_and_ids()
+    solved = dict(zip(missing, zip(lengths_of, ids_of, strict=True), strict=True))
+    for n, k in enumerate(redo):
+        pieces = solved.get(n)
+        if pieces is None:
+            pieces = found[(words[pos + k], keys[n])]  # type: ignore[index]
+        elif keys[n] is not None:
+            solver.cache.keep_at_binade(words[pos + k], keys[n], pieces)  # type: ignore[arg-type]
+        yield list(pieces[0]), list(pieces[1])
 
 def _word_table(solver: WordPath, words: list[str]) -> WordTable:
     """Pieces, prefix-score bounds and limits of ``words`` (distinct), from the cache or

@@ -23,6 +23,7 @@ import numpy as np
 
 from explorer.engine.sentencepiece.pieces import F32, PieceType, Segment, f32
 from explorer.engine.unigram.batch import BatchViterbi
+from explorer.engine.unigram.binade import BinadeKeys, Pieces
 from explorer.engine.unigram.limits import (
     CACHE_LIMIT,
     INF,
@@ -67,8 +68,10 @@ class WordPath:
         self.unk_id, self.unk_score = unk_id, unk_score
         self._matchable = matchable
         self._successor_map: dict[str, frozenset[str]] | None = None  # built on first use
-        self.cache: dict[str, CacheEntry] = {}
-        """word -> (lengths, ids, prefix-score limit for reuse, largest |score| inside + 1)"""
+        self.cache = WordCache()
+        """word -> (lengths, ids, prefix-score limit for reuse, largest |score| inside + 1),
+        and the words' re-runs per binade (:attr:`WordCache.at_binade`)"""
+        self._binade_keys: BinadeKeys | None = None  # built on first use
         self._batch: BatchViterbi | None = None  # built on first batch use
         self._id_scores: list[float] | None = None  # see _score_table, built on first use
         self._id_score_array: np.ndarray | None = None
@@ -117,7 +120,8 @@ class WordPath:
                 if bound + word_max >= RESET_GUARD:
                     exact = True
                 else:  # a near tie: re-run the word from the true prefix score
-                    lengths, ids = self.viterbi(word, base)[:2]
+                    key = self.binade_key(base, word_max, word)
+                    lengths, ids = self.pieces_at(word, base, key)
             if exact:
                 # No piece crosses a word boundary, so sentencepiece's state at a word start
                 # is just the prefix score: a word re-run from it (re-basing included) is exact.
@@ -131,6 +135,27 @@ class WordPath:
                 bound += word_max
             out.extend(ids if ids_only else zip(lengths, ids, strict=True))
         return out
+
+    def binade_key(self, base: float, word_max: float, word: str) -> int | None:
+        """:meth:`BinadeKeys.key`: where ``word``'s re-run from ``base`` is cached."""
+        keys = self._binade_keys
+        if keys is None:
+            keys = self._binade_keys = BinadeKeys(self.score_array(), self.pieces,
+                                                  self.unk_id, self.score_span())
+        return keys.key(base, word_max, word)
+
+    def pieces_at(self, word: str, base: float, key: int | None) -> Pieces:
+        """``word``'s pieces where sentencepiece's pass reaches it at path score ``base``
+        (callers keep ``|base| + word_max`` below the re-basing guard): a re-run from
+        ``base``, cached under its :meth:`binade_key` ``key`` (None: not cached)."""
+        if key is None:
+            return self.viterbi(word, base)[:2]
+        store = self.cache.at_binade
+        found = store.get((word, key))
+        if found is None:
+            found = self.viterbi(word, base)[:2]
+            self.cache.keep_at_binade(word, key, found)
+        return found
 
     def score_array(self) -> np.ndarray:
         """:meth:`_score_table` as a float32 array."""
@@ -445,6 +470,28 @@ class WordPath:
         ids.reverse()
         spread = max(abs(max(best) - base0), abs(min(best) - base0))
         return tuple(lengths), tuple(ids), margin, spread + 1.0, best[n]
+
+
+class WordCache(dict[str, CacheEntry]):
+    """Words' cache entries, and their re-runs per binade (:mod:`~.binade`): cleared together
+    (benchmarks and tests clear the cache for cold runs)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.at_binade: dict[tuple[str, int], Pieces] = {}
+        """(word, binade key) -> the word's pieces at any prefix score with that key"""
+
+    def keep_at_binade(self, word: str, key: int, pieces: Pieces) -> None:
+        """Remember a re-run (the store is emptied when it reaches ``CACHE_LIMIT``)."""
+        store = self.at_binade
+        if len(store) >= CACHE_LIMIT:
+            store.clear()
+        store[(word, key)] = pieces
+
+    def clear(self) -> None:
+        """Forget every word and every re-run."""
+        super().clear()
+        self.at_binade.clear()
 
 
 def user_defined_score(length: int) -> float:

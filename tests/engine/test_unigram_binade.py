@@ -1,0 +1,152 @@
+"""A word's re-run at a large prefix score depends on the score only through its binade key
+(explorer/engine/unigram/binade.py), so re-runs are cached per key and stay exact.
+
+Near-tie vocabularies (multi-character pieces within a few float32 ulps of their parts' sum):
+every pair of prefix scores with the same key gives the same pieces, while different keys do
+give different pieces (the key is not too coarse a test); a score that is an odd multiple of
+half an ulp makes the parity of the prefix score decide, and the key carries it.
+"""
+
+from __future__ import annotations
+
+import math
+import random
+
+import pytest
+from test_unigram_limits import SPACE, f32, near_tie_model
+
+from explorer.engine.sentencepiece.pieces import PieceType
+from explorer.engine.unigram.limits import RESET_GUARD
+from explorer.engine.unigram.many import encode_from
+from explorer.engine.unigram.model import UnigramModel
+
+
+def binade_scores(rng: random.Random, per_binade: int) -> list[float]:
+    """float32 prefix scores in every binade from 2^6 up to the re-basing threshold."""
+    out: list[float] = []
+    for e in range(6, 17):
+        for _ in range(per_binade):
+            out.append(f32(-(2.0**e) * rng.uniform(1.0, 2.0)))
+    return [s for s in out if abs(s) < 99_000]
+
+
+def tie_prone(model: UnigramModel, rng: random.Random) -> UnigramModel:
+    """``model`` with a few scores moved to odd multiples of 2^-8 .. 2^-12: half-ulp ties at
+    prefix scores in the binades [2^12, 2^17)."""
+    scores = list(model.scores)
+    for i in rng.sample(range(1, len(scores)), 6):
+        step = 2.0 ** -rng.randint(8, 12)
+        scores[i] = (2 * math.floor(scores[i] / (2 * step)) + 1) * step
+    return UnigramModel(model.pieces, scores, model.types)
+
+
+@pytest.mark.parametrize("seed", range(8))
+def test_same_key_same_pieces(seed: int) -> None:
+    rng = random.Random(seed)
+    model = near_tie_model(rng)
+    if seed % 2:
+        model = tie_prone(model, rng)
+    path = model._words
+    words = sorted({SPACE + "".join(rng.choice("abcd") for _ in range(rng.randint(1, 12)))
+                    for _ in range(80)})
+    compared = differ = 0
+    for word in words:
+        word_max = path._part_entry(word)[3]
+        by_key: dict[int, tuple[int, ...]] = {}
+        for s in binade_scores(rng, 12):
+            key = path.binade_key(s, word_max, word)
+            if key is None:
+                continue
+            ids = path.viterbi(word, s)[1]
+            first = by_key.setdefault(key, ids)
+            assert ids == first, (word, s, key)
+            compared += 1
+        differ += len(set(by_key.values())) > 1
+    assert compared > 5000
+    assert differ > 0, "no word differs between binades: nothing was tested"
+
+
+def test_key_is_none_where_the_pass_may_leave_the_binade() -> None:
+    model = near_tie_model(random.Random(1))
+    path = model._words
+    span = path.score_span()
+    w = SPACE + "ab"
+    assert path.binade_key(0.0, 5.0, w) is None
+    assert path.binade_key(-(2.0**16) - 1.0, 5.0, w) is None  # too close above 2^16
+    assert path.binade_key(-(2.0**17) + 2.0, 5.0, w) is None  # would cross 2^17
+    assert path.binade_key(-(2.0**16) - 10.0 - span, 5.0, w) is not None
+    # the sign is part of the key
+    assert path.binade_key(-3000.0, 5.0, w) != path.binade_key(3000.0, 5.0, w)
+
+
+def tie_model() -> UnigramModel:
+    """``a`` scores an odd multiple of half an ulp at binade [2^16, 2^17) (ulp 2^-7):
+    ``a|b`` against ``ab`` is decided by which way ``S + score(a)`` rounds half to even,
+    which depends on the parity of ``S / ulp``."""
+    u = 2.0**-7
+    pieces = ["<unk>", "a", "b", "ab", SPACE]
+    scores = [0.0, -1.0 - u / 2, -1.0, -2.0 - 0.75 * u, -5.0]
+    types = [PieceType.UNKNOWN] + [PieceType.NORMAL] * 4
+    return UnigramModel(pieces, scores, types)
+
+
+def test_parity_decides_when_a_score_can_tie() -> None:
+    model = tie_model()
+    path = model._words
+    a, b, ab = 1, 2, 3
+    u = 2.0**-7
+    seen: dict[int, tuple[int, ...]] = {}
+    for q in range(70_000 * 128, 70_000 * 128 + 40):
+        s = -q * u  # a float32 in [2^16, 2^17)
+        assert f32(s) == s
+        ids = path.viterbi("ab", s)[1]
+        assert ids == ((a, b) if q % 2 == 0 else (ab,)), q
+        key = path.binade_key(s, path._part_entry("ab")[3], "ab")
+        assert key is not None
+        assert seen.setdefault(key, ids) == ids
+    assert len(seen) == 2  # one key per parity
+    # a word without the tie-prone piece: one key for both parities
+    other = {path.binade_key(-q * u, 4.0, "bb") for q in range(70_000 * 128, 70_000 * 128 + 8)}
+    assert len(other) == 1
+    # a binade where no score can tie has one key for both parities
+    low = {path.binade_key(-(q * 2.0**-13), 4.0, "ab")
+           for q in range(1024 * 2**13, 1024 * 2**13 + 8)}
+    assert len(low) == 1
+
+
+def test_document_reruns_come_from_the_cache() -> None:
+    """A long text through the exact-score path: the second time a word is re-run in the
+    same binade it is a cache hit, and the pieces are the ones one pass over the text gives."""
+    rng = random.Random(5)
+    model = near_tie_model(rng)
+    path = model._words
+    words = [SPACE + "".join(rng.choice("abcd") for _ in range(rng.randint(1, 8)))
+             for _ in range(60)]
+    text = "".join(rng.choice(words) for _ in range(30_000))
+    keyed = 0  # passes run from a score with a binade key (cacheable)
+    real = path.viterbi
+
+    def counting(word: str, base: float):  # type: ignore[no-untyped-def]
+        nonlocal keyed
+        entry = path.cache.get(word)
+        word_max = entry[3] if entry else 0.0
+        if (entry and abs(base) + word_max < RESET_GUARD
+                and path.binade_key(base, word_max, word) is not None):
+            keyed += 1
+        return real(word, base)
+
+    path.viterbi = counting  # type: ignore[method-assign]
+    cold = encode_from(path, text, None, 0.0)
+    cold_keyed, keyed = keyed, 0
+    assert cold is not None
+    assert path.cache.at_binade, "no word was re-run: the text does not test the cache"
+    warm = encode_from(path, text, None, 0.0)
+    path.viterbi = real  # type: ignore[method-assign]
+    assert warm is not None and warm.ids == cold.ids and warm.lengths == cold.lengths
+    assert cold_keyed > 20
+    assert len(path.cache.at_binade) > 100
+    assert keyed == 0  # every re-run with a key came from the cache
+    # an independent pass: the per-word Viterbi over the whole text at once (re-basing
+    # included) decides exactly as sentencepiece's one pass
+    whole = real(text, 0.0)
+    assert list(whole[1]) == cold.ids
