@@ -77,8 +77,8 @@ def test_random_text_matches_sentencepiece_normalize(text: str) -> None:
         assert _cached_normalizer(str(path)).normalize_text(text) == expected_text
 
 
-# characters whose rules (if any) map one character to one: such long texts take the array
-# path of SentencePieceNormalizer.normalize (_normalize_one_to_one)
+# characters whose rules (if any) map one character to one: the simplest texts of the array
+# path of SentencePieceNormalizer.normalize (_normalize_arrays)
 ONE_TO_ONE = list(" \t\n\r\u3000\u00a0ab▁中日本語ｶＡ👍🏽xyz.,!")
 
 
@@ -96,14 +96,33 @@ def test_long_random_text_matches_sentencepiece_normalize(text: str) -> None:
 
 
 def test_long_texts_take_the_array_path() -> None:
-    norm = _cached_normalizer(str(_model_path("uni_nfkc")))
+    path = str(_model_path("uni_nfkc"))
+    norm = _cached_normalizer(path)
     text = "  Hello\n\n   wörld  ｶ\u3000x  " * 20
-    fast = norm._normalize_one_to_one(text)
-    assert fast is not None
-    expected_text, expected_offsets = _sp(str(_model_path("uni_nfkc"))).Normalize(
-        text, with_offsets=True)
-    assert (fast.text, fast.norm_to_orig) == (expected_text, list(expected_offsets))
-    assert norm._normalize_one_to_one("ﬁ" + text) is None  # one character becomes two
+    # one to one; one character becomes two; two become one; a rule to a space first
+    for sample in (text, "ﬁ" + text, "e\u0301 ﬁ ´x" + text + "e\u0301", "\u3000ﬁ" + text,
+                   "´" + text, " \u200b" + text):
+        fast = norm._normalize_arrays(sample)
+        assert fast is not None
+        expected_text, expected_offsets = _sp(path).Normalize(sample, with_offsets=True)
+        assert (fast.text, fast.norm_to_orig) == (expected_text, list(expected_offsets))
+        assert fast.offset_array().tolist() == fast.norm_to_orig
+
+
+@settings(max_examples=150, deadline=None)
+@given(text=st.one_of(st.text(alphabet="CDEFJxy \t\u3000", min_size=256, max_size=400),
+                      st.text(alphabet="ABCDEFHJxy \t\u3000", min_size=256, max_size=400)))
+def test_array_path_with_custom_rules(text: str) -> None:
+    """Longer keys, a rule to one space, replacements with inner and trailing spaces: the
+    array path agrees with sentencepiece, and gives way where a replacement holds two
+    spaces in a row (A and H here)."""
+    path = _custom_rules_model()
+    norm = _cached_normalizer(path)
+    expected_text, expected_offsets = _sp(path).Normalize(text, with_offsets=True)
+    fast = norm._normalize_arrays(text)
+    assert (fast is None) == ("A" in text or "H" in text)
+    got = norm.normalize(text)
+    assert (got.text, got.norm_to_orig) == (expected_text, list(expected_offsets))
 
 
 _SP: dict = {}

@@ -33,6 +33,8 @@ from explorer.engine.normalizers.charsmap import PrecompiledCharsMap
 SPACE_SYMBOL = "\u2581"
 _SPACE_RUN = re.compile(" +")
 _FAST_MIN = 256  # shorter texts: numpy's per-call costs exceed the saving
+_UNICODE = 0x110000
+_HARD, _FIRST, _SECOND = 1, 2, 4  # roles of a character in the rules (_lookup_tables)
 
 
 class SentencePieceNormalizer:
@@ -96,11 +98,8 @@ class SentencePieceNormalizer:
         self._seconds = frozenset(seconds)
         self._any_rule_char = self._singles | self._seconds  # one test for the common case
         self._spaced_multi: bool | None = None  # see _multi_rules_spaced
-        # normalize() with arrays (_normalize_one_to_one) for texts whose rules all map one
-        # character to one character, with the usual whitespace options
-        self._not_one_to_one = self._untranslatable | frozenset(
-            chr(c) for c, value in self._table.items() if len(value) != 1
-        )
+        # normalize() with arrays (_normalize_arrays), with the usual whitespace options
+        self._tables: tuple[np.ndarray, np.ndarray] | None = None  # see _lookup_tables
         self._fast_aligned = (
             remove_extra_whitespaces
             and add_dummy_prefix
@@ -238,7 +237,7 @@ class SentencePieceNormalizer:
     def normalize(self, text: str) -> Normalized:
         """Normalize ``text`` the way sentencepiece does and align it with ``text``."""
         if len(text) >= _FAST_MIN and self._fast_aligned:
-            fast = self._normalize_one_to_one(text)
+            fast = self._normalize_arrays(text)
             if fast is not None:
                 return fast
         n = len(text)
@@ -305,52 +304,121 @@ class SentencePieceNormalizer:
         n2o.append(consumed)
         return Normalized(out, n2o)
 
-    def _normalize_one_to_one(self, text: str) -> Normalized | None:
-        """:meth:`normalize` with arrays, when every rule that applies to ``text`` maps one
-        character to one character (None otherwise: the caller takes the general path).
+    def _lookup_tables(self) -> tuple[np.ndarray, np.ndarray]:
+        """Per code point: its one-to-one rule's replacement (itself when none), and its
+        role in the other rules (``_HARD``: a one-character key that does not map to one
+        character; ``_FIRST`` / ``_SECOND``: first / second character of a longer key).
+        Built on first use (5.5 MB)."""
+        tables = self._tables
+        if tables is None:
+            mapping = np.arange(_UNICODE, dtype=np.uint32)
+            roles = np.zeros(_UNICODE, np.uint8)
+            rules = self.charsmap.rules if self.charsmap is not None else {}
+            for key, value in rules.items():
+                if len(key) == 1 and len(value) == 1:
+                    mapping[ord(key)] = ord(value)
+                elif len(key) == 1:
+                    roles[ord(key)] |= _HARD
+                else:
+                    roles[ord(key[0])] |= _FIRST
+                    roles[ord(key[1])] |= _SECOND
+            tables = self._tables = (mapping, roles)
+        return tables
 
-        Then output character ``i`` comes from original character ``i``, and the whitespace
-        rules only drop spaces: the leading ones, each one after a space, the trailing ones
-        (the first trailing space is what the text consumed, as in the general path).
+    def _normalize_arrays(self, text: str) -> Normalized | None:
+        """:meth:`normalize` with arrays (None: the caller takes the general path).
+
+        One-to-one rules are a table lookup per character. Rules that change the length (a
+        longer key, or a replacement of other than one character) are found with the same
+        lookups and applied one by one, left to right, longest match first, as the general
+        path does; their replacements share the offset of the characters they replace.
+        None when such a replacement holds two spaces in a row (sentencepiece keeps those,
+        the array whitespace pass would not).
+
+        The whitespace rules then only drop spaces: the leading ones, each one right after a
+        space, the trailing ones (the first trailing one is what the text consumed). A
+        replacement's leading spaces count as spaces after what came before, as in the
+        general path; the dummy prefix takes the offset of the first part that does not
+        normalize to exactly one space.
         """
-        if not (text.isascii() and self._ascii_passes) and not self._any_rule_char.isdisjoint(
-            text
-        ):
-            if not self._not_one_to_one.isdisjoint(text):
-                return None
-            if (
-                self._multi_start is not None
-                and not self._seconds.isdisjoint(text)
-                and not self._multi_first_all.isdisjoint(text)
-                and self._multi_start.search(text)
-            ):
-                return None
-            if not self._singles.isdisjoint(text):
-                text = text.translate(self._table)
+        mapping, roles = self._lookup_tables()
         codes = np.frombuffer(text.encode("utf-32-le", "surrogatepass"), np.uint32)
-        space = codes == 32
-        solid = np.flatnonzero(~space)
-        if not solid.size:
+        role = roles[codes]
+        hard = (role & _HARD) != 0
+        hard[:-1] |= ((role[:-1] & _FIRST) != 0) & ((role[1:] & _SECOND) != 0)
+        mapped = mapping[codes]
+        where = np.flatnonzero(hard)
+        origins: np.ndarray | None = None
+        first_solid = -1  # where the first part that is not one space starts
+        if where.size:
+            longest_match = self.charsmap.longest_match  # type: ignore[union-attr]
+            at: list[int] = []
+            used: list[int] = []
+            reps: list[str] = []
+            free = 0
+            for pos in where.tolist():
+                if pos < free:
+                    continue
+                found = longest_match(text, pos)
+                if found is None:
+                    continue  # passes through: no one-character rule either
+                rep, length = found
+                if "  " in rep:
+                    return None
+                at.append(pos)
+                used.append(length)
+                reps.append(rep)
+                free = pos + length
+            if at:
+                starts = np.array(at, np.int64)
+                inside = np.zeros(len(codes) + 1, np.int64)
+                np.add.at(inside, starts, 1)
+                np.add.at(inside, starts + np.array(used, np.int64), -1)
+                outside = np.flatnonzero(np.cumsum(inside[:-1]) == 0)
+                rep_codes = np.frombuffer("".join(reps).encode("utf-32-le", "surrogatepass"),
+                                          np.uint32)
+                rep_sizes = np.fromiter(map(len, reps), np.int64, len(reps))
+                slot = np.repeat(np.searchsorted(outside, starts), rep_sizes)
+                mapped = np.insert(mapped[outside], slot, rep_codes)
+                origins = np.insert(outside, slot, np.repeat(starts, rep_sizes))
+                lone = outside[mapping[codes[outside]] != 32]  # passing through, not a space
+                lone_first = int(lone[0]) if lone.size else len(codes)
+                solid_rep = [p for p, r in zip(at, reps, strict=True) if r != " "]
+                first_solid = min(lone_first, solid_rep[0] if solid_rep else len(codes))
+                if first_solid == len(codes):
+                    first_solid = -1
+        if origins is None:
+            origins = np.arange(len(codes), dtype=np.int64)
+            solid_in = np.flatnonzero(mapped != 32)
+            first_solid = int(solid_in[0]) if solid_in.size else -1
+        if first_solid < 0:  # every part normalizes to a space: nothing is consumed
             return Normalized("", [0])
+        space = mapped == 32
         keep = ~space
-        keep[1:] |= ~space[:-1]  # a space right after a character stays
-        keep[: int(solid[0])] = False
-        where = np.flatnonzero(keep)
-        kept = codes[where]
+        keep[1:] |= ~space[:-1]  # a space right after anything else stays
+        solid = np.flatnonzero(~space)
+        keep[: int(solid[0]) if solid.size else len(keep)] = False
+        kept_at = np.flatnonzero(keep)
+        kept = np.empty(len(kept_at) + 1, np.uint32)
+        kept[0] = 0x2581  # the dummy prefix
+        kept[1:] = mapped[kept_at]
+        offsets = np.empty(len(kept) + 1, np.int64)
+        offsets[0] = first_solid
+        offsets[1:-1] = origins[kept_at]
         # trailing spaces go, and so do U+2581 characters of the text (as in the general
         # path, which strips after escaping); the first one removed is what was consumed
         blank = (kept == 32) | (kept == 0x2581)
         filled = np.flatnonzero(~blank)
         size = int(filled[-1]) + 1 if filled.size else 0
-        consumed = int(where[size]) if size < len(where) else len(text)
+        consumed = int(offsets[size]) if size < len(kept) else len(text)
         if not size:  # only the dummy prefix would be left, and it is stripped too
             return Normalized("", [consumed])
-        out = kept[:size].tobytes().decode("utf-32-le", "surrogatepass")
-        offsets = np.empty(size + 2, np.int64)
-        offsets[0] = where[0]  # the dummy prefix
-        offsets[1:-1] = where[:size]
-        offsets[-1] = consumed
-        return Normalized((" " + out).replace(" ", SPACE_SYMBOL), offsets.tolist(), offsets)
+        kept = kept[:size]
+        kept[kept == 32] = 0x2581
+        offsets = offsets[: size + 1]
+        offsets[size] = consumed
+        out = kept.tobytes().decode("utf-32-le", "surrogatepass")
+        return Normalized(out, offsets.tolist(), offsets)
 
     def _emit_run(
         self, text: str, start: int, end: int, parts: list[str], n2o: list[int], prev_space: bool
