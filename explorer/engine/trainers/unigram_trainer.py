@@ -27,6 +27,7 @@ import numpy as np
 
 from explorer.engine.errors import TokenizerError
 from explorer.engine.gc_pause import gc_paused
+from explorer.engine.sentencepiece.pieces import f32
 from explorer.engine.trainers.corpus import Corpus
 from explorer.engine.trainers.events import (
     EmStep,
@@ -295,14 +296,22 @@ def finalize(pieces: list[str], logp: FloatArray, alive: np.ndarray,
     for symbol in config.user_defined_symbols:  # never learned twice (cut out of the text)
         final.pop(symbol, None)
         live.pop(symbol, None)
-    for piece, sc in sorted(live.items(), key=lambda kv: (-kv[1], kv[0])):
+    # Ranked by the float32 score the model stores, ties by piece (as sentencepiece's
+    # Sorted): the float64 scores differ in their last bits between CPUs (numpy's SIMD exp
+    # and log), which reordered equal float32 scores from one machine to another.
+    for piece, sc in sorted(live.items(), key=_rank_key):
         if len(final) >= room:
             break
         final.setdefault(piece, sc)
-    ordered = sorted(final.items(), key=lambda kv: (-kv[1], kv[0]))
+    ordered = sorted(final.items(), key=_rank_key)
     meta: list[tuple[str, float]] = [(m, 0.0) for m in META]
     meta += [(s, 0.0) for s in config.user_defined_symbols]
     if config.byte_fallback:
         meta += [(f"<0x{b:02X}>", 0.0) for b in range(256)]
     return TrainedUnigram(pieces=tuple(meta + ordered), byte_fallback=config.byte_fallback,
                           user_symbols=config.user_defined_symbols)
+
+
+def _rank_key(item: tuple[str, float]) -> tuple[float, str]:
+    """Sort key of a final piece: float32 score descending, then the piece."""
+    return -f32(item[1]), item[0]
