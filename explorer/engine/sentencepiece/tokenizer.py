@@ -268,30 +268,35 @@ class SentencePieceTokenizer(Tokenizer):
             out.resume = ResumePoints(point_offsets, point_states)
         return out
 
-    def _append_pieces(self, out: CompactTokens, normalized: Normalized, lengths: list[int],
-                       ids: list[int], shift: int, table: TokenTable) -> None:
+    def _append_pieces(self, out: CompactTokens, normalized: Normalized,
+                       lengths: Sequence[int] | np.ndarray, ids: Sequence[int] | np.ndarray,
+                       shift: int, table: TokenTable) -> None:
         """Append the model's pieces of one normalized part to ``out``: plain pieces as
         arrays, ``<unk>`` runs (merged, or byte fallback) through :meth:`_tokens`."""
-        if not ids:
+        if not len(ids):
             return
         bounds = np.zeros(len(lengths) + 1, np.int64)
         np.cumsum(lengths, out=bounds[1:])
         mapped = (normalized.offset_array()[bounds] + shift).astype(np.int32)
-        odd = np.flatnonzero(self._odd_ids()[np.array(ids, np.int64)]).tolist()
+        id_array = np.asarray(ids, np.int64)
+        ids32 = id_array.astype(np.int32)
+        odd = np.flatnonzero(self._odd_ids()[id_array]).tolist()
+        unk_id = self.model.unk_id
         k = 0
-        for u in [*odd, len(ids)]:  # plain pieces up to each odd one, as arrays
+        for u in [*odd, len(ids32)]:  # plain pieces up to each odd one, as arrays
             if u > k:
-                out.ids.extend(ids[k:u])
+                out.ids.frombytes(ids32[k:u].tobytes())
                 out.starts.frombytes(mapped[k:u].tobytes())
                 out.ends.frombytes(mapped[k + 1:u + 1].tobytes())
-            if u == len(ids):
+            if u == len(ids32):
                 break
             if u >= k:  # a run of unknowns starts here (merged, or bytes), or a control piece
                 v = u + 1
-                while v < len(ids) and ids[v] == ids[u] == self.model.unk_id:
-                    v += 1
+                if ids32[u] == unk_id:
+                    while v < len(ids32) and ids32[v] == unk_id:
+                        v += 1
                 starts_n, ends_n = bounds[u:v].tolist(), bounds[u + 1:v + 1].tolist()
-                spans = list(zip(starts_n, ends_n, ids[u:v], strict=True))
+                spans = list(zip(starts_n, ends_n, ids32[u:v].tolist(), strict=True))
                 _extend(out, table.compact(self._tokens(normalized, spans, shift)))
                 k = v
 

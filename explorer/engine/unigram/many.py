@@ -21,7 +21,7 @@ import numpy as np
 
 from explorer.engine.gc_pause import gc_paused
 from explorer.engine.sentencepiece.pieces import Segment
-from explorer.engine.unigram.batch import MAX_WORD
+from explorer.engine.unigram.batch import MAX_WORD, BatchResult
 from explorer.engine.unigram.limits import (
     CACHE_LIMIT,
     RESET_GUARD,
@@ -128,7 +128,7 @@ def _encode(solver: WordPath, texts: Sequence[str]) -> ManyEncoded:
         for k in np.unique(line_of[unsafe]).tolist():
             a, b = int(starts[k]), int(starts[k] + counts[k])
             lengths, ids = _exact_pieces(solver, flat[a:b], occurrence[a:b], table, 0.0)
-            result.set_exact(k, list(zip(lengths, ids, strict=True)))
+            result.set_exact(k, list(zip(lengths.tolist(), ids.tolist(), strict=True)))
     return result
 
 class Resumed:
@@ -137,10 +137,12 @@ class Resumed:
 
     __slots__ = ("ids", "lengths", "word_scores", "word_starts")
 
-    def __init__(self, lengths: list[int], ids: list[int], word_starts: list[int],
+    def __init__(self, lengths: np.ndarray, ids: np.ndarray, word_starts: list[int],
                  word_scores: list[float]) -> None:
         self.lengths = lengths
+        """The pieces' lengths in code points (int64)."""
         self.ids = ids
+        """The pieces' ids (int64)."""
         self.word_starts = word_starts
         """Code-point positions (in the normalized text) of the words that have a score."""
         self.word_scores = word_scores
@@ -177,13 +179,16 @@ def encode_from(
         number = index.setdefault
         rows = np.array([number(w, len(index)) for w in words], np.int64)
         table = _word_table(solver, list(index))
+        empty = np.zeros(0, np.int64)
         lengths, ids = (
-            _exact_pieces(solver, words[:first], rows[:first], table, 0.0) if first else ([], [])
+            _exact_pieces(solver, words[:first], rows[:first], table, 0.0) if first
+            else (empty, empty)
         )
         scores: list[float] = []
         more_lengths, more_ids = _exact_pieces(solver, words[first:], rows[first:], table, score,
                                                scores)
-    return Resumed(lengths + more_lengths, ids + more_ids, positions[first:-1], scores)
+    return Resumed(np.concatenate([lengths, more_lengths]), np.concatenate([ids, more_ids]),
+                   positions[first:-1], scores)
 
 
 def _exact_pieces(
@@ -208,10 +213,10 @@ def _exact_pieces(
     pass 100000 (re-run alone by :meth:`_viterbi`, which re-bases), everything is exact;
     continue from there.
     """
-    piece_len, piece_id = table.lists()
+    piece_id = table.lists()[1]
     scores = solver.score_array()
-    out_lengths: list[int] = []
-    out_ids: list[int] = []
+    taken: list[np.ndarray] = []  # table pieces (positions in its arrays), or -1 - k: more[k]
+    more: list[tuple[Sequence[int], Sequence[int]]] = []  # pieces of words decided apart
     all_rows = rows
     pos, total = 0, len(words)
     while pos < total:
@@ -241,29 +246,53 @@ def _exact_pieces(
                 break
         # words before `changed` keep the table's pieces
         cut = int(offsets[changed])
-        picked = take[:cut].tolist()
-        out_lengths += map(piece_len.__getitem__, picked)
-        out_ids += map(piece_id.__getitem__, picked)
+        taken.append(take[:cut])
         if word_scores is not None:
             done_words = changed + 1 if changed < stop else (
                 stop + 1 if stop < len(here) else len(here))
             word_scores += starts[:done_words].tolist()
         if changed < stop:  # a re-run came out different: exact through that word
-            out_lengths += new[0]
-            out_ids += new[1]
-            base = solver.accumulate(out_ids[len(out_ids) - len(new[1]) :],
-                                    float(running[cut]))
+            more.append(new)
+            taken.append(np.full(len(new[1]), -len(more), np.int64))
+            base = solver.accumulate(new[1], float(running[cut]))
             pos += changed + 1
         elif stop < len(here):  # the score may pass 100000 in this word
             word_lengths, word_ids, _, _, base = solver.viterbi(words[pos + stop],
                                                               float(running[cut]))
-            out_lengths += word_lengths
-            out_ids += word_ids
+            more.append((word_lengths, word_ids))
+            taken.append(np.full(len(word_ids), -len(more), np.int64))
             pos += stop + 1
         else:  # the whole window holds: on from its end
             base = float(running[-1])
             pos += len(here)
-    return out_lengths, out_ids
+    return _gather(table, taken, more)
+
+
+def _gather(
+    table: WordTable, taken: list[np.ndarray], more: list[tuple[Sequence[int], Sequence[int]]]
+) -> tuple[np.ndarray, np.ndarray]:
+    """The pieces ``(lengths, ids)`` :func:`_exact_pieces` decided, as arrays: positions in
+    the table's piece arrays, and runs ``-1 - k`` standing for the pieces of ``more[k]``."""
+    if not taken:
+        empty = np.zeros(0, np.int64)
+        return empty, empty
+    where = np.concatenate(taken)
+    if not more:
+        return table.piece_len[where], table.piece_id[where]
+    lengths = np.concatenate([table.piece_len, *(np.array(m[0], np.int64) for m in more)])
+    ids = np.concatenate([table.piece_id, *(np.array(m[1], np.int64) for m in more)])
+    sizes = np.fromiter((len(m[1]) for m in more), np.int64, len(more))
+    firsts = len(table.piece_id) + np.cumsum(sizes) - sizes
+    apart = np.flatnonzero(where < 0)
+    if apart.size:
+        k = -1 - where[apart]
+        # the n-th piece of a run of more[k] is that word's n-th piece
+        run_start = np.ones(len(apart), bool)
+        run_start[1:] = (k[1:] != k[:-1]) | (apart[1:] != apart[:-1] + 1)
+        starts = np.flatnonzero(run_start)
+        step = np.arange(len(apart)) - np.repeat(starts, np.diff(np.append(starts, len(apart))))
+        where[apart] = firsts[k] + step
+    return lengths[where], ids[where]
 
 def _rerun(
     solver: WordPath,
@@ -299,6 +328,15 @@ def _rerun(
             solver.cache.keep_at_binade(words[pos + k], keys[n], pieces)  # type: ignore[arg-type]
         yield list(pieces[0]), list(pieces[1])
 
+def _solve_batch(solver: WordPath, words: list[str]) -> tuple[BatchResult, np.ndarray, np.ndarray]:
+    """``words`` (at most ``MAX_WORD`` long) solved by the numpy Viterbi: the result, each
+    word's ``word_max`` and reuse limit (as :func:`~.limits.cache_entry` gives them)."""
+    result = solver.batch_viterbi().run(words)
+    sizes = np.fromiter(map(len, words), np.int64, len(words))
+    batch_max = result.top + 1.0 + sizes * ROUNDING_PER_CHAR  # see cache_entry
+    return result, batch_max, reuse_limits(result.margin, batch_max, solver.score_span())
+
+
 def _word_table(solver: WordPath, words: list[str]) -> WordTable:
     """Pieces, prefix-score bounds and limits of ``words`` (distinct), from the cache or
     solved: by :class:`BatchViterbi` when there are enough new characters, else (and for
@@ -311,10 +349,9 @@ def _word_table(solver: WordPath, words: list[str]) -> WordTable:
     short = np.array(missing, np.int64)[missing_sizes <= MAX_WORD].tolist()
     if int(missing_sizes[missing_sizes <= MAX_WORD].sum()) < BATCH_MIN_CHARS:
         short = []
-    result = solver.batch_viterbi().run([words[k] for k in short]) if short else None
-    if result is not None:
-        batch_max = result.top + 1.0 + sizes[short] * ROUNDING_PER_CHAR  # see cache_entry
-        batch_limit = reuse_limits(result.margin, batch_max, solver.score_span())
+    result = None
+    if short:
+        result, batch_max, batch_limit = _solve_batch(solver, [words[k] for k in short])
         if len(short) <= POPULATE_MAX:  # cheap enough to keep for later calls
             lengths, ids = result.lengths_and_ids()
             solved = zip(lengths, ids, batch_limit.tolist(), batch_max.tolist(), strict=True)
