@@ -100,8 +100,12 @@ class _Buffers:
         return scores, self._ids[:, :cells]
 
 
-MAX_WORD = 256
-"""Longer words take the per-word path: the lock step costs one round per character."""
+MAX_WORD = 40
+"""Longer words take the per-word path (cut into parts no piece crosses, each cached): the
+lock step costs one round of numpy calls per character and piece length, whatever few words
+are that long, so one 200-character word of code in a window's new words cost more than the
+hundreds of short ones. 256 -> 40: the window's document encode 14-23% faster on English
+and the all-language UDHR, the batch of lines a few percent (docs/benchmarks.md)."""
 
 _CHUNK_CELLS = 4_000_000  # piece lengths x characters held at once (~50 MB of edge arrays)
 _EMPTY = -1
