@@ -22,6 +22,8 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING
 
+import numpy as np
+
 from explorer.engine.encoding import Token
 
 if TYPE_CHECKING:
@@ -33,6 +35,15 @@ _Key = tuple[str, bytes, bool, bool, float | None, int | None]
 def int_array(values: Iterable[int] = ()) -> array:
     """An ``array('i')`` of ``values`` (code-point offsets and ids fit in 32 bits)."""
     return array("i", values)
+
+
+def shifted_array(values: array, shift: int) -> array:
+    """An ``array('i')`` of ``values`` with ``shift`` added to each (one numpy pass)."""
+    out = array("i")
+    if values:
+        moved = np.frombuffer(values, np.int32) + np.int32(shift)
+        out.frombytes(moved.tobytes())
+    return out
 
 
 @dataclass(frozen=True, slots=True)
@@ -62,7 +73,7 @@ class ResumePoints:
 
     def shifted(self, shift: int) -> ResumePoints:
         """The same points with ``shift`` added to every offset."""
-        return ResumePoints(int_array(map(shift.__add__, self.offsets)), self.states)
+        return ResumePoints(shifted_array(self.offsets, shift), self.states)
 
 
 @dataclass(slots=True)

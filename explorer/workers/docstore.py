@@ -14,7 +14,13 @@ from itertools import accumulate
 
 import numpy as np
 
-from explorer.engine.compact import CompactTokens, ResumePoints, int_array, token_table
+from explorer.engine.compact import (
+    CompactTokens,
+    ResumePoints,
+    int_array,
+    shifted_array,
+    token_table,
+)
 from explorer.engine.encoding import Token
 from explorer.engine.tokenizer import Tokenizer
 
@@ -359,8 +365,8 @@ def agrees(seg: Segment, window: CompactTokens, at: int) -> bool:
     shift = at - seg.origin
     if shift == 0:
         return starts[lo:hi] == seg.starts and ends[lo:hi] == seg.ends
-    return (starts[lo:hi] == int_array(map(shift.__add__, seg.starts))
-            and ends[lo:hi] == int_array(map(shift.__add__, seg.ends)))
+    return (starts[lo:hi] == shifted_array(seg.starts, shift)
+            and ends[lo:hi] == shifted_array(seg.ends, shift))
 
 
 def common_prefix(a: str, b: str) -> int:
