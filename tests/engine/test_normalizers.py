@@ -254,3 +254,20 @@ def test_text_fast_path_with_spaces_in_replacements(text: str) -> None:
     norm = _cached_normalizer(path)
     assert norm.normalize(text).text == expected
     assert norm.normalize_text(text) == expected
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_long_text_only_path_matches_sentencepiece(seed: int) -> None:
+    """normalize_text takes the array path from 8192 characters (text only)."""
+    import random
+
+    rng = random.Random(seed)
+    text = "".join(rng.choice(TRICKY) for _ in range(9000))
+    for model in ["sentencepiece/botchan_en_unigram_1000.model", "uni_nfkc", "uni_nows",
+                  "bpe_suffix", "uni_nfkc_bytes_user"]:
+        path = str(_model_path(model))
+        assert _cached_normalizer(path).normalize_text(text) == _sp(path).Normalize(text), model
+    custom = _custom_rules_model()
+    for alphabet in ("CDEFJxy \t\u3000", "ABCDEFHJxy \t\u3000"):
+        text = "".join(rng.choice(alphabet) for _ in range(9000))
+        assert _cached_normalizer(custom).normalize_text(text) == _sp(custom).Normalize(text)

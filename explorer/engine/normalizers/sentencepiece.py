@@ -33,6 +33,7 @@ from explorer.engine.normalizers.charsmap import PrecompiledCharsMap
 SPACE_SYMBOL = "\u2581"
 _SPACE_RUN = re.compile(" +")
 _FAST_MIN = 256  # shorter texts: numpy's per-call costs exceed the saving
+_ARRAY_TEXT_MIN = 8192  # normalize_text: from this long the array path wins (English ~8k)
 _UNICODE = 0x110000
 _HARD, _FIRST, _SECOND = 1, 2, 4  # roles of a character in the rules (_lookup_tables)
 
@@ -156,6 +157,10 @@ class SentencePieceNormalizer:
 
     def normalize_text(self, text: str) -> str:
         """Only the text of :meth:`normalize` (no alignment): the encode-ids fast path."""
+        if len(text) >= _ARRAY_TEXT_MIN and self._fast_aligned:
+            fast = self._normalize_arrays(text, aligned=False)
+            if fast is not None:
+                return fast.text
         if not (text.isascii() and self._ascii_passes) and not self._any_rule_char.isdisjoint(
             text
         ):
@@ -325,7 +330,7 @@ class SentencePieceNormalizer:
             tables = self._tables = (mapping, roles)
         return tables
 
-    def _normalize_arrays(self, text: str) -> Normalized | None:
+    def _normalize_arrays(self, text: str, aligned: bool = True) -> Normalized | None:
         """:meth:`normalize` with arrays (None: the caller takes the general path).
 
         One-to-one rules are a table lookup per character. Rules that change the length (a
@@ -339,7 +344,8 @@ class SentencePieceNormalizer:
         space, the trailing ones (the first trailing one is what the text consumed). A
         replacement's leading spaces count as spaces after what came before, as in the
         general path; the dummy prefix takes the offset of the first part that does not
-        normalize to exactly one space.
+        normalize to exactly one space. ``aligned=False``: the text only (``norm_to_orig``
+        left empty, for :meth:`normalize_text`).
         """
         mapping, roles = self._lookup_tables()
         codes = np.frombuffer(text.encode("utf-32-le", "surrogatepass"), np.uint32)
@@ -418,6 +424,8 @@ class SentencePieceNormalizer:
         offsets = offsets[: size + 1]
         offsets[size] = consumed
         out = kept.tobytes().decode("utf-32-le", "surrogatepass")
+        if not aligned:
+            return Normalized(out, [])
         return Normalized(out, offsets.tolist(), offsets)
 
     def _emit_run(
