@@ -354,6 +354,7 @@ class SentencePieceNormalizer:
         hard[:-1] |= ((role[:-1] & _FIRST) != 0) & ((role[1:] & _SECOND) != 0)
         mapped = mapping[codes]
         where = np.flatnonzero(hard)
+        del role
         origins: np.ndarray | None = None
         first_solid = -1  # where the first part that is not one space starts
         if where.size:
@@ -393,29 +394,29 @@ class SentencePieceNormalizer:
                 first_solid = min(lone_first, solid_rep[0] if solid_rep else len(codes))
                 if first_solid == len(codes):
                     first_solid = -1
+        del codes, hard  # (arrays of the text's size: a big paste is a few MB each)
+        space = mapped == 32
         if origins is None:
-            origins = np.arange(len(codes), dtype=np.int64)
-            solid_in = np.flatnonzero(mapped != 32)
-            first_solid = int(solid_in[0]) if solid_in.size else -1
+            first_solid = int(np.argmax(~space)) if not space.all() else -1
         if first_solid < 0:  # every part normalizes to a space: nothing is consumed
             return Normalized("", [0])
-        space = mapped == 32
         keep = ~space
         keep[1:] |= ~space[:-1]  # a space right after anything else stays
-        solid = np.flatnonzero(~space)
-        keep[: int(solid[0]) if solid.size else len(keep)] = False
+        keep[: int(np.argmax(~space)) if not space.all() else len(keep)] = False
         kept_at = np.flatnonzero(keep)
+        del space, keep
         kept = np.empty(len(kept_at) + 1, np.uint32)
         kept[0] = 0x2581  # the dummy prefix
         kept[1:] = mapped[kept_at]
+        del mapped
         offsets = np.empty(len(kept) + 1, np.int64)
         offsets[0] = first_solid
-        offsets[1:-1] = origins[kept_at]
+        offsets[1:-1] = kept_at if origins is None else origins[kept_at]
+        del kept_at, origins
         # trailing spaces go, and so do U+2581 characters of the text (as in the general
         # path, which strips after escaping); the first one removed is what was consumed
-        blank = (kept == 32) | (kept == 0x2581)
-        filled = np.flatnonzero(~blank)
-        size = int(filled[-1]) + 1 if filled.size else 0
+        filled = (kept != 32) & (kept != 0x2581)
+        size = len(filled) - int(np.argmax(filled[::-1])) if filled.any() else 0
         consumed = int(offsets[size]) if size < len(kept) else len(text)
         if not size:  # only the dummy prefix would be left, and it is stripped too
             return Normalized("", [consumed])
