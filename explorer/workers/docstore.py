@@ -6,6 +6,7 @@
 
 from __future__ import annotations
 
+import re
 from array import array
 from bisect import bisect_left, bisect_right
 from collections.abc import Generator, Iterable, Sequence
@@ -336,17 +337,35 @@ def cut_segments(text: str, toks: CompactTokens, limit: int, begin: int = 0) -> 
                        unknown_ids, points)
 
     seg_start, tok_start = begin, bisect_left(starts, begin) if begin else 0
-    pos = text.find("\n", begin, limit)
-    while pos != -1 and pos + 1 <= limit and pos + 1 < len(text):
-        cut = pos + 1
-        i = bisect_left(starts, cut)
-        if i > tok_start and ends[i - 1] <= cut:
-            out.append(segment(text[seg_start:cut], tok_start, i, seg_start))
-            seg_start, tok_start = cut, i
-        pos = text.find("\n", cut, limit)
+    for cut, i in _safe_cuts(text, starts, ends, begin, min(limit, len(text) - 1), tok_start):
+        out.append(segment(text[seg_start:cut], tok_start, i, seg_start))
+        seg_start, tok_start = cut, i
     if limit >= len(text) and (seg_start < len(text) or len(ids) > tok_start):
         out.append(segment(text[seg_start:], tok_start, len(ids), seg_start))
     return out
+
+
+def _safe_cuts(text: str, starts: array, ends: array, begin: int, stop: int,
+               tok_start: int) -> list[tuple[int, int]]:
+    """``(cut, i)`` for each line start ``cut`` in ``(begin, stop]`` that no token crosses,
+    ``i`` the first token at or after it, keeping the first cut of each ``i > tok_start`` (a
+    line start inside a token run that starts no token adds nothing). One numpy pass over
+    all the line starts instead of a search per line."""
+    newlines = [m.end() for m in _NEWLINE.finditer(text, begin, stop)]
+    if not newlines or not starts:
+        return []
+    cuts = np.array(newlines, np.int64)
+    first = np.searchsorted(np.frombuffer(starts, np.int32), cuts)  # bisect_left
+    ends_arr = np.frombuffer(ends, np.int32)
+    ok = first > tok_start
+    ok[ok] = ends_arr[first[ok] - 1] <= cuts[ok]
+    cuts, first = cuts[ok], first[ok]
+    fresh = np.ones(len(first), bool)
+    fresh[1:] = first[1:] != first[:-1]  # first is non-decreasing: one cut per token index
+    return list(zip(cuts[fresh].tolist(), first[fresh].tolist(), strict=True))
+
+
+_NEWLINE = re.compile("\n")
 
 
 def agrees(seg: Segment, window: CompactTokens, at: int) -> bool:
