@@ -29,35 +29,10 @@ SCREENSHOT_SIZE = (1280, 800)
 GIL_SWITCH_S = 0.001
 
 
-MMAP_THRESHOLD = 256 * 1024
-"""Allocations from this size are mapped and unmapped on their own (glibc's mallopt)."""
-
-
-def fix_mmap_threshold(size: int = MMAP_THRESHOLD, library: str = "libc.so.6") -> bool:
-    """Keep glibc's mmap threshold at ``size`` instead of letting it grow.
-
-    glibc raises the threshold to the size of every mapped block freed, so after the first
-    window's numpy temporaries (a few hundred kB each) all later ones come from the heap,
-    between the word caches' small long-lived objects, and the heap keeps the holes: a 10 MB
-    Unigram document peaked at 324 MB in the encode alone instead of 287 MB, at the same CPU
-    time (docs/benchmarks.md). False where there is no glibc (nothing changes).
-    """
-    import ctypes
-
-    try:
-        libc = ctypes.CDLL(library)
-        mallopt = libc.mallopt
-    except (OSError, AttributeError):
-        return False
-    m_mmap_threshold = -3  # malloc.h
-    return bool(mallopt(ctypes.c_int(m_mmap_threshold), ctypes.c_int(size)))
-
-
 def application() -> QApplication:
     """The QApplication (created once, Fusion style)."""
     app = QApplication.instance()
     if not isinstance(app, QApplication):
-        fix_mmap_threshold()
         # Hand the GIL between the GUI thread and an encode worker every 1 ms instead of
         # 5 ms: a keystroke's result then lands within a frame even while a worker runs.
         sys.setswitchinterval(GIL_SWITCH_S)

@@ -65,6 +65,7 @@ from explorer.workers.docstore import (
     empty_segment,
     spliced_totals,
 )
+from explorer.workers.malloc import mapped_temporaries
 from explorer.workers.word_update import update_words
 
 __all__ = ["CHUNK_CHARS", "EXACT_WINDOW", "Change", "DocTokens", "Progress", "Segment",
@@ -94,7 +95,8 @@ def encode_document(tokenizer: Tokenizer, text: str,
     is redone from the start in 4x larger windows (a tokenizer that never agrees ends up
     encoding the text in one go).
     """
-    with gc_quiet(len(text) >= GC_QUIET_CHARS) as quiet:
+    big = len(text) >= GC_QUIET_CHARS
+    with gc_quiet(big) as quiet, mapped_temporaries(big):
         doc = yield from _encode_chunks(tokenizer, text, chunk)
         quiet.succeeded = True
     return doc

@@ -1,0 +1,48 @@
+"""glibc's mmap threshold during a big document's first encode (no Qt; ctypes only).
+
+glibc raises its mmap threshold to the size of every mapped block freed, so after a few
+large temporaries every later one comes from the heap, between the word caches' small
+long-lived objects, and the heap keeps the holes. During the first encode of a big document
+(numpy temporaries of a few hundred kB per window) the threshold is held at 256 kB: they are
+mapped and returned. Held for good it cost keystrokes ~2 ms (the editor's megabyte copies
+mapped and faulted in afresh every time), so afterwards it is set high (32 MB, glibc's own
+ceiling for the moving threshold) and later allocations come from the heap as before.
+Measured in docs/benchmarks.md (session 8). Elsewhere than glibc nothing changes.
+"""
+
+from __future__ import annotations
+
+import ctypes
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+
+M_MMAP_THRESHOLD = -3  # malloc.h
+DURING = 256 * 1024
+AFTER = 32 * 1024 * 1024
+
+
+def _mallopt(library: str = "libc.so.6") -> Callable[[int, int], int] | None:
+    try:
+        return ctypes.CDLL(library).mallopt  # type: ignore[no-any-return]
+    except (OSError, AttributeError):
+        return None
+
+
+def set_mmap_threshold(size: int, library: str = "libc.so.6") -> bool:
+    """Fix glibc's mmap threshold at ``size`` bytes; False where there is no glibc."""
+    mallopt = _mallopt(library)
+    if mallopt is None:
+        return False
+    return bool(mallopt(ctypes.c_int(M_MMAP_THRESHOLD), ctypes.c_int(size)))
+
+
+@contextmanager
+def mapped_temporaries(active: bool) -> Iterator[None]:
+    """Hold the threshold at :data:`DURING` inside the block, at :data:`AFTER` after it."""
+    if not active or not set_mmap_threshold(DURING):
+        yield
+        return
+    try:
+        yield
+    finally:
+        set_mmap_threshold(AFTER)
