@@ -358,24 +358,10 @@ class SentencePieceNormalizer:
         origins: np.ndarray | None = None
         first_solid = -1  # where the first part that is not one space starts
         if where.size:
-            longest_match = self.charsmap.longest_match  # type: ignore[union-attr]
-            at: list[int] = []
-            used: list[int] = []
-            reps: list[str] = []
-            free = 0
-            for pos in where.tolist():
-                if pos < free:
-                    continue
-                found = longest_match(text, pos)
-                if found is None:
-                    continue  # passes through: no one-character rule either
-                rep, length = found
-                if "  " in rep:
-                    return None
-                at.append(pos)
-                used.append(length)
-                reps.append(rep)
-                free = pos + length
+            changes = self._length_changes(text, where.tolist())
+            if changes is None:
+                return None
+            at, used, reps = changes
             if at:
                 starts = np.array(at, np.int64)
                 inside = np.zeros(len(codes) + 1, np.int64)
@@ -396,13 +382,14 @@ class SentencePieceNormalizer:
                     first_solid = -1
         del codes, hard  # (arrays of the text's size: a big paste is a few MB each)
         space = mapped == 32
+        first_char = int(np.argmax(~space)) if not space.all() else -1
         if origins is None:
-            first_solid = int(np.argmax(~space)) if not space.all() else -1
+            first_solid = first_char
         if first_solid < 0:  # every part normalizes to a space: nothing is consumed
             return Normalized("", [0])
         keep = ~space
         keep[1:] |= ~space[:-1]  # a space right after anything else stays
-        keep[: int(np.argmax(~space)) if not space.all() else len(keep)] = False
+        keep[: first_char if first_char >= 0 else len(keep)] = False
         kept_at = np.flatnonzero(keep)
         del space, keep
         kept = np.empty(len(kept_at) + 1, np.uint32)
@@ -428,6 +415,32 @@ class SentencePieceNormalizer:
         if not aligned:
             return Normalized(out, [])
         return Normalized(out, offsets.tolist(), offsets)
+
+    def _length_changes(
+        self, text: str, candidates: list[int]
+    ) -> tuple[list[int], list[int], list[str]] | None:
+        """The rules applied at ``candidates`` (where a length-changing rule may start), left
+        to right, longest match first, skipping what a match consumed: their positions,
+        lengths and replacements. None when a replacement holds two spaces in a row."""
+        longest_match = self.charsmap.longest_match  # type: ignore[union-attr]
+        at: list[int] = []
+        used: list[int] = []
+        reps: list[str] = []
+        free = 0
+        for pos in candidates:
+            if pos < free:
+                continue
+            found = longest_match(text, pos)
+            if found is None:
+                continue  # passes through: no one-character rule either
+            rep, length = found
+            if "  " in rep:
+                return None
+            at.append(pos)
+            used.append(length)
+            reps.append(rep)
+            free = pos + length
+        return at, used, reps
 
     def _emit_run(
         self, text: str, start: int, end: int, parts: list[str], n2o: list[int], prev_space: bool
