@@ -33,6 +33,11 @@ from explorer.engine.unigram.word_path import WordPath
 
 POPULATE_MAX = 20_000  # batch-solved words cached for later calls, up to this many
 SPECULATE_WORDS = 1024  # words speculated at once (bounds the work a re-basing wastes)
+SPECULATE_MIN = 8
+"""After a re-run that comes out different, the next speculation covers twice as many words
+as the last one held (at least this many), and doubles again each time one holds: words
+after a change are speculated again, so a text of many near ties (a change every few
+words) would redo a whole 1024-word block per change."""
 BATCH_MIN_CHARS = 1000  # fewer new characters: the per-word Viterbi is cheaper
 _LENGTHS, _IDS, _LIMIT, _WORD_MAX = (itemgetter(k) for k in range(4))
 
@@ -219,8 +224,9 @@ def _exact_pieces(
     more: list[tuple[Sequence[int], Sequence[int]]] = []  # pieces of words decided apart
     all_rows = rows
     pos, total = 0, len(words)
+    span = SPECULATE_WORDS
     while pos < total:
-        here = all_rows[pos : pos + SPECULATE_WORDS]
+        here = all_rows[pos : pos + span]
         sizes = table.count[here]
         offsets = np.zeros(len(here) + 1, np.int64)
         np.cumsum(sizes, out=offsets[1:])
@@ -256,6 +262,8 @@ def _exact_pieces(
             taken.append(np.full(len(new[1]), -len(more), np.int64))
             base = solver.accumulate(new[1], float(running[cut]))
             pos += changed + 1
+            span = max(SPECULATE_MIN, 2 * (changed + 1))
+            continue
         elif stop < len(here):  # the score may pass 100000 in this word
             word_lengths, word_ids, _, _, base = solver.viterbi(words[pos + stop],
                                                               float(running[cut]))
@@ -265,6 +273,7 @@ def _exact_pieces(
         else:  # the whole window holds: on from its end
             base = float(running[-1])
             pos += len(here)
+        span = min(SPECULATE_WORDS, 2 * span)
     return _gather(table, taken, more)
 
 
