@@ -309,12 +309,23 @@ def splice_sums(sums: array, lo: int, hi: int, sizes: list[int]) -> array:
     return head + mid + tail
 
 
+SEGMENT_CHARS = 256
+"""A segment holds at least this many characters (but a window's last): fewer, bigger
+segments than one per line. A segment is an object with its own text and three arrays, so
+one per line of a 10 MB document (231k of them) cost ~100 MB and a quarter of its first
+encode; an edit re-encodes its segment and the two around it, ~1 kB at this size, which
+costs a keystroke less than splicing 231k-entry prefix sums (docs/benchmarks.md)."""
+
+
 def cut_segments(text: str, toks: CompactTokens, limit: int, begin: int = 0) -> list[Segment]:
-    """Split ``text[begin:limit]`` into segments at the line starts no token crosses.
+    """Split ``text[begin:limit]`` into segments at the line starts no token crosses, each
+    at least :data:`SEGMENT_CHARS` long but the last.
 
     ``toks`` have offsets into ``text``; ``begin`` is 0 or a safe cut (tokens before it are
-    context and dropped). When ``limit < len(text)`` the result stops at the last safe line
-    start at or before ``limit``; otherwise the remainder is the last segment.
+    context and dropped). When ``limit < len(text)`` the result stops at ``limit`` when it is
+    a safe cut (the segment before it may then be shorter), else at the last safe line start
+    before it that leaves a segment of at least the minimum; otherwise the remainder is the
+    last segment.
     """
     starts, ends, ids = toks.starts, toks.ends, toks.ids
     irr = sorted(toks.irregular)
@@ -337,7 +348,10 @@ def cut_segments(text: str, toks: CompactTokens, limit: int, begin: int = 0) -> 
                        unknown_ids, points)
 
     seg_start, tok_start = begin, bisect_left(starts, begin) if begin else 0
+    least = SEGMENT_CHARS
     for cut, i in _safe_cuts(text, starts, ends, begin, min(limit, len(text) - 1), tok_start):
+        if cut - seg_start < least and cut != limit:  # (the caller's end is always kept)
+            continue
         out.append(segment(text[seg_start:cut], tok_start, i, seg_start))
         seg_start, tok_start = cut, i
     if limit >= len(text) and (seg_start < len(text) or len(ids) > tok_start):

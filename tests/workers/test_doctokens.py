@@ -13,7 +13,7 @@ from doubles import DummyPrefixDouble, TiktokenDouble
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from explorer.workers import doctokens
+from explorer.workers import docstore, doctokens
 from explorer.workers.doctokens import encode_document, update_document
 
 TIK = TiktokenDouble()
@@ -21,6 +21,21 @@ DUMMY = DummyPrefixDouble()
 BASE = ("def f(x):\n    return x + 1\n\n\n\nclass A:\n  pass  \n"
         "héllo wörld 😀👍🏽 𠀋𠀌 e\u0301\n\n 日本語のテキスト\n") * 3
 ALPHABET = st.sampled_from([*list("ab \n\t😀é́日\r.,"), "\n\n", "  "])
+
+
+@pytest.fixture(autouse=True, params=[1, docstore.SEGMENT_CHARS], ids=["line", "default"])
+def segment_chars(request, monkeypatch):
+    """Every test twice: with a segment per line (these texts are short: many windows,
+    segments and cuts) and with the app's minimum segment size."""
+    monkeypatch.setattr(docstore, "SEGMENT_CHARS", request.param)
+    return request.param
+
+
+@pytest.fixture
+def line_segments(monkeypatch):
+    """A segment per line whatever ``segment_chars`` says (tests of windows that need a
+    text this short cut into several)."""
+    monkeypatch.setattr(docstore, "SEGMENT_CHARS", 1)
 
 
 @pytest.mark.parametrize("tok", [TIK, DUMMY], ids=["tiktoken", "context-sensitive"])
@@ -144,7 +159,7 @@ def small_quiet_limit(monkeypatch):
     gc.unfreeze()
 
 
-def test_big_first_encode_pauses_gc_then_freezes_its_result(small_quiet_limit):
+def test_big_first_encode_pauses_gc_then_freezes_its_result(small_quiet_limit, line_segments):
     gc.unfreeze()
     gen = encode_document(TIK, BASE, chunk=8)
     next(gen)
@@ -156,7 +171,7 @@ def test_big_first_encode_pauses_gc_then_freezes_its_result(small_quiet_limit):
     assert _flat(doc) == _expected(TIK, BASE)
 
 
-def test_cancelled_first_encode_turns_gc_back_on_without_freezing(small_quiet_limit):
+def test_cancelled_first_encode_turns_gc_back_on_without_freezing(small_quiet_limit, line_segments):
     gc.unfreeze()
     gen = encode_document(TIK, BASE, chunk=8)
     next(gen)
@@ -177,7 +192,7 @@ def test_gc_left_alone_when_someone_else_paused_it(small_quiet_limit):
         gc.enable()  # (left off, it failed test_train_api's GC check when run after this)
 
 
-def test_small_first_encode_leaves_gc_alone():
+def test_small_first_encode_leaves_gc_alone(line_segments):
     gc.unfreeze()
     gen = encode_document(TIK, BASE, chunk=8)
     next(gen)
@@ -186,7 +201,7 @@ def test_small_first_encode_leaves_gc_alone():
     assert gc.get_freeze_count() == 0
 
 
-def test_sentencepiece_edit_reencodes_locally(monkeypatch):
+def test_sentencepiece_edit_reencodes_locally(monkeypatch, line_segments):
     """A SentencePiece text starts with a dummy-prefix piece and drops trailing whitespace:
     the window's context segments absorb both, so an edit stays local (not the whole text)
     and the result still equals a full encode. (Without the re-deciding of what follows the
@@ -310,3 +325,40 @@ def test_lines_left_out_of_the_repaint_keep_their_tokens(tok, data):
             old_line = line if line <= edit_line else line - moved
             assert 0 <= old_line < len(before) and before[old_line] == toks, line
         text, doc = new_text, new
+
+
+# ----- segments of at least SEGMENT_CHARS characters ---------------------------------------
+def _covering(doc) -> None:
+    """Segments cover the text in order; every token lies inside its segment."""
+    assert "".join(seg.text for seg in doc.segments) == doc.text
+    for k, seg in enumerate(doc.segments):
+        assert doc.cp_starts[k + 1] - doc.cp_starts[k] == len(seg.text)
+        assert all(seg.origin <= s <= e <= seg.origin + len(seg.text)
+                   for s, e in zip(seg.starts, seg.ends, strict=True))
+
+
+@pytest.mark.parametrize("tok", [TIK, DUMMY], ids=["tiktoken", "context-sensitive"])
+def test_segments_hold_the_minimum_through_windows_and_edits(tok, segment_chars):
+    """A first encode in windows gives segments of at least ``SEGMENT_CHARS`` characters
+    (the document's last excepted); random edits keep the text covered and the tokens
+    those of a full encode, and only an edit's last new segment may fall short."""
+    import random
+
+    rng = random.Random(segment_chars)
+    text = "".join(f"line {i}: {'word ' * rng.randint(0, 12)}\n" + "\n" * rng.randint(0, 2)
+                   for i in range(400))
+    doc = _full(encode_document(tok, text, chunk=1024))
+    _covering(doc)
+    assert all(len(s.text) >= segment_chars for s in doc.segments[:-1])
+    assert len(doc.segments) > len(text) // (4 * max(segment_chars, 40))
+    assert _flat(doc) == _expected(tok, text)
+    short = 1  # segments under the minimum: the last, plus at most one per edit
+    for _ in range(40):
+        at = rng.randrange(len(text) + 1)
+        pasted = rng.choice(["x", " ", "\n", "ab\ncd", "", "word word\n" * rng.randint(5, 90)])
+        text = text[:at] + pasted + text[at + rng.choice([0, 0, 1, 3, rng.randint(0, 900)]):]
+        doc, _ = update_document(doc, text)
+        _covering(doc)
+        short += 1
+        assert sum(len(s.text) < segment_chars for s in doc.segments) <= short
+    assert _flat(doc) == _expected(tok, text)
