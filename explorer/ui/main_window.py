@@ -150,7 +150,8 @@ class MainWindow(QMainWindow):
         self._refresh_recent()
         self._install_panels()
         self.font_warmer = FontWarmer([self.editor.font(), self.table.font(),
-                                       self.inspector.font(), self.font()], self)
+                                       self.inspector.font(), self.font()], self,
+                                      wait_while=lambda: self.controller.busy)
         self.editor.cursorPositionChanged.connect(self.font_warmer.note_input)
         self.font_warmer.start()
 
