@@ -3,6 +3,7 @@ per-text path, ties, unknowns, user-defined pieces, re-basing and float32-unsafe
 
 from __future__ import annotations
 
+import numpy as np
 import pytest
 import sentencepiece as spm
 from hypothesis import given, settings
@@ -236,14 +237,59 @@ def test_one_long_text_goes_through_the_batch_path(model: str) -> None:
         check_offsets(enc, sp_offsets(sp, text), text)
 
 
-def test_cached_piece_ids_are_shared_int_objects() -> None:
-    """The batch path fills the word cache with one int object per id, not one per cached
-    piece (~25 MB of a 10 MB document's peak memory)."""
+def test_batch_words_are_kept_as_array_rows_once() -> None:
+    """The batch path keeps its words as rows of arrays (explorer.engine.unigram.rows), not a
+    tuple per word: a later call maps them to the same rows without solving them again, and
+    clearing the cache empties them."""
     tok = load_tokenizer(_path(UNIGRAM_TRAINED[0]))
+    model = tok.model
+    model._cache.clear()
+    lines = _corpus()
+    first = tok.encode_ids_batch(lines)
+    rows = model._cache.rows
+    size = rows.size
+    assert size > 1000
+    assert len(model._cache) < size // 4  # the per-word dict holds long words' parts only
+    table = rows.table()
+    assert table.piece_id.dtype == np.int64 and len(table.first) == size
+    row_of = dict(rows.row_of)
+    solved = []
+    real = model._words.batch_viterbi
+
+    def counting():  # type: ignore[no-untyped-def]
+        solved.append(1)
+        return real()
+
+    model._words.batch_viterbi = counting  # type: ignore[method-assign]
+    try:
+        assert tok.encode_ids_batch(lines) == first
+    finally:
+        model._words.batch_viterbi = real  # type: ignore[method-assign]
+    assert not solved and rows.size == size and rows.row_of == row_of
+    model._cache.clear()
+    assert rows.size == 0 and not rows.row_of
+
+
+def test_two_threads_filling_the_rows_get_the_same_ids() -> None:
+    """Two threads encoding with one model append rows at once (the window's encoder and
+    its settler do): each gets the ids it gets alone."""
+    import threading
+
+    tok = load_tokenizer(_path(UNIGRAM_TRAINED[0]))
+    lines = _corpus()
+    parts = [[lines[k::8] for k in range(j, 8, 2)] for j in (0, 1)]  # two threads' batches
     tok.model._cache.clear()
-    tok.encode_ids_batch(_corpus())
-    entries = list(tok.model._cache.values())
-    ids = [i for entry in entries for i in entry[1] if i > 256]
-    assert len(ids) > 1000
-    # (the batch path's shared ints, and the trie's for words the per-word path solved)
-    assert len({id(i) for i in ids}) <= 2 * len(set(ids))
+    alone = [[tok.encode_ids_batch(batch) for batch in mine] for mine in parts]
+    for _ in range(3):
+        tok.model._cache.clear()
+        got: list[list[list[list[int]]]] = [[], []]
+
+        def work(k: int, out: list[list[list[list[int]]]] = got) -> None:
+            out[k] = [tok.encode_ids_batch(batch) for batch in parts[k]]
+
+        threads = [threading.Thread(target=work, args=(k,)) for k in (0, 1)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+        assert got == alone

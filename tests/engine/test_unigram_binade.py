@@ -128,9 +128,9 @@ def test_document_reruns_come_from_the_cache() -> None:
 
     def counting(word: str, base: float):  # type: ignore[no-untyped-def]
         nonlocal keyed
-        entry = path.cache.get(word)
-        word_max = entry[3] if entry else 0.0
-        if (entry and abs(base) + word_max < RESET_GUARD
+        row = path.cache.rows.row_of.get(word)  # (the many-texts path's words)
+        word_max = 0.0 if row is None else float(path.cache.rows.table().word_max[row])
+        if (row is not None and abs(base) + word_max < RESET_GUARD
                 and path.binade_key(base, word_max, word) is not None):
             keyed += 1
         return real(word, base)

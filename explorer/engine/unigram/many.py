@@ -14,7 +14,7 @@ from __future__ import annotations
 import operator
 from bisect import bisect_left
 from collections.abc import Iterator, Sequence
-from itertools import accumulate, chain, compress
+from itertools import accumulate, chain, compress, repeat
 from operator import itemgetter
 
 import numpy as np
@@ -26,12 +26,11 @@ from explorer.engine.unigram.limits import (
     CACHE_LIMIT,
     RESET_GUARD,
     ROUNDING_PER_CHAR,
-    CacheEntry,
     reuse_limits,
 )
+from explorer.engine.unigram.rows import WordRows, WordTable
 from explorer.engine.unigram.word_path import WordPath
 
-POPULATE_MAX = 20_000  # batch-solved words cached for later calls, up to this many
 SPECULATE_WORDS = 1024  # words speculated at once (bounds the work a re-basing wastes)
 SPECULATE_MIN = 8
 """After a re-run that comes out different, the next speculation covers twice as many words
@@ -72,27 +71,6 @@ class ManyEncoded:
         return list(zip(lengths, self.ids[k], strict=True))
 
 
-class WordTable:
-    """Distinct words of a batch as arrays: word ``k``'s pieces are
-    ``piece_len/piece_id[first[k]:first[k] + count[k]]``; ``limit``/``word_max`` as in
-    :data:`CacheEntry`."""
-
-    def __init__(self, size: int) -> None:
-        self.first = np.zeros(size, np.int64)
-        self.count = np.zeros(size, np.int64)
-        self.limit = np.zeros(size)
-        self.word_max = np.zeros(size)
-        self.piece_len = np.zeros(0, np.int64)
-        self.piece_id = np.zeros(0, np.int64)
-        self._lists: tuple[list[int], list[int]] | None = None
-
-    def lists(self) -> tuple[list[int], list[int]]:
-        """``piece_len, piece_id`` as Python lists (made once)."""
-        if self._lists is None:
-            self._lists = (self.piece_len.tolist(), self.piece_id.tolist())
-        return self._lists
-
-
 def _encode(solver: WordPath, texts: Sequence[str]) -> ManyEncoded:
     split = solver.split
     if split is None:
@@ -102,11 +80,7 @@ def _encode(solver: WordPath, texts: Sequence[str]) -> ManyEncoded:
     flat = list(chain.from_iterable(words_per))
     if not flat:
         return ManyEncoded([[] for _ in texts], np.zeros(0, np.int64), [0] * (len(texts) + 1))
-    index: dict[str, int] = {}
-    number = index.setdefault  # a new word gets the next number: len(index) before it
-    occurrence = np.array([number(w, len(index)) for w in flat], np.int64)
-    distinct = list(index)
-    table = _word_table(solver, distinct)
+    table, occurrence = _word_rows(solver, flat)
     counts = np.fromiter(map(len, words_per), np.int64, len(texts))
     starts = np.zeros(len(texts), np.int64)
     np.cumsum(counts[:-1], out=starts[1:])
@@ -180,10 +154,7 @@ def encode_from(
     else:
         score = 0.0
     with gc_paused():
-        index: dict[str, int] = {}
-        number = index.setdefault
-        rows = np.array([number(w, len(index)) for w in words], np.int64)
-        table = _word_table(solver, list(index))
+        table, rows = _word_rows(solver, words)
         empty = np.zeros(0, np.int64)
         lengths, ids = (
             _exact_pieces(solver, words[:first], rows[:first], table, 0.0) if first
@@ -218,7 +189,6 @@ def _exact_pieces(
     pass 100000 (re-run alone by :meth:`_viterbi`, which re-bases), everything is exact;
     continue from there.
     """
-    piece_id = table.lists()[1]
     scores = solver.score_array()
     taken: list[np.ndarray] = []  # table pieces (positions in its arrays), or -1 - k: more[k]
     more: list[tuple[Sequence[int], Sequence[int]]] = []  # pieces of words decided apart
@@ -244,9 +214,7 @@ def _exact_pieces(
         new: tuple[list[int], list[int]] = ([], [])
         reruns = _rerun(solver, words, pos, redo, starts, table.word_max[here])
         for k, (new_lengths, new_ids) in zip(redo, reruns, strict=False):
-            row = int(here[k])
-            b = int(table.first[row])
-            if new_ids != piece_id[b : b + int(table.count[row])]:
+            if new_ids != table.pieces(int(here[k])):
                 changed = k
                 new = (new_lengths, new_ids)
                 break
@@ -288,20 +256,28 @@ def _gather(
     where = np.concatenate(taken)
     if not more:
         return table.piece_len[where], table.piece_id[where]
-    lengths = np.concatenate([table.piece_len, *(np.array(m[0], np.int64) for m in more)])
-    ids = np.concatenate([table.piece_id, *(np.array(m[1], np.int64) for m in more)])
-    sizes = np.fromiter((len(m[1]) for m in more), np.int64, len(more))
-    firsts = len(table.piece_id) + np.cumsum(sizes) - sizes
-    apart = np.flatnonzero(where < 0)
+    lengths = np.empty(len(where), np.int64)
+    ids = np.empty(len(where), np.int64)
+    plain = where >= 0
+    lengths[plain] = table.piece_len[where[plain]]
+    ids[plain] = table.piece_id[where[plain]]
+    apart = np.flatnonzero(~plain)
     if apart.size:
+        more_len = np.concatenate([np.array(m[0], np.int64) for m in more])
+        more_id = np.concatenate([np.array(m[1], np.int64) for m in more])
+        sizes = np.fromiter((len(m[1]) for m in more), np.int64, len(more))
+        firsts = np.cumsum(sizes) - sizes
         k = -1 - where[apart]
         # the n-th piece of a run of more[k] is that word's n-th piece
         run_start = np.ones(len(apart), bool)
         run_start[1:] = (k[1:] != k[:-1]) | (apart[1:] != apart[:-1] + 1)
         starts = np.flatnonzero(run_start)
         step = np.arange(len(apart)) - np.repeat(starts, np.diff(np.append(starts, len(apart))))
-        where[apart] = firsts[k] + step
-    return lengths[where], ids[where]
+        at = firsts[k] + step
+        lengths[apart] = more_len[at]
+        ids[apart] = more_id[at]
+    return lengths, ids
+
 
 def _rerun(
     solver: WordPath,
@@ -346,54 +322,49 @@ def _solve_batch(solver: WordPath, words: list[str]) -> tuple[BatchResult, np.nd
     return result, batch_max, reuse_limits(result.margin, batch_max, solver.score_span())
 
 
-def _word_table(solver: WordPath, words: list[str]) -> WordTable:
-    """Pieces, prefix-score bounds and limits of ``words`` (distinct), from the cache or
-    solved: by :class:`BatchViterbi` when there are enough new characters, else (and for
-    words longer than ``MAX_WORD``) one by one."""
-    cache = solver.cache
-    entries: list[CacheEntry | None] = list(map(cache.get, words))
-    missing = list(compress(range(len(words)), map(operator.not_, entries)))
+def _word_rows(solver: WordPath, words: list[str]) -> tuple[WordTable, np.ndarray]:
+    """The model's word rows (:mod:`~.rows`) and the row of each of ``words``, the new ones
+    solved first: by :class:`BatchViterbi` when there are enough new characters, else (and
+    for words longer than ``MAX_WORD``) one by one."""
+    store = solver.cache.rows
+    with store.lock:
+        if store.size >= CACHE_LIMIT:
+            store.reset()
+        found = list(map(store.row_of.get, words))
+        if None in found:
+            new = list(dict.fromkeys(compress(words, map(operator.is_, found, repeat(None)))))
+            _solve_into(solver, store, new)
+            found = list(map(store.row_of.__getitem__, words))
+        return store.table(), np.fromiter(found, np.int64, len(found))
+
+
+def _solve_into(solver: WordPath, store: WordRows, words: list[str]) -> None:
+    """Solve ``words`` (new, distinct) and append them to ``store``."""
     sizes = np.fromiter(map(len, words), np.int64, len(words))
-    missing_sizes = sizes[missing]
-    short = np.array(missing, np.int64)[missing_sizes <= MAX_WORD].tolist()
-    if int(missing_sizes[missing_sizes <= MAX_WORD].sum()) < BATCH_MIN_CHARS:
+    fits = sizes <= MAX_WORD
+    short = [words[k] for k in np.flatnonzero(fits).tolist()]
+    if int(sizes[fits].sum()) < BATCH_MIN_CHARS:
         short = []
-    result = None
+    solo = words if not short else [words[k] for k in np.flatnonzero(~fits).tolist()]
     if short:
-        result, batch_max, batch_limit = _solve_batch(solver, [words[k] for k in short])
-        if len(short) <= POPULATE_MAX:  # cheap enough to keep for later calls
-            lengths, ids = result.lengths_and_ids()
-            solved = zip(lengths, ids, batch_limit.tolist(), batch_max.tolist(), strict=True)
-            cache.update(zip([words[k] for k in short], solved, strict=True))
-        # sentencepiece would re-base scores inside these: the exact per-word path
-        rebased = np.flatnonzero(batch_max >= RESET_GUARD).tolist()
-        solo = sorted(set(missing) - set(short) | {short[r] for r in rebased})
-    else:
-        solo = missing
-    for k in solo:
-        entry = solver.entry(words[k])
+        result, batch_max, batch_limit = _solve_batch(solver, short)
+        keep = batch_max < RESET_GUARD  # else sentencepiece would re-base scores inside
+        kept = short if keep.all() else [w for w, k in zip(short, keep.tolist(), strict=True)
+                                         if k]
+        store.append(kept, result.start[keep], result.count[keep], batch_limit[keep],
+                     batch_max[keep], result.piece_len, result.piece_id)
+        solo = solo + [w for w, k in zip(short, keep.tolist(), strict=True) if not k]
+    if not solo:
+        return
+    cache = solver.cache
+    entries = []
+    for word in solo:
+        entries.append(solver.entry(word))  # (its parts are cached in the per-word cache)
         if len(cache) >= CACHE_LIMIT:
-            cache.clear()
-        entries[k] = cache[words[k]] = entry
-    known = list(compress(range(len(words)), entries))
-    from_cache = [entries[k] for k in known]
-    known_counts = np.fromiter(map(len, map(_IDS, from_cache)), np.int64, len(known))
-    piece_len = np.fromiter(chain.from_iterable(map(_LENGTHS, from_cache)), np.int64)
-    piece_id = np.fromiter(chain.from_iterable(map(_IDS, from_cache)), np.int64)
-    table = WordTable(len(words))
-    table.count[known] = known_counts
-    table.first[known] = np.cumsum(known_counts) - known_counts
-    table.limit[known] = np.fromiter(map(_LIMIT, from_cache), np.float64, len(known))
-    table.word_max[known] = np.fromiter(map(_WORD_MAX, from_cache), np.float64, len(known))
-    if result is not None:
-        rows = np.array(short, np.int64)
-        keep = batch_max < RESET_GUARD
-        rows = rows[keep]
-        table.count[rows] = result.count[keep]
-        table.first[rows] = len(piece_id) + result.start[keep]
-        table.limit[rows] = batch_limit[keep]
-        table.word_max[rows] = batch_max[keep]
-        piece_len = np.concatenate([piece_len, result.piece_len])
-        piece_id = np.concatenate([piece_id, result.piece_id])
-    table.piece_len, table.piece_id = piece_len, piece_id
-    return table
+            cache.clear_words()
+    counts = np.fromiter(map(len, map(_IDS, entries)), np.int64, len(entries))
+    store.append(solo, np.cumsum(counts) - counts, counts,
+                 np.fromiter(map(_LIMIT, entries), np.float64, len(entries)),
+                 np.fromiter(map(_WORD_MAX, entries), np.float64, len(entries)),
+                 np.fromiter(chain.from_iterable(map(_LENGTHS, entries)), np.int64),
+                 np.fromiter(chain.from_iterable(map(_IDS, entries)), np.int64))

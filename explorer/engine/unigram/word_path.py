@@ -32,6 +32,7 @@ from explorer.engine.unigram.limits import (
     CacheEntry,
     cache_entry,
 )
+from explorer.engine.unigram.rows import WordRows
 from explorer.engine.unigram.trie import PieceTrie, cached_substrings
 
 _MISSING = object()
@@ -473,11 +474,14 @@ class WordPath:
 
 
 class WordCache(dict[str, CacheEntry]):
-    """Words' cache entries, and their re-runs per binade (:mod:`~.binade`): cleared together
+    """Words' cache entries (the per-word path's), the many-texts path's words as array rows
+    (:mod:`~.rows`), and their re-runs per binade (:mod:`~.binade`): cleared together
     (benchmarks and tests clear the cache for cold runs)."""
 
     def __init__(self) -> None:
         super().__init__()
+        self.rows = WordRows()
+        """The words the many-texts path solved (:mod:`explorer.engine.unigram.many`)"""
         self.at_binade: dict[tuple[str, int], Pieces] = {}
         """(word, binade key) -> the word's pieces at any prefix score with that key"""
 
@@ -488,9 +492,14 @@ class WordCache(dict[str, CacheEntry]):
             store.clear()
         store[(word, key)] = pieces
 
+    def clear_words(self) -> None:
+        """Forget the per-word path's entries only (the many-texts path's rows stay)."""
+        super().clear()
+
     def clear(self) -> None:
         """Forget every word and every re-run."""
         super().clear()
+        self.rows.clear()
         self.at_binade.clear()
 
 

@@ -1,0 +1,108 @@
+"""Every word the many-texts path has solved, as rows of growing arrays.
+
+A window of a document has a few thousand distinct words, nearly all solved before. Building
+each window's table of pieces from cached tuples (a dict lookup, then ``fromiter`` over the
+chained tuples, per word and per window) was a third of a 10 MB document's Unigram encode.
+:class:`WordRows` keeps them once, for every call on the model: a text's words map to their
+rows with one dict lookup each (``map(row_of.get, words)``, C speed), and the arrays are the
+table :func:`~explorer.engine.unigram.many._exact_pieces` reads.
+
+Rows are appended, never changed; :meth:`WordRows.clear` starts afresh (the model's word cache
+clears it with itself). Writers hold :attr:`WordRows.lock`; a reader takes :meth:`table` under
+it too, so the arrays it gets hold every row its mapping names.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Sequence
+
+import numpy as np
+
+
+class WordTable:
+    """Words' pieces and reuse bounds as arrays: word row ``k``'s pieces are
+    ``piece_len/piece_id[first[k]:first[k] + count[k]]``; ``limit``/``word_max`` as in
+    :data:`~explorer.engine.unigram.limits.CacheEntry`."""
+
+    __slots__ = ("count", "first", "limit", "piece_id", "piece_len", "word_max")
+
+    def __init__(self, first: np.ndarray, count: np.ndarray, limit: np.ndarray,
+                 word_max: np.ndarray, piece_len: np.ndarray, piece_id: np.ndarray) -> None:
+        self.first, self.count, self.limit, self.word_max = first, count, limit, word_max
+        self.piece_len, self.piece_id = piece_len, piece_id
+
+    def pieces(self, row: int) -> list[int]:
+        """Ids of row ``row``'s pieces."""
+        b = int(self.first[row])
+        return self.piece_id[b:b + int(self.count[row])].tolist()
+
+
+def _grown(array: np.ndarray, used: int, need: int) -> np.ndarray:
+    """``array`` with room for ``need`` items, its first ``used`` kept (capacity doubles)."""
+    if need <= len(array):
+        return array
+    bigger = np.empty(max(need, 2 * len(array)), array.dtype)
+    bigger[:used] = array[:used]
+    return bigger
+
+
+class WordRows:
+    """Solved words as rows (see the module notes)."""
+
+    def __init__(self) -> None:
+        self.lock = threading.Lock()
+        """Held by whoever appends, and while a caller maps words and takes :meth:`table`."""
+        self.reset()
+
+    def __reduce__(self) -> tuple[type[WordRows], tuple[()]]:
+        """Pickled empty (a tokenizer sent to worker processes): rows are a cache."""
+        return WordRows, ()
+
+    def reset(self) -> None:
+        """Forget every row (callers hold :attr:`lock`, or no other thread sees this yet)."""
+        self.row_of: dict[str, int] = {}
+        """word -> its row"""
+        self.size = 0
+        self._pieces = 0
+        self._first = np.zeros(1024, np.int64)
+        self._count = np.zeros(1024, np.int64)
+        self._limit = np.zeros(1024)
+        self._word_max = np.zeros(1024)
+        self._piece_len = np.zeros(4096, np.int64)
+        self._piece_id = np.zeros(4096, np.int64)
+
+    def clear(self) -> None:
+        """Forget every row."""
+        with self.lock:
+            self.reset()
+
+    def append(self, words: Sequence[str], first: np.ndarray, count: np.ndarray,
+               limit: np.ndarray, word_max: np.ndarray, piece_len: np.ndarray,
+               piece_id: np.ndarray) -> None:
+        """Add ``words`` (new, distinct) whose pieces are ``piece_len/piece_id[first[k]:
+        first[k] + count[k]]`` (pieces no word points at are stored too, unused)."""
+        n, m = len(words), len(piece_id)
+        size, pieces = self.size, self._pieces
+        self._first = _grown(self._first, size, size + n)
+        self._count = _grown(self._count, size, size + n)
+        self._limit = _grown(self._limit, size, size + n)
+        self._word_max = _grown(self._word_max, size, size + n)
+        self._piece_len = _grown(self._piece_len, pieces, pieces + m)
+        self._piece_id = _grown(self._piece_id, pieces, pieces + m)
+        self._first[size:size + n] = first + pieces
+        self._count[size:size + n] = count
+        self._limit[size:size + n] = limit
+        self._word_max[size:size + n] = word_max
+        self._piece_len[pieces:pieces + m] = piece_len
+        self._piece_id[pieces:pieces + m] = piece_id
+        self.row_of.update(zip(words, range(size, size + n), strict=True))
+        self.size, self._pieces = size + n, pieces + m
+
+    def table(self) -> WordTable:
+        """Views of the rows so far (valid after later appends: those copy, never write
+        over a row)."""
+        size, pieces = self.size, self._pieces
+        return WordTable(self._first[:size], self._count[:size], self._limit[:size],
+                         self._word_max[:size], self._piece_len[:pieces],
+                         self._piece_id[:pieces])
