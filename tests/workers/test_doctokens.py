@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import gc
 from bisect import bisect_right
+from itertools import pairwise
 
 import pytest
 from doc_helpers import flat as _flat
@@ -362,3 +363,22 @@ def test_segments_hold_the_minimum_through_windows_and_edits(tok, segment_chars)
         short += 1
         assert sum(len(s.text) < segment_chars for s in doc.segments) <= short
     assert _flat(doc) == _expected(tok, text)
+
+
+def test_windows_after_the_first_are_longer(line_segments):
+    """The first window (what a new document shows) is ``chunk`` long; later ones are
+    ``LATER_CHUNKS`` times longer (fewer per-window costs), and the result is the same."""
+    text = "".join(f"line {i} has a few words in it\n" for i in range(600))
+    chunk = 256
+    gen = encode_document(TIK, text, chunk=chunk)
+    done: list[int] = []
+    while True:
+        try:
+            done.append(next(gen).done)
+        except StopIteration as stop:
+            doc = stop.value
+            break
+    assert done[0] <= chunk + 64
+    steps = [b - a for a, b in pairwise(done)]
+    assert steps and min(steps) >= (doctokens.LATER_CHUNKS - 1) * chunk
+    assert _flat(doc) == _expected(TIK, text)
