@@ -10,11 +10,13 @@ starts it) with its own XDG folders, and what it holds is read back from its aut
 
 from __future__ import annotations
 
+import fcntl
 import os
 import shutil
 import signal
 import subprocess
 import sys
+import tempfile
 import time
 from collections.abc import Sequence
 from pathlib import Path
@@ -32,16 +34,40 @@ class XServer:
     """An Xvfb display for the whole test session (no window manager, as on a bare X)."""
 
     def __init__(self, size: str = "1600x1000x24") -> None:
+        # Xvfb servers started at once (pytest-xdist workers) can both pick the first free
+        # display and one of them then dies: start one at a time, and only keep a live one.
+        with open(Path(tempfile.gettempdir()) / "explorer-xvfb.lock", "w") as lock:
+            fcntl.flock(lock, fcntl.LOCK_EX)
+            for _ in range(5):
+                self.proc, number = self._start(size)
+                if number and self._alive(number):
+                    break
+                self.proc.kill()
+                self.proc.wait()
+            else:
+                raise RuntimeError("Xvfb did not start")
+        self.display = f":{number}"
+
+    @staticmethod
+    def _start(size: str) -> tuple[subprocess.Popen[bytes], str]:
         read, write = os.pipe()
-        self.proc = subprocess.Popen(
+        proc = subprocess.Popen(
             ["Xvfb", "-displayfd", str(write), "-screen", "0", size, "-nolisten", "tcp"],
             pass_fds=(write,), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         os.close(write)
         with os.fdopen(read) as f:
-            number = f.readline().strip()
-        if not number:
-            raise RuntimeError("Xvfb did not start")
-        self.display = f":{number}"
+            return proc, f.readline().strip()
+
+    def _alive(self, number: str) -> bool:
+        """The server still runs a moment later (once its socket is there, or after 1 s)."""
+        deadline = time.monotonic() + 1.0
+        socket = Path(f"/tmp/.X11-unix/X{number}")
+        while time.monotonic() < deadline and not socket.exists():
+            if self.proc.poll() is not None:
+                return False
+            time.sleep(0.02)
+        time.sleep(0.05)
+        return self.proc.poll() is None
 
     def xdotool(self, *args: str, check: bool = True) -> str:
         """Run ``xdotool ARGS`` on this display; its stdout."""
