@@ -118,7 +118,7 @@ def test_cli_errors_exit_2_with_one_line(argv, message, capsys, tmp_path, monkey
     assert list(tmp_path.iterdir()) == []
 
 
-def test_gc_is_restored_after_bpe_training_and_after_cancel():
+def test_gc_is_restored_after_bpe_training_and_after_cancel(automatic_gc):
     import gc
 
     assert gc.isenabled()
