@@ -78,7 +78,7 @@ LATER_CHUNKS = 4
 """Chunks after the first are this many times longer: the first (the part a new document
 shows) comes back fast, and the rest pays its per-window costs a quarter as often (a
 Unigram model's new words solved in one numpy batch per window, the lead re-encoded). 2 MB
-of English in 32k windows 2.74 s -> 1.91 s with a 8k Unigram model, the all-language UDHR
+of English in 32k windows 2.74 s -> 1.91 s with an 8k Unigram model, the all-language UDHR
 8.2 -> 6.1 s (docs/benchmarks.md); a chunk of 128k characters is still ~0.1-0.2 s."""
 RETRIES = 3
 """A window that disagrees with the previous one is retried from this many segments earlier

@@ -142,14 +142,8 @@ def test_our_engines_edit_sequences_equal_full_encode(pkg, name, data):
 
 # ----- the cyclic GC during a big first encode ---------------------------------------------
 @pytest.fixture(autouse=True)
-def automatic_gc():
-    """These tests start with Python's automatic GC on (a window created by an earlier test
-    turns it off: explorer.ui.gui_gc collects on the GUI thread); restored afterwards."""
-    was_enabled = gc.isenabled()
-    gc.enable()
-    yield
-    if not was_enabled:
-        gc.disable()
+def _gc_on(automatic_gc):
+    """These tests start with Python's automatic GC on (tests/conftest.py)."""
 
 
 @pytest.fixture

@@ -349,11 +349,10 @@ def _solve_into(solver: WordPath, store: WordRows, words: list[str]) -> None:
     if short:
         result, batch_max, batch_limit = _solve_batch(solver, short)
         keep = batch_max < RESET_GUARD  # else sentencepiece would re-base scores inside
-        kept = short if keep.all() else [w for w, k in zip(short, keep.tolist(), strict=True)
-                                         if k]
-        store.append(kept, result.start[keep], result.count[keep], batch_limit[keep],
-                     batch_max[keep], result.piece_len, result.piece_id)
-        solo = solo + [w for w, k in zip(short, keep.tolist(), strict=True) if not k]
+        store.append(list(compress(short, keep.tolist())), result.start[keep],
+                     result.count[keep], batch_limit[keep], batch_max[keep],
+                     result.piece_len, result.piece_id)
+        solo = solo + list(compress(short, (~keep).tolist()))
     if not solo:
         return
     cache = solver.cache
