@@ -43,7 +43,7 @@ from __future__ import annotations
 
 import gc
 from bisect import bisect_left
-from collections.abc import Generator, Iterator
+from collections.abc import Callable, Generator, Iterator
 from contextlib import contextmanager
 from dataclasses import replace
 
@@ -66,6 +66,7 @@ from explorer.workers.docstore import (
     spliced_totals,
 )
 from explorer.workers.malloc import mapped_temporaries
+from explorer.workers.tail_encode import TailEncode
 from explorer.workers.word_update import update_words
 
 __all__ = ["CHUNK_CHARS", "EXACT_WINDOW", "Change", "DocTokens", "Progress", "Segment",
@@ -92,18 +93,26 @@ GC_QUIET_CHARS = 256 * 1024
 """First encodes of texts this long run with the cyclic GC paused (see the module notes)."""
 
 
-def encode_document(tokenizer: Tokenizer, text: str,
-                    chunk: int = CHUNK_CHARS) -> Generator[Progress, None, DocTokens]:
+TailStarter = Callable[[Tokenizer, str], "TailEncode | None"]
+
+
+def encode_document(tokenizer: Tokenizer, text: str, chunk: int = CHUNK_CHARS,
+                    tail: TailStarter | None = None) -> Generator[Progress, None, DocTokens]:
     """First encode of ``text`` in chunks; yields :class:`Progress` after every chunk.
 
     Each window's last kept segment is encoded again as the start of the next window; the
     next window is accepted only if it reproduces that segment, otherwise the previous window
     is redone from the start in 4x larger windows (a tokenizer that never agrees ends up
     encoding the text in one go).
+
+    ``tail``: called after the first window when the tokenizer has no exact resume points,
+    it may start encoding the text's tail elsewhere (:func:`~explorer.workers.tail_encode.
+    start_tail`: a child process); the tail's tokens are taken over at a window boundary
+    where they reproduce the segment the next window must reproduce.
     """
     big = len(text) >= GC_QUIET_CHARS
     with gc_quiet(big) as quiet, mapped_temporaries(big):
-        doc = yield from _encode_chunks(tokenizer, text, chunk)
+        doc = yield from _encode_chunks(tokenizer, text, chunk, tail)
         quiet.succeeded = True
     return doc
 
@@ -134,9 +143,20 @@ def gc_quiet(active: bool) -> Iterator[_Outcome]:
         gc.enable()
 
 
-def _encode_chunks(tokenizer: Tokenizer, text: str,
-                   chunk: int) -> Generator[Progress, None, DocTokens]:
-    """The body of :func:`encode_document`."""
+def _encode_chunks(tokenizer: Tokenizer, text: str, chunk: int,
+                   tail: TailStarter | None) -> Generator[Progress, None, DocTokens]:
+    """The body of :func:`encode_document`: start and close the tail's helper."""
+    helper: list[TailEncode] = []
+    try:
+        return (yield from _encode_windows(tokenizer, text, chunk, tail, helper))
+    finally:
+        for started in helper:
+            started.close()
+
+
+def _encode_windows(tokenizer: Tokenizer, text: str, chunk: int, tail: TailStarter | None,
+                    helper: list[TailEncode]) -> Generator[Progress, None, DocTokens]:
+    """The windows of :func:`encode_document`; a tail helper started goes in ``helper``."""
     segments: list[Segment] = []
     pos, size = 0, chunk
     lead = 0  # characters of context at the window start (the previous window's last segment)
@@ -145,6 +165,12 @@ def _encode_chunks(tokenizer: Tokenizer, text: str,
     check: Segment | None = None  # what the next window must reproduce after its lead
     points: list[ResumePoints] = []  # exact resume points of the last windows, newest last
     while True:
+        if tail is not None and not first and not points:
+            # After the first window (its partial result is out): no resume points, so
+            # the tail's tokens do not depend on the text before it.
+            started, tail = tail(tokenizer, text), None
+            if started is not None:
+                helper.append(started)
         end = text.find("\n", min(len(text), pos + size))
         end = len(text) if end == -1 else end + 1
         window = text[pos:end]
@@ -185,6 +211,8 @@ def _encode_chunks(tokenizer: Tokenizer, text: str,
         # SentencePiece text starts with a dummy-prefix piece), the one after it must agree.
         pos, lead, check = pos + new[-1].origin, len(new[-1].text), last
         size = max(chunk * LATER_CHUNKS, len(last.text) + lead)  # grown only as needed
+        if helper and _take_tail(helper[0], text, pos + lead, check, segments):
+            break
         partial = DocTokens(tokenizer, text, list(segments)) if first else None
         first = False
         yield Progress(pos, len(text), partial)
@@ -195,6 +223,22 @@ def _encode_chunks(tokenizer: Tokenizer, text: str,
     lost = next((k for k, seg in enumerate(segments) if seg.points is None), None)
     doc.exact_until = len(text) if lost is None else doc.cp_starts[lost]
     return doc
+
+
+def _take_tail(helper: TailEncode, text: str, at: int, check: Segment,
+               segments: list[Segment]) -> bool:
+    """When the helper's tokens of ``text[helper.start:]`` are in and reproduce ``check``
+    (at document offset ``at``, past the helper's start), append their segments from ``at``
+    to the end to ``segments`` and return True."""
+    if at <= helper.start:
+        return False
+    toks = helper.poll()
+    if toks is None or not agrees(check, toks, at - helper.start):
+        return False
+    part = text[helper.start:]
+    segments.extend(cut_segments(part, toks, len(part), at - helper.start))
+    helper.taken_at = at
+    return True
 
 
 def _encode_window(tokenizer: Tokenizer, window: str, pos: int, lead: int,

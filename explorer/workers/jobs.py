@@ -21,6 +21,7 @@ from explorer.workers.doctokens import (
     settle_document,
     update_document,
 )
+from explorer.workers.tail_encode import start_tail
 
 INCREMENTAL_MAX_WINDOW = 4 * CHUNK_CHARS
 """Beyond this re-encode window (a big paste), encode in chunks with progress instead."""
@@ -60,7 +61,7 @@ def encode_job(tokenizer: Tokenizer, base: DocTokens | None, text: str, revision
         updated = update_document(base, text, max_window=INCREMENTAL_MAX_WINDOW, same=same)
         if updated is not None:
             return Encoded(updated[0], updated[1], revision)
-    doc = yield from encode_document(tokenizer, text)
+    doc = yield from encode_document(tokenizer, text, tail=start_tail)
     return Encoded(doc, None, revision)
 
 

@@ -1,0 +1,181 @@
+"""A big document's first encode with its tail in a child process (tail_encode)."""
+
+from __future__ import annotations
+
+import os
+from array import array
+from dataclasses import replace
+
+import pytest
+from doc_helpers import flat, run, whole_tokens
+
+from explorer.bundled import resource_path
+from explorer.engine.formats import load_tokenizer
+from explorer.workers import tail_encode
+from explorer.workers.doctokens import encode_document
+from explorer.workers.jobs import encode_job
+from explorer.workers.tail_encode import TailEncode, start_tail
+
+LINES = [
+    "The quick brown fox jumps over the lazy dog.  ",
+    "Всеобщая декларация прав человека, статья 1.",
+    "人人生而自由，在尊严和权利上一律平等。𠀋𠀍 emoji 😀👍🏽 café",
+    "",
+    "    indented code(x) -> y  # comment\t\t",
+    "नमस्ते दुनिया, यह एक परीक्षण है।",
+    "",
+    "",
+    "العربية: لكل شخص حق التمتع بجميع الحقوق 123456789",
+]
+TEXT = "\n".join(LINES[i % len(LINES)] + f" {i}" for i in range(1500)) + "\n"
+
+
+@pytest.fixture(scope="module")
+def cl100k():
+    return load_tokenizer(resource_path("vocab", "cl100k_base.tiktoken"))
+
+
+@pytest.fixture
+def small_tail(monkeypatch):
+    """Texts of this test module get a child for their tail."""
+    monkeypatch.setattr(tail_encode, "PARALLEL_MIN", 1000)
+    monkeypatch.setattr(tail_encode, "HEAD_START", 0)
+
+
+def test_the_tail_from_a_child_process_is_taken_and_the_document_is_the_whole_encode(
+        cl100k, small_tail):
+    started: list[TailEncode] = []
+
+    def start_and_wait(tokenizer, text):
+        helper = start_tail(tokenizer, text)
+        assert helper is not None
+        assert helper.wait(120) is not None, "the child gave no tokens"
+        started.append(helper)
+        return helper
+
+    doc = run(encode_document(cl100k, TEXT, chunk=2048, tail=start_and_wait))
+    [helper] = started
+    assert helper.taken_at is not None and helper.start < helper.taken_at < len(TEXT) // 2 + 5000
+    assert not helper.running
+    assert flat(doc) == whole_tokens(cl100k, TEXT)
+    assert doc.cp_starts[-1] == len(TEXT)
+    alone = run(encode_document(cl100k, TEXT, chunk=2048))
+    assert [s.text for s in doc.segments] == [s.text for s in alone.segments]
+
+
+class _Answered:
+    """A helper that has already answered with ``tokens``."""
+
+    def __init__(self, start, tokens):
+        self.start, self.tokens, self.taken_at, self.closed = start, tokens, None, False
+
+    def poll(self):
+        return self.tokens
+
+    def close(self):
+        self.closed = True
+
+
+def test_a_tail_that_disagrees_is_not_taken(cl100k, small_tail):
+    start = tail_encode.tail_start(TEXT)
+    true = cl100k.encode_compact(TEXT[start:])
+    wrong = replace(true, ids=array("i", (i + 1 for i in true.ids)))
+    helpers: list[_Answered] = []
+
+    def answered(_tok, _text):
+        helpers.append(_Answered(start, wrong))
+        return helpers[-1]
+
+    doc = run(encode_document(cl100k, TEXT, chunk=2048, tail=answered))
+    assert flat(doc) == whole_tokens(cl100k, TEXT)
+    assert helpers[0].taken_at is None and helpers[0].closed
+
+
+def test_the_true_tail_is_taken_from_the_first_boundary_past_its_start(cl100k, small_tail):
+    start = tail_encode.tail_start(TEXT)
+    helpers: list[_Answered] = []
+
+    def answered(_tok, _text):
+        helpers.append(_Answered(start, cl100k.encode_compact(TEXT[start:])))
+        return helpers[-1]
+
+    doc = run(encode_document(cl100k, TEXT, chunk=2048, tail=answered))
+    assert flat(doc) == whole_tokens(cl100k, TEXT)
+    assert start < helpers[0].taken_at <= start + 4 * 4 * 2048
+
+
+def test_a_cancelled_encode_stops_the_child(cl100k, small_tail):
+    started: list[TailEncode] = []
+
+    def start(tokenizer, text):
+        helper = start_tail(tokenizer, text)
+        started.append(helper)
+        return helper
+
+    gen = encode_document(cl100k, TEXT * 4, chunk=2048, tail=start)
+    next(gen)
+    next(gen)  # the helper starts after the first window's partial result
+    [helper] = started
+    assert helper is not None
+    gen.close()
+    assert not helper.running
+
+
+class _Unpicklable:
+    """A tokenizer that cannot be sent to another process."""
+
+    def __init__(self, inner):
+        self.inner, self.hook = inner, lambda: None
+
+    def __getattr__(self, name):
+        return getattr(self.inner, name)
+
+
+def test_a_tokenizer_that_cannot_be_sent_gets_no_child(cl100k, small_tail):
+    assert start_tail(_Unpicklable(cl100k), TEXT) is None
+
+
+class _FailsInChild:
+    """Encodes in this process, raises in any other (the child's encode fails)."""
+
+    def __init__(self, inner):
+        self.inner, self.pid = inner, os.getpid()
+
+    def encode_compact(self, text):
+        if os.getpid() != self.pid:
+            raise RuntimeError("no encode here")
+        return self.inner.encode_compact(text)
+
+
+def test_a_child_that_fails_gives_nothing_and_the_encode_goes_on(cl100k, small_tail):
+    helper = start_tail(_FailsInChild(cl100k), TEXT)  # type: ignore[arg-type]
+    assert helper is not None
+    assert helper.wait(120) is None and helper.failed
+    helper.close()
+    assert not helper.running
+
+
+def test_short_texts_get_no_child(cl100k):
+    assert start_tail(cl100k, TEXT[:5000]) is None
+
+
+def test_a_model_with_resume_points_gets_no_child(small_tail):
+    from references import require
+
+    model = load_tokenizer(require("sentencepiece", "botchan_en_unigram_1000.model"))
+    calls = []
+    run(encode_document(model, TEXT, chunk=2048, tail=lambda *a: calls.append(a)))
+    assert calls == []
+
+
+def test_the_window_job_encodes_big_texts_with_a_child(cl100k, small_tail, monkeypatch):
+    started: list[TailEncode | None] = []
+
+    def recording(tokenizer, text):
+        started.append(start_tail(tokenizer, text))
+        return started[-1]
+
+    monkeypatch.setattr("explorer.workers.jobs.start_tail", recording)
+    result = run(encode_job(cl100k, None, TEXT, revision=1))
+    assert flat(result.doc) == whole_tokens(cl100k, TEXT)
+    assert len(started) == 1 and started[0] is not None and not started[0].running
