@@ -8,7 +8,7 @@ the capability predicates so the UI asks instead of type-switching.
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from collections.abc import Collection, Sequence
+from collections.abc import Collection, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Literal
 
@@ -102,6 +102,17 @@ class Tokenizer(ABC):
         default).
         """
         return self.encode_compact(text)
+
+    def cache_shares(self, text: str, step: int) -> Iterator[object]:
+        """Work that makes a later encode of ``text`` faster, done ahead (in another process:
+        the window's first encode of a big document) about ``step`` code points at a time,
+        as picklable data for :meth:`take_cache_share` of a copy of this tokenizer. Tokens
+        never depend on it, only speed. This default has nothing to share."""
+        return iter(())
+
+    def take_cache_share(self, share: object) -> None:
+        """Take one item of another copy's :meth:`cache_shares` (this default ignores it)."""
+        del share
 
     @abstractmethod
     def decode_bytes(self, ids: Sequence[int]) -> bytes:

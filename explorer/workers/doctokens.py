@@ -93,7 +93,7 @@ GC_QUIET_CHARS = 256 * 1024
 """First encodes of texts this long run with the cyclic GC paused (see the module notes)."""
 
 
-TailStarter = Callable[[Tokenizer, str], "TailEncode | None"]
+TailStarter = Callable[[Tokenizer, str, bool], "TailEncode | None"]
 
 
 def encode_document(tokenizer: Tokenizer, text: str, chunk: int = CHUNK_CHARS,
@@ -105,10 +105,11 @@ def encode_document(tokenizer: Tokenizer, text: str, chunk: int = CHUNK_CHARS,
     is redone from the start in 4x larger windows (a tokenizer that never agrees ends up
     encoding the text in one go).
 
-    ``tail``: called after the first window when the tokenizer has no exact resume points,
-    it may start encoding the text's tail elsewhere (:func:`~explorer.workers.tail_encode.
-    start_tail`: a child process); the tail's tokens are taken over at a window boundary
-    where they reproduce the segment the next window must reproduce.
+    ``tail(tokenizer, text, exact)``: called after the first window (``exact``: the tokenizer
+    has exact resume points), it may start a helper (:func:`~explorer.workers.tail_encode.
+    start_tail`: a child process) that encodes the text's tail, whose tokens are taken over
+    at a window boundary where they reproduce the segment the next window must reproduce,
+    or that solves words ahead, taken at each window.
     """
     big = len(text) >= GC_QUIET_CHARS
     with gc_quiet(big) as quiet, mapped_temporaries(big):
@@ -165,10 +166,8 @@ def _encode_windows(tokenizer: Tokenizer, text: str, chunk: int, tail: TailStart
     check: Segment | None = None  # what the next window must reproduce after its lead
     points: list[ResumePoints] = []  # exact resume points of the last windows, newest last
     while True:
-        if tail is not None and not first and not points:
-            # After the first window (its partial result is out): no resume points, so
-            # the tail's tokens do not depend on the text before it.
-            started, tail = tail(tokenizer, text), None
+        if tail is not None and not first:  # (the first window's partial result is out)
+            started, tail = tail(tokenizer, text, bool(points)), None
             if started is not None:
                 helper.append(started)
         end = text.find("\n", min(len(text), pos + size))
@@ -229,11 +228,10 @@ def _take_tail(helper: TailEncode, text: str, at: int, check: Segment,
                segments: list[Segment]) -> bool:
     """When the helper's tokens of ``text[helper.start:]`` are in and reproduce ``check``
     (at document offset ``at``, past the helper's start), append their segments from ``at``
-    to the end to ``segments`` and return True."""
-    if at <= helper.start:
-        return False
+    to the end to ``segments`` and return True. (Polling takes the words a helper solving
+    words has sent.)"""
     toks = helper.poll()
-    if toks is None or not agrees(check, toks, at - helper.start):
+    if toks is None or at <= helper.start or not agrees(check, toks, at - helper.start):
         return False
     part = text[helper.start:]
     segments.extend(cut_segments(part, toks, len(part), at - helper.start))

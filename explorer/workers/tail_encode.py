@@ -1,4 +1,5 @@
-"""A big document's first encode on two cores: its tail encoded in a child process.
+"""A big document's first encode on two cores: a child process encodes its tail, or
+solves its words ahead.
 
 The window's first encode of a long text runs in windows on one worker thread, which holds
 the GIL (so a second thread would not help). For a tokenizer whose tokens after a safe cut do
@@ -10,6 +11,15 @@ has answered, :func:`~explorer.workers.doctokens.encode_document` takes the chil
 from there on when they *agree* with the segment its own windows must reproduce next (the
 same rule its windows follow, :func:`~explorer.workers.docstore.agrees`); otherwise it goes
 on alone. The result is the one whole-text encode either way; the child only saves time.
+
+A tokenizer with exact resume points (a SentencePiece Unigram model: its near ties depend on
+the float32 path score of everything before) cannot be encoded from the middle. Its child
+does the other half of a cold encode instead: from a line start two megabytes in, it
+solves the text's words ahead of the thread (:meth:`~explorer.engine.tokenizer.Tokenizer.
+cache_shares`), a quarter megabyte at a time, and the thread takes each batch of solved words
+at its next window (:meth:`~explorer.engine.tokenizer.Tokenizer.take_cache_share`): its
+windows then find their words solved, as in a second encode. The thread still decides every
+token from the exact running score; the words are the ones it would have solved itself.
 
 The child is started with ``spawn`` (a new interpreter, safe from a process with Qt
 threads); it receives the pickled tokenizer and its part of the text and sends back
@@ -24,20 +34,28 @@ from __future__ import annotations
 
 import contextlib
 import gc
+import time
 from multiprocessing import get_context
 from multiprocessing.connection import Connection
-from typing import Any
 
 from explorer.engine.compact import CompactTokens
 from explorer.engine.tokenizer import Tokenizer
 
-__all__ = ["HEAD_START", "PARALLEL_MIN", "TailEncode", "start_tail", "tail_start"]
+__all__ = ["HEAD_START", "PARALLEL_MIN", "SHARE_STEP", "WORDS_AHEAD", "TailEncode",
+           "start_tail", "tail_start"]
 
 PARALLEL_MIN = 1_000_000
 """Texts at least this long (code points) get a child process for their tail."""
 HEAD_START = 700_000
 """Code points the thread encodes while the child starts (a new interpreter, the engine's
 imports and the tokenizer unpickled: ~0.4 s), so both halves end about together."""
+WORDS_AHEAD = 2_000_000
+"""Where a child solving words starts (at most a quarter of the text in). The child solves
+~1.9 MB of text a second, about as fast as the thread's windows run warm: started closer,
+the thread catches up with it and solves words itself (a 10 MB document with a 32k model:
+7.3-7.9 s from 1 MB in, 6.2-7.5 s from 2 or 3 MB in, 9.6-10.3 s without a child)."""
+SHARE_STEP = 262_144
+"""Code points of text whose solved words a word-solving child sends at a time."""
 
 
 def tail_start(text: str) -> int:
@@ -48,22 +66,28 @@ def tail_start(text: str) -> int:
 
 
 class TailEncode:
-    """``text[start:]`` encoded in a child process; :meth:`poll` it, :meth:`close` it."""
+    """``text[start:]`` encoded in a child process (or its words solved: ``words``);
+    :meth:`poll` it, :meth:`close` it."""
 
-    def __init__(self, tokenizer: Tokenizer, text: str, start: int) -> None:
+    def __init__(self, tokenizer: Tokenizer, text: str, start: int, words: bool = False) -> None:
         """Start the child (raises when it cannot be started, e.g. an unpicklable
         tokenizer: see :func:`start_tail`)."""
         self.start = start
         """Document offset of the child's part."""
+        self.shares = 0
+        """Batches of solved words taken into ``tokenizer`` so far."""
+        self._tokenizer = tokenizer
         self.failed = False
         """The child answered with an error or died: it will give no tokens."""
         self.taken_at: int | None = None
         """Document offset from which the encode took the child's tokens (None: not)."""
         self._tokens: CompactTokens | None = None
+        self._done = False
         context = get_context("spawn")
         receive, send = context.Pipe(duplex=False)
         self._connection: Connection = receive
-        self._process = context.Process(target=_encode_part, args=(tokenizer, text[start:], send),
+        self._process = context.Process(target=_help, args=(tokenizer, text[start:],
+                                                                SHARE_STEP if words else 0, send),
                                         name="explorer-tail-encode", daemon=True)
         try:
             self._process.start()
@@ -72,32 +96,39 @@ class TailEncode:
 
     def poll(self) -> CompactTokens | None:
         """The child's tokens (offsets into ``text[start:]``) once it has sent them; None
-        while it works or when it failed (see :attr:`failed`). Never blocks."""
-        if self._tokens is not None or self.failed:
-            return self._tokens
-        try:
-            if not self._connection.poll():
-                if not self._process.is_alive():
-                    self.failed = not self._connection.poll()
+        while it works, when it failed (see :attr:`failed`) or when it solves words (each
+        batch it has sent is taken into the tokenizer here). Never blocks."""
+        while self._tokens is None and not self.failed and not self._done:
+            try:
+                if not self._connection.poll():
+                    if not self._process.is_alive() and not self._connection.poll():
+                        self.failed = True
+                    return None
+                kind, value = self._connection.recv()
+            except Exception:  # (a broken pipe, an answer that does not unpickle)
+                self.failed = True
                 return None
-            kind, value = self._connection.recv()
-        except (EOFError, OSError):
-            self.failed = True
-            return None
-        except Exception:  # an answer that does not unpickle here
-            self.failed = True
-            return None
-        if kind != "tokens" or not isinstance(value, CompactTokens):
-            self.failed = True
-            return None
-        self._tokens = value
-        self.close()
-        return value
+            if kind == "share":
+                self._tokenizer.take_cache_share(value)
+                self.shares += 1
+            elif kind == "tokens" and isinstance(value, CompactTokens):
+                self._tokens = value
+                self.close()
+            elif kind == "done":
+                self._done = True
+                self.close()
+            else:
+                self.failed = True
+        return self._tokens
 
     def wait(self, timeout: float) -> CompactTokens | None:
-        """:meth:`poll`, first waiting up to ``timeout`` seconds for the child's answer."""
-        if self._tokens is None and not self.failed:
-            self._connection.poll(timeout)
+        """:meth:`poll` until the child has finished, at most ``timeout`` seconds."""
+        deadline = time.monotonic() + timeout
+        while self._tokens is None and not self.failed and not self._done:
+            left = deadline - time.monotonic()
+            if left <= 0 or not self._connection.poll(left):
+                break
+            self.poll()
         return self.poll()
 
     @property
@@ -114,30 +145,38 @@ class TailEncode:
             self._connection.close()
 
 
-def start_tail(tokenizer: Tokenizer, text: str) -> TailEncode | None:
-    """A :class:`TailEncode` of ``text``'s tail, or None when the text is too short or the
-    child cannot be started (the caller then encodes everything itself)."""
+def start_tail(tokenizer: Tokenizer, text: str, exact: bool = False) -> TailEncode | None:
+    """A :class:`TailEncode` of ``text``, or None when the text is too short or the child
+    cannot be started (the caller then does everything itself). ``exact``: the tokenizer has
+    exact resume points; the child then solves words ahead (see the module notes)."""
     if len(text) < PARALLEL_MIN:
         return None
-    start = tail_start(text)
+    if exact:
+        start = text.find("\n", min(WORDS_AHEAD, len(text) // 4)) + 1 or len(text)
+    else:
+        start = tail_start(text)
     if start >= len(text):
         return None
     try:
-        return TailEncode(tokenizer, text, start)
+        return TailEncode(tokenizer, text, start, words=exact)
     except Exception:  # unpicklable tokenizer, no processes here...
         return None
 
 
-def _encode_part(tokenizer: Tokenizer, text: str, connection: Connection) -> None:
-    """The child: encode ``text`` in one call and send ``("tokens", CompactTokens)`` or
-    ``("error", message)``."""
+def _help(tokenizer: Tokenizer, text: str, step: int, connection: Connection) -> None:
+    """The child: send ``("tokens", CompactTokens)`` of ``text`` in one encode, or when
+    ``step`` is not 0 each ``("share", data)`` of its :meth:`~Tokenizer.cache_shares` (``step``
+    code points each) then ``("done", None)``; ``("error", message)`` when that raises."""
     gc.disable()  # (a short life making millions of objects: collections only cost)
-    answer: tuple[str, Any]
     try:
-        answer = ("tokens", tokenizer.encode_compact(text))
-    except Exception as e:
-        answer = ("error", f"{type(e).__name__}: {e}")
-    try:
-        connection.send(answer)
+        if step:
+            for share in tokenizer.cache_shares(text, step):
+                connection.send(("share", share))
+            connection.send(("done", None))
+        else:
+            connection.send(("tokens", tokenizer.encode_compact(text)))
+    except Exception as e:  # (reported to the parent, which goes on alone)
+        with contextlib.suppress(OSError):
+            connection.send(("error", f"{type(e).__name__}: {e}"))
     finally:
         connection.close()

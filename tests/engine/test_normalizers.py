@@ -159,6 +159,18 @@ def test_precompiled_charsmap_rules_agree_with_the_double_array() -> None:
     assert cmap.longest_match("abc", 0) is None
 
 
+def test_a_charsmap_pickles_as_its_blob_and_comes_back_equal() -> None:
+    import pickle
+
+    proto = parse_model_proto(
+        reference_model("sentencepiece", "kyoto_ja_unigram_8000.model").read_bytes()
+    )
+    cmap = PrecompiledCharsMap.from_bytes(proto.normalizer_spec.precompiled_charsmap)
+    data = pickle.dumps(cmap)
+    assert len(data) < len(proto.normalizer_spec.precompiled_charsmap) + 1000  # no rules in it
+    assert pickle.loads(data) == cmap
+
+
 def test_broken_charsmap_blobs_raise() -> None:
     with pytest.raises(VocabFormatError, match="broken"):
         PrecompiledCharsMap.from_bytes(b"\x01\x00")

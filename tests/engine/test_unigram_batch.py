@@ -293,3 +293,46 @@ def test_two_threads_filling_the_rows_get_the_same_ids() -> None:
         for t in threads:
             t.join()
         assert got == alone
+
+
+def test_rows_solved_by_a_copy_are_the_rows_solved_here() -> None:
+    """A copy of the model (a child process's, pickled) solves a text's words ahead and shares
+    its rows: taken here, their pieces are the ones this model solves itself, an encode then
+    solves nothing, and its ids are the cold encode's; words already here are not added
+    twice. (A row's reuse bounds depend on whether its word was solved in a batch or alone,
+    as in one model: they only decide when a word is re-run from its exact score.)"""
+    import pickle
+
+    tok = load_tokenizer(_path(UNIGRAM_TRAINED[0]))
+    lines = _corpus()
+    text = "\n".join(lines)
+    copy = pickle.loads(pickle.dumps(tok))
+    shares = list(copy.cache_shares(text, 2000))
+    assert len(shares) > 3
+    tok.model._cache.clear()
+    cold = tok.encode_compact(text).ids
+    mine = tok.model._cache.rows
+    table = mine.table()
+    expected = {w: table.pieces(r) for w, r in mine.row_of.items()}
+    tok.model._cache.clear()
+    taken = 0
+    for share in shares:
+        taken += tok.model.take_rows(share)
+    assert taken == mine.size == len(set(mine.row_of))
+    assert tok.model.take_rows(shares[0]) == 0  # all there already
+    table = mine.table()
+    shared = {w: table.pieces(r) for w, r in mine.row_of.items()}
+    assert {w: shared[w] for w in expected} == expected
+    solved = []
+    real = tok.model._words.batch_viterbi
+
+    def counting():  # type: ignore[no-untyped-def]
+        solved.append(1)
+        return real()
+
+    tok.model._words.batch_viterbi = counting  # type: ignore[method-assign]
+    try:
+        assert tok.encode_compact(text).ids == cold
+    finally:
+        tok.model._words.batch_viterbi = real  # type: ignore[method-assign]
+    assert not solved

@@ -46,8 +46,8 @@ def test_the_tail_from_a_child_process_is_taken_and_the_document_is_the_whole_en
         cl100k, small_tail):
     started: list[TailEncode] = []
 
-    def start_and_wait(tokenizer, text):
-        helper = start_tail(tokenizer, text)
+    def start_and_wait(tokenizer, text, exact):
+        helper = start_tail(tokenizer, text, exact)
         assert helper is not None
         assert helper.wait(120) is not None, "the child gave no tokens"
         started.append(helper)
@@ -82,7 +82,7 @@ def test_a_tail_that_disagrees_is_not_taken(cl100k, small_tail):
     wrong = replace(true, ids=array("i", (i + 1 for i in true.ids)))
     helpers: list[_Answered] = []
 
-    def answered(_tok, _text):
+    def answered(_tok, _text, _exact):
         helpers.append(_Answered(start, wrong))
         return helpers[-1]
 
@@ -95,7 +95,7 @@ def test_the_true_tail_is_taken_from_the_first_boundary_past_its_start(cl100k, s
     start = tail_encode.tail_start(TEXT)
     helpers: list[_Answered] = []
 
-    def answered(_tok, _text):
+    def answered(_tok, _text, _exact):
         helpers.append(_Answered(start, cl100k.encode_compact(TEXT[start:])))
         return helpers[-1]
 
@@ -107,8 +107,8 @@ def test_the_true_tail_is_taken_from_the_first_boundary_past_its_start(cl100k, s
 def test_a_cancelled_encode_stops_the_child(cl100k, small_tail):
     started: list[TailEncode] = []
 
-    def start(tokenizer, text):
-        helper = start_tail(tokenizer, text)
+    def start(tokenizer, text, exact):
+        helper = start_tail(tokenizer, text, exact)
         started.append(helper)
         return helper
 
@@ -159,20 +159,42 @@ def test_short_texts_get_no_child(cl100k):
     assert start_tail(cl100k, TEXT[:5000]) is None
 
 
-def test_a_model_with_resume_points_gets_no_child(small_tail):
+@pytest.fixture(scope="module")
+def unigram():
     from references import require
 
-    model = load_tokenizer(require("sentencepiece", "botchan_en_unigram_1000.model"))
-    calls = []
-    run(encode_document(model, TEXT, chunk=2048, tail=lambda *a: calls.append(a)))
-    assert calls == []
+    return load_tokenizer(require("sentencepiece", "botchan_en_unigram_1000.model"))
+
+
+def test_a_unigram_model_gets_a_child_solving_its_words_ahead(unigram, small_tail, monkeypatch):
+    monkeypatch.setattr(tail_encode, "WORDS_AHEAD", 10_000)
+    monkeypatch.setattr(tail_encode, "SHARE_STEP", 8192)
+    rows = unigram.model._cache.rows
+    unigram.model._cache.clear()
+    seen = []
+
+    def start_and_wait(tokenizer, text, exact):
+        assert exact  # (a Unigram model has exact resume points)
+        helper = start_tail(tokenizer, text, exact)
+        assert helper is not None and helper.start > 10_000
+        before = rows.size
+        assert helper.wait(120) is None and not helper.failed
+        seen.append((helper, before, rows.size))
+        return helper
+
+    doc = run(encode_document(unigram, TEXT, chunk=2048, tail=start_and_wait))
+    [(helper, before, after)] = seen
+    assert helper.shares >= 5 and not helper.running
+    assert after > before  # the child's words were taken
+    assert flat(doc) == whole_tokens(unigram, TEXT)
+    assert doc.exact_until == len(TEXT)
 
 
 def test_the_window_job_encodes_big_texts_with_a_child(cl100k, small_tail, monkeypatch):
     started: list[TailEncode | None] = []
 
-    def recording(tokenizer, text):
-        started.append(start_tail(tokenizer, text))
+    def recording(tokenizer, text, exact):
+        started.append(start_tail(tokenizer, text, exact))
         return started[-1]
 
     monkeypatch.setattr("explorer.workers.jobs.start_tail", recording)

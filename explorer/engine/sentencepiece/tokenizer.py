@@ -23,7 +23,7 @@ import copy
 import random
 from array import array
 from bisect import bisect_left
-from collections.abc import Collection, Mapping, Sequence
+from collections.abc import Collection, Iterator, Mapping, Sequence
 from itertools import compress
 from typing import Literal, Protocol
 
@@ -55,6 +55,7 @@ from explorer.engine.tokenizer import (
 )
 from explorer.engine.unigram.lattice import Lattice
 from explorer.engine.unigram.model import BATCH_TEXT_CHARS, UnigramModel
+from explorer.engine.unigram.rows import RowsShare
 
 Span = tuple[int, int, int]
 
@@ -201,6 +202,27 @@ class SentencePieceTokenizer(Tokenizer):
         """:meth:`encode` as arrays, without Token objects where tokens are plain pieces
         (an ``<unk>`` run and a control piece are kept whole)."""
         return self._compact(text, None, resumable=False)
+
+    def cache_shares(self, text: str, step: int) -> Iterator[object]:
+        """A Unigram model's words of ``text`` solved, ``step`` code points (to a line end) at
+        a time: the word rows each added (:meth:`UnigramModel.share_rows`)."""
+        model = self.model
+        if not isinstance(model, UnigramModel) or model.word_pattern is None:
+            return
+        pos = 0
+        while pos < len(text):
+            end = text.find("\n", pos + step)
+            end = len(text) if end == -1 else end + 1
+            part = text[pos:end]
+            yield model.share_rows([self.normalizer.normalize(part[a:b]).text
+                                    for a, b, special in self._segments(part, "all")
+                                    if special is None])
+            pos = end
+
+    def take_cache_share(self, share: object) -> None:
+        """Take a Unigram model's word rows from another copy's :meth:`cache_shares`."""
+        if isinstance(share, RowsShare) and isinstance(self.model, UnigramModel):
+            self.model.take_rows(share)
 
     def encode_compact_resumed(
         self, text: str, resume: tuple[int, float] | None

@@ -313,6 +313,17 @@ def _rerun(
             solver.cache.keep_at_binade(words[pos + k], keys[n], pieces)  # type: ignore[arg-type]
         yield list(pieces[0]), list(pieces[1])
 
+def solve_words(solver: WordPath, texts: Sequence[str]) -> None:
+    """Give every word of normalized ``texts`` a row in the model's word rows (the new ones
+    solved as an encode would solve them), without encoding the texts."""
+    split = solver.split
+    if split is None:
+        return
+    words = list(chain.from_iterable(map(split.findall, texts)))
+    if words:
+        _word_rows(solver, words)
+
+
 def _solve_batch(solver: WordPath, words: list[str]) -> tuple[BatchResult, np.ndarray, np.ndarray]:
     """``words`` (at most ``MAX_WORD`` long) solved by the numpy Viterbi: the result, each
     word's ``word_max`` and reuse limit (as :func:`~.limits.cache_entry` gives them)."""

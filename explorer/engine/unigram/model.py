@@ -35,8 +35,15 @@ from explorer.engine.sentencepiece.pieces import (
 )
 from explorer.engine.unigram.batch import BatchViterbi
 from explorer.engine.unigram.lattice import Lattice
-from explorer.engine.unigram.limits import CacheEntry
-from explorer.engine.unigram.many import ManyEncoded, Resumed, encode_from, encode_many
+from explorer.engine.unigram.limits import CACHE_LIMIT, CacheEntry
+from explorer.engine.unigram.many import (
+    ManyEncoded,
+    Resumed,
+    encode_from,
+    encode_many,
+    solve_words,
+)
+from explorer.engine.unigram.rows import RowsShare
 from explorer.engine.unigram.trie import Entry, PieceTrie
 from explorer.engine.unigram.word_path import WordPath, user_defined_score
 
@@ -163,6 +170,20 @@ class UnigramModel:
         """Encode many normalized texts, the batch's new words solved at once (see
         :mod:`explorer.engine.unigram.many`)."""
         return encode_many(self._words, texts)
+
+    def share_rows(self, texts: Sequence[str]) -> RowsShare:
+        """Solve the words of normalized ``texts`` and return the word rows that added, for
+        another copy of this model (:meth:`take_rows`): a child process solving a
+        document's words ahead of the window's encode."""
+        store = self._words.cache.rows
+        since = store.size
+        solve_words(self._words, texts)
+        return store.share(since if store.size >= since else 0)
+
+    def take_rows(self, share: RowsShare) -> int:
+        """Add the rows of a :meth:`share_rows` of another copy of this model that this
+        one does not have (none when the word rows would be full); returns how many."""
+        return self._words.cache.rows.take(share, CACHE_LIMIT)
 
     def encode_from(self, normalized: str, anchor: int | None, score: float) -> Resumed | None:
         """Encode ``normalized`` as part of a longer text, sentencepiece's path score being

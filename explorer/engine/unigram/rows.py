@@ -17,6 +17,8 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Sequence
+from dataclasses import dataclass
+from itertools import islice
 
 import numpy as np
 
@@ -37,6 +39,20 @@ class WordTable:
         """Ids of row ``row``'s pieces."""
         b = int(self.first[row])
         return self.piece_id[b:b + int(self.count[row])].tolist()
+
+
+@dataclass(frozen=True, slots=True)
+class RowsShare:
+    """Rows of one :class:`WordRows` for another (:meth:`WordRows.share`): arrays as in
+    :meth:`WordRows.append`."""
+
+    words: list[str]
+    first: np.ndarray
+    count: np.ndarray
+    limit: np.ndarray
+    word_max: np.ndarray
+    piece_len: np.ndarray
+    piece_id: np.ndarray
 
 
 def _grown(array: np.ndarray, used: int, need: int) -> np.ndarray:
@@ -99,6 +115,34 @@ class WordRows:
         self._piece_id[pieces:pieces + m] = piece_id
         self.row_of.update(zip(words, range(size, size + n), strict=True))
         self.size, self._pieces = size + n, pieces + m
+
+    def share(self, since: int = 0) -> RowsShare:
+        """Rows ``since`` on (a row count this store had), as plain arrays for another
+        copy of the model (:meth:`take`; a child process solving a document's words
+        ahead of its encode)."""
+        with self.lock:
+            size = self.size
+            words = list(islice(self.row_of, since, size))
+            first, count = self._first[since:size], self._count[since:size]
+            low = int(first.min()) if size > since else 0
+            high = int((first + count).max()) if size > since else 0
+            return RowsShare(words, first - low, count.copy(), self._limit[since:size].copy(),
+                             self._word_max[since:size].copy(),
+                             self._piece_len[low:high].copy(), self._piece_id[low:high].copy())
+
+    def take(self, share: RowsShare, limit: int) -> int:
+        """Append the rows of ``share`` whose words are not here yet, unless that would
+        reach ``limit`` rows; returns how many were added."""
+        with self.lock:
+            row_of = self.row_of
+            keep = np.fromiter((w not in row_of for w in share.words), bool, len(share.words))
+            n = int(keep.sum())
+            if not n or self.size + n >= limit:
+                return 0
+            self.append([w for w, k in zip(share.words, keep.tolist(), strict=True) if k],
+                        share.first[keep], share.count[keep], share.limit[keep],
+                        share.word_max[keep], share.piece_len, share.piece_id)
+            return n
 
     def table(self) -> WordTable:
         """Views of the rows so far (valid after later appends: those copy, never write
