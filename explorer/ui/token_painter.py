@@ -555,6 +555,13 @@ class TokenPainter(QObject):
         if not isValid(self._document):
             self._timer.stop()
             return
+        if self._document.blockCount() > BACKGROUND_MAX_BLOCKS:
+            # The text became big while a pass for a small one ran (a big file opened): a
+            # big document is painted as it is shown (see repaint_all), and this pass would
+            # otherwise go over every block, competing with the encode for the GIL.
+            self._timer.stop()
+            self.complete.emit()
+            return
         block = self._document.findBlockByNumber(self._next_block)
         n = 0
         with self._batch():

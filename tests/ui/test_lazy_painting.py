@@ -38,3 +38,22 @@ def test_big_document_resize_paints_newly_shown_blocks(qtbot, window, monkeypatc
         b in painted_ranges(window) for b in range(*window.editor.visible_blocks())
         if b < 300), timeout=5000)
     assert all(r == expected_ranges(window)[b] for b, r in painted_ranges(window).items())
+
+
+def test_a_pass_over_a_small_text_stops_when_a_big_text_replaces_it(qtbot, window, monkeypatch):
+    """A background pass started for a small text (a new window's) must not go on over the
+    blocks of a big text set meanwhile (a big file opened at start-up): it painted every
+    block with no tokens, holding the GIL against the encode (1 s of a 10 MB document's)."""
+    monkeypatch.setattr(token_painter, "BACKGROUND_MAX_BLOCKS", 50)
+    painter = window.painter
+    window.set_text("".join(f"small {i}\n" for i in range(30)))
+    wait_highlighted(qtbot, window)
+    painted = []
+    real = painter._paint
+    monkeypatch.setattr(painter, "_paint", lambda block: painted.append(block) or real(block))
+    painter.repaint_all()  # the background pass starts...
+    assert not painter.is_complete
+    window.set_text("".join(f"big {i}\n" for i in range(3000)))  # ...and the text grows big
+    qtbot.waitUntil(lambda: painter.is_complete, timeout=5000)
+    first, last = window.editor.visible_blocks()
+    assert len(painted) < 30 + 2 * (last - first + 1) + token_painter.BATCH_BLOCKS // 2
