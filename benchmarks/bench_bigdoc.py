@@ -5,9 +5,11 @@ sentencepiece on English + the all-language UDHR):
 
 1. the real command, ``/usr/bin/time -v python -m explorer --screenshot OUT.png --vocab V
    --text-file BIG.txt`` (the window opens, encodes, highlights and renders, then exits):
-   wall time and peak RSS;
+   wall time and peak RSS (the largest of the process and its children);
 2. the same start in a driver process that records when the shown part is first painted
-   (the first window's partial result) and when the whole text is highlighted;
+   (the first window's partial result) and when the whole text is highlighted, and the peak
+   RSS of the window's process and of the first encode's child process
+   (``explorer.workers.tail_encode``);
 3. the reference library encoding the same text in this process (tiktoken
    ``encode_ordinary`` / sentencepiece ``encode`` of the whole text, CPU time).
 
@@ -78,6 +80,8 @@ def driver(vocab: str, text_file: str) -> None:
     marks["peak_rss_mb"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     window.controller.shutdown()
     QApplication.processEvents()
+    # the first encode's child process (explorer.workers.tail_encode), joined by now
+    marks["child_peak_rss_mb"] = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024
     print(json.dumps(marks))
 
 
@@ -148,8 +152,9 @@ def main() -> None:
         print(f"document: {big.stat().st_size / 1e6:.2f} MB, {len(text):,} characters, "
               f"{text.count(chr(10)):,} lines")
         print("| model | screenshot command: wall / peak RSS | shown part painted | whole "
-              "text highlighted | reference encode (CPU) | highlighted / reference |")
-        print("|---|---|---|---|---|---|")
+              "text highlighted | reference encode (CPU) | highlighted / reference | peak RSS: "
+              "window / its encode's child |")
+        print("|---|---|---|---|---|---|---|")
         for name, kind, vocab in models:
             wall, rss, status = time_v([sys.executable, "-m", "explorer", "--screenshot",
                                         str(tmp / "out.png"), "--vocab", vocab, "--text-file",
@@ -163,7 +168,8 @@ def main() -> None:
             ref = reference_seconds(kind, vocab, text)
             print(f"| {name} | {wall:.1f} s / {rss:.0f} MB | {marks['first_paint']:.2f} s | "
                   f"{marks['highlighted']:.1f} s ({marks['tokens']:,} tokens) | {kind} "
-                  f"{ref:.2f} s | {marks['highlighted'] / ref:.1f}x |")
+                  f"{ref:.2f} s | {marks['highlighted'] / ref:.1f}x | "
+                  f"{marks['peak_rss_mb']:.0f} / {marks['child_peak_rss_mb']:.0f} MB |")
         if args.lines_mb:
             reps = max(1, round(args.lines_mb / args.size_mb))
             many = tmp / "many.txt"

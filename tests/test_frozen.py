@@ -89,6 +89,24 @@ def test_every_view_renders(bundle, tmp_path):
             assert len(colors) > 12, f"{view} looks empty"
 
 
+@pytest.mark.parametrize("vocab", ["bundled:cl100k_base", "bundled:corpus_unigram_4k"])
+def test_a_big_text_is_first_encoded_with_a_child_process(bundle, tmp_path, vocab):
+    """A text of over a million characters is first encoded with a spawned child process
+    (explorer.workers.tail_encode): in the frozen app the child is this executable again,
+    which must run the child's work (multiprocessing.freeze_support), not a second window."""
+    from PySide6.QtGui import QImage
+
+    sample = (resources(bundle) / "samples" / "multilingual.txt").read_text(encoding="utf-8")
+    big = tmp_path / "big.txt"
+    big.write_text(sample * (1_200_000 // len(sample) + 1), encoding="utf-8")
+    done = frozen(bundle, "--screenshot", str(tmp_path / "big.png"), "--vocab", vocab,
+                  "--text-file", str(big))
+    assert done.returncode == 0, done.stderr[-2000:]
+    image = QImage(str(tmp_path / "big.png"))
+    colors = {image.pixel(x, y) for x in range(0, 1280, 11) for y in range(0, 800, 11)}
+    assert len(colors) > 12
+
+
 def _multilingual_lines(bundle: Path) -> list[str]:
     text = (resources(bundle) / "samples" / "multilingual.txt").read_text(encoding="utf-8")
     return [ln for ln in text.splitlines() if ln.strip()][:40]
