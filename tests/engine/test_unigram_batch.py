@@ -336,3 +336,17 @@ def test_rows_solved_by_a_copy_are_the_rows_solved_here() -> None:
     finally:
         tok.model._words.batch_viterbi = real  # type: ignore[method-assign]
     assert not solved
+
+
+def test_shared_rows_are_not_taken_past_the_limit() -> None:
+    import pickle
+
+    tok = load_tokenizer(_path(UNIGRAM_TRAINED[0]))
+    copy = pickle.loads(pickle.dumps(tok))
+    [share, *_] = copy.cache_shares("\n".join(_corpus()), 2000)
+    tok.model._cache.clear()
+    rows = tok.model._cache.rows
+    n = len(share.words)
+    assert n > 10
+    assert rows.take(share, limit=n) == 0 and rows.size == 0
+    assert rows.take(share, limit=n + 1) == n == rows.size

@@ -26,6 +26,7 @@ from explorer.engine.unigram.limits import (
     CACHE_LIMIT,
     RESET_GUARD,
     ROUNDING_PER_CHAR,
+    ROWS_LIMIT,
     reuse_limits,
 )
 from explorer.engine.unigram.rows import WordRows, WordTable
@@ -339,7 +340,7 @@ def _word_rows(solver: WordPath, words: list[str]) -> tuple[WordTable, np.ndarra
     for words longer than ``MAX_WORD``) one by one."""
     store = solver.cache.rows
     with store.lock:
-        if store.size >= CACHE_LIMIT:
+        if store.size >= ROWS_LIMIT:
             store.reset()
         found = list(map(store.row_of.get, words))
         if None in found:

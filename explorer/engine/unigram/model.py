@@ -35,7 +35,7 @@ from explorer.engine.sentencepiece.pieces import (
 )
 from explorer.engine.unigram.batch import BatchViterbi
 from explorer.engine.unigram.lattice import Lattice
-from explorer.engine.unigram.limits import CACHE_LIMIT, CacheEntry
+from explorer.engine.unigram.limits import ROWS_LIMIT, CacheEntry
 from explorer.engine.unigram.many import (
     ManyEncoded,
     Resumed,
@@ -183,7 +183,7 @@ class UnigramModel:
     def take_rows(self, share: RowsShare) -> int:
         """Add the rows of a :meth:`share_rows` of another copy of this model that this
         one does not have (none when the word rows would be full); returns how many."""
-        return self._words.cache.rows.take(share, CACHE_LIMIT)
+        return self._words.cache.rows.take(share, ROWS_LIMIT)
 
     def encode_from(self, normalized: str, anchor: int | None, score: float) -> Resumed | None:
         """Encode ``normalized`` as part of a longer text, sentencepiece's path score being
