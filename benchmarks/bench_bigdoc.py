@@ -62,6 +62,7 @@ def driver(vocab: str, text_file: str) -> None:
 
     tmp = tempfile.TemporaryDirectory()
     use_settings_dir(Path(tmp.name))
+    children = ChildPeak()
     application()
     text = Path(text_file).read_text(encoding="utf-8")
     window = MainWindow(autosave=False)
@@ -80,9 +81,45 @@ def driver(vocab: str, text_file: str) -> None:
     marks["peak_rss_mb"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     window.controller.shutdown()
     QApplication.processEvents()
-    # the first encode's child process (explorer.workers.tail_encode), joined by now
-    marks["child_peak_rss_mb"] = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024
+    marks["child_peak_rss_mb"] = children.stop()
     print(json.dumps(marks))
+
+
+class ChildPeak:
+    """The largest peak RSS (``VmHWM``) of this process's children while it runs: the first
+    encode's child process (``explorer.workers.tail_encode``). Polled, as ``ru_maxrss`` of a
+    spawned child counts the parent's RSS at the fork before its ``exec``."""
+
+    def __init__(self) -> None:
+        import threading
+
+        self.peak_kb = 0
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._poll, daemon=True)
+        self._thread.start()
+
+    def _poll(self) -> None:
+        tasks = Path(f"/proc/{os.getpid()}/task")
+        while not self._stop.wait(0.1):
+            for children in tasks.glob("*/children"):
+                try:
+                    pids = children.read_text().split()
+                except OSError:
+                    continue
+                for pid in pids:
+                    try:
+                        status = Path(f"/proc/{pid}/status").read_text()
+                    except OSError:
+                        continue
+                    found = re.search(r"^VmHWM:\s+(\d+) kB", status, re.M)
+                    if found:
+                        self.peak_kb = max(self.peak_kb, int(found.group(1)))
+
+    def stop(self) -> float:
+        """Stop polling; the peak in MB."""
+        self._stop.set()
+        self._thread.join()
+        return self.peak_kb / 1024
 
 
 def train_unigram(folder: Path) -> Path:

@@ -37,10 +37,12 @@ import gc
 import pickle
 import threading
 import time
+from dataclasses import replace
 from multiprocessing import get_context
 from multiprocessing.connection import Connection
 
-from explorer.engine.compact import CompactTokens
+from explorer.engine.compact import CompactTokens, shifted_array, token_table
+from explorer.engine.encoding import Token
 from explorer.engine.tokenizer import Tokenizer
 
 __all__ = ["HEAD_START", "PARALLEL_MIN", "SHARE_STEP", "WORDS_AHEAD", "TailEncode",
@@ -177,6 +179,37 @@ def start_tail(tokenizer: Tokenizer, text: str, exact: bool = False) -> TailEnco
         return None
 
 
+def _encode_flat(tokenizer: Tokenizer, text: str) -> CompactTokens:
+    """``tokenizer.encode_compact(text)``, computed in windows (the document encoder's
+    :func:`~explorer.workers.doctokens.encode_document`: one encode of a 5 MB part held
+    ~150 MB of temporaries; the child's peak was 242 MB)."""
+    from explorer.workers.doctokens import encode_document  # (imports this module)
+
+    gen = encode_document(tokenizer, text)
+    while True:
+        try:
+            next(gen)
+        except StopIteration as stop:
+            doc = stop.value
+            break
+    table = token_table(tokenizer)
+    out = CompactTokens()
+    irregular: dict[int, Token] = {}
+    for k, seg in enumerate(doc.segments):
+        shift = doc.cp_starts[k] - seg.origin
+        base = len(out.ids)
+        out.ids.extend(seg.ids)
+        out.starts.extend(shifted_array(seg.starts, shift))
+        out.ends.extend(shifted_array(seg.ends, shift))
+        for j, tok in (seg.irregular or {}).items():
+            irregular[base + j] = replace(tok, start=tok.start + shift, end=tok.end + shift)
+    out.irregular = irregular
+    regular = set(out.ids) if not irregular else {
+        i for k, i in enumerate(out.ids) if k not in irregular}
+    out.unknown_ids = frozenset(i for i in regular if table.flags(i)[1])
+    return out
+
+
 def _send_work(connection: Connection, payload: bytes) -> None:
     """Write the child's work (a thread: it blocks until the child reads it all)."""
     with contextlib.suppress(OSError):  # (the child was stopped or died)
@@ -199,7 +232,7 @@ def _help(work: Connection, connection: Connection) -> None:
                 connection.send(("share", share))
             connection.send(("done", None))
         else:
-            connection.send(("tokens", tokenizer.encode_compact(text)))
+            connection.send(("tokens", _encode_flat(tokenizer, text)))
     except Exception as e:  # (reported to the parent, which goes on alone)
         with contextlib.suppress(OSError):
             connection.send(("error", f"{type(e).__name__}: {e}"))

@@ -201,3 +201,22 @@ def test_the_window_job_encodes_big_texts_with_a_child(cl100k, small_tail, monke
     result = run(encode_job(cl100k, None, TEXT, revision=1))
     assert flat(result.doc) == whole_tokens(cl100k, TEXT)
     assert len(started) == 1 and started[0] is not None and not started[0].running
+
+
+def test_the_child_encodes_in_windows_exactly_as_one_encode(cl100k):
+    """The tokens child encodes its part with the document encoder (bounded memory) and
+    flattens it: the same arrays, irregular tokens (partial UTF-8) and unknown ids as one
+    ``encode_compact``."""
+    from references import require
+
+    from explorer.workers.tail_encode import _encode_flat
+
+    mistral = load_tokenizer(require("mistral-common", "tokenizer.model.v1"))
+    minilm = load_tokenizer(require("minilm", "tokenizer.json"))
+    text = TEXT[:60_000] + "\n\U0002a6a5\U0001f9d1\u200d\U0001f33e x\u0301 \x00\n" * 50
+    seen_irregular = False
+    for tok in (cl100k, mistral, minilm):
+        one = tok.encode_compact(text)
+        seen_irregular |= bool(one.irregular)
+        assert _encode_flat(tok, text) == one
+    assert seen_irregular  # (byte fallback, [UNK] runs)
