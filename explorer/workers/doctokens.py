@@ -46,6 +46,7 @@ from bisect import bisect_left
 from collections.abc import Callable, Generator, Iterator
 from contextlib import contextmanager
 from dataclasses import replace
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -66,8 +67,10 @@ from explorer.workers.docstore import (
     spliced_totals,
 )
 from explorer.workers.malloc import mapped_temporaries
-from explorer.workers.tail_encode import TailEncode
 from explorer.workers.word_update import update_words
+
+if TYPE_CHECKING:
+    from explorer.workers.tail_encode import TailEncode
 
 __all__ = ["CHUNK_CHARS", "EXACT_WINDOW", "Change", "DocTokens", "Progress", "Segment",
            "common_prefix", "common_suffix", "encode_document", "settle_document",

@@ -5,8 +5,9 @@ The window's first encode of a long text runs in windows on one worker thread, w
 the GIL (so a second thread would not help). For a tokenizer whose tokens after a safe cut do
 not depend on what came before it (no exact resume points: every BPE, WordPiece and
 byte-level model; :meth:`~explorer.engine.tokenizer.Tokenizer.encode_compact_resumed`), the
-text from a line start past the middle is sent to a child process that encodes it in one
-call, while the thread goes on from the start. At its next window boundary after the child
+text from a line start past the middle is sent to a child process that encodes it (as one
+text, in the document encoder's windows, which hold less memory than one call), while the
+thread goes on from the start. At its next window boundary after the child
 has answered, :func:`~explorer.workers.doctokens.encode_document` takes the child's tokens
 from there on when they *agree* with the segment its own windows must reproduce next (the
 same rule its windows follow, :func:`~explorer.workers.docstore.agrees`); otherwise it goes
@@ -44,6 +45,7 @@ from multiprocessing.connection import Connection
 from explorer.engine.compact import CompactTokens, shifted_array, token_table
 from explorer.engine.encoding import Token
 from explorer.engine.tokenizer import Tokenizer
+from explorer.workers.doctokens import encode_document
 
 __all__ = ["HEAD_START", "PARALLEL_MIN", "SHARE_STEP", "WORDS_AHEAD", "TailEncode",
            "start_tail", "tail_start"]
@@ -183,8 +185,6 @@ def _encode_flat(tokenizer: Tokenizer, text: str) -> CompactTokens:
     """``tokenizer.encode_compact(text)``, computed in windows (the document encoder's
     :func:`~explorer.workers.doctokens.encode_document`: one encode of a 5 MB part held
     ~150 MB of temporaries; the child's peak was 242 MB)."""
-    from explorer.workers.doctokens import encode_document  # (imports this module)
-
     gen = encode_document(tokenizer, text)
     while True:
         try:
@@ -220,7 +220,7 @@ def _send_work(connection: Connection, payload: bytes) -> None:
 
 def _help(work: Connection, connection: Connection) -> None:
     """The child: read ``(tokenizer, text, step)`` from ``work``; send ``("tokens",
-    CompactTokens)`` of ``text`` in one encode, or when ``step`` is not 0 each ``("share",
+    CompactTokens)`` of ``text`` (:func:`_encode_flat`), or when ``step`` is not 0 each ``("share",
     data)`` of its :meth:`~Tokenizer.cache_shares` (``step`` code points each) then
     ``("done", None)``; ``("error", message)`` when that raises."""
     gc.disable()  # (a short life making millions of objects: collections only cost)
