@@ -28,6 +28,7 @@ import sys
 from array import array
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from operator import itemgetter
 
 from explorer.engine.errors import VocabFormatError
 from explorer.engine.formats.vocab_cache import cached_by_key
@@ -97,8 +98,8 @@ class PrecompiledCharsMap:
             units=units,
             normalized=normalized,
             rules=rules,
-            first_chars=frozenset(k[0] for k in rules),
-            max_key_len=max((len(k) for k in rules), default=0),
+            first_chars=frozenset(map(itemgetter(0), rules)),
+            max_key_len=max(map(len, rules), default=0),
         )
 
     def __reduce__(self) -> tuple[Callable[[array, bytes], PrecompiledCharsMap],

@@ -22,8 +22,11 @@ U+FFFD rule) cannot occur in a Python ``str`` and is not modelled.
 
 from __future__ import annotations
 
+import operator
 import re
 from collections.abc import Iterable
+from itertools import compress
+from operator import itemgetter
 
 import numpy as np
 
@@ -66,13 +69,17 @@ class SentencePieceNormalizer:
         singles: set[str] = set(s[0] for s in self.user_symbols)
         multi_first: set[str] = set()
         seconds: set[str] = set()
+        rule_singles: list[str] = []
         if self.charsmap is not None:
-            for key in self.charsmap.rules:
-                if len(key) == 1:
-                    singles.add(key)
-                else:
-                    multi_first.add(key[0])
-                    seconds.add(key[1])
+            # (C-level passes: nmt_nfkc has 224k rules, a Python loop over them was a
+            # quarter of a SentencePiece model's load)
+            keys = list(self.charsmap.rules)
+            one = list(map((1).__eq__, map(len, keys)))
+            rule_singles = list(compress(keys, one))
+            multi = list(compress(keys, map(operator.not_, one)))
+            singles.update(rule_singles)
+            multi_first.update(map(itemgetter(0), multi))
+            seconds.update(map(itemgetter(1), multi))
         self._special = _special_pattern(singles, multi_first - singles, seconds)
         # One-character rules as a str.translate table, for texts where no longer rule and
         # no user symbol can match: then rules apply character by character. A replacement
@@ -81,11 +88,11 @@ class SentencePieceNormalizer:
         user_first = {s[0] for s in self.user_symbols}
         self._table: dict[int, str] = {}
         if self.charsmap is not None:
-            self._table = {
-                ord(key): value
-                for key, value in self.charsmap.rules.items()
-                if len(key) == 1 and "  " not in value and key not in user_first
-            }
+            rules = self.charsmap.rules
+            table = dict(zip(rule_singles, map(rules.__getitem__, rule_singles), strict=True))
+            for key in [k for k, v in table.items() if "  " in v] + list(user_first):
+                table.pop(key, None)
+            self._table = str.maketrans(table)
         self._untranslatable = frozenset(singles - {chr(c) for c in self._table})
         self._multi_first_all = frozenset(multi_first)
         self._multi_start = (
