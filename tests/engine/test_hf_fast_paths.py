@@ -177,3 +177,43 @@ def test_char_split_memo_equals_step_by_step(text: str) -> None:
         want = _char_split([a], pre.steps)
         assert [(p.text, p.starts, p.ends) for p in got] == \
             [(p.text, p.starts, p.ends) for p in want]
+
+
+def _compact_files() -> list[tuple[str, str]]:
+    return [("minilm", "tokenizer.json"), ("mon-tokenizer", "mon_tokenizer.json"),
+            ("llama-cpp", "ggml-vocab-llama-bpe.gguf"), ("llama-cpp", "ggml-vocab-gpt-2.gguf"),
+            ("llama-cpp", "ggml-vocab-bert-bge.gguf")]
+
+
+@pytest.mark.parametrize(("package", "name"), _compact_files(),
+                         ids=[n for _, n in _compact_files()])
+def test_compact_encode_equals_the_tokens_compacted(package, name):
+    """``encode_compact`` tests the raw tuples instead of building every Token: the same
+    arrays, irregular tokens and unknown ids as compacting ``encode``'s Tokens."""
+    from explorer.engine.compact import token_table
+
+    tok = load_cached(require(package, name))
+    text = "\n".join(parity_texts()) + " <s> [CLS] <unk> \U0002a6a5\U0001f9d1\u200d\U0001f33e"
+    one = tok.encode_compact(text)
+    assert one == token_table(tok).compact(tok.encode(text).tokens)
+    assert len(one) > 500
+    # a WordPiece file's tokens are mostly irregular: later calls build Tokens at once
+    assert tok._mostly_irregular == (name == "tokenizer.json")
+    assert tok.encode_compact(text) == one
+
+
+def test_compact_encode_of_trained_and_bundled_files_equals_the_tokens_compacted():
+    from hf_support import trained_files
+
+    from explorer.bundled import resource_path
+    from explorer.engine.compact import token_table
+
+    paths = [*trained_files().values(), resource_path("vocab", "corpus_bpe_4k.json")]
+    text = "\n".join(parity_texts()) + " <s> </s> [UNK] [CLS] <unk> \u00e9\u0301 \U0001f600"
+    irregular = 0
+    for path in paths:
+        tok = load_cached(Path(path))
+        one = tok.encode_compact(text)
+        assert one == token_table(tok).compact(tok.encode(text).tokens), path
+        irregular += len(one.irregular)
+    assert irregular  # (some file makes tokens that are not their vocabulary entry)
