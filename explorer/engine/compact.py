@@ -115,7 +115,7 @@ class TokenTable:
         except KeyError:
             pass
         try:
-            tok: Token | None = self._tokenizer.id_to_token(token_id)
+            tok: Token | None = self._tokenizer.compact_entry(token_id)
         except (KeyError, IndexError, ValueError):
             tok = None
         self._protos[token_id] = tok

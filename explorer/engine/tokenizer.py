@@ -126,6 +126,12 @@ class Tokenizer(ABC):
     def id_to_token(self, token_id: int) -> Token:
         """The vocabulary entry ``token_id`` as a Token with an empty span (for the browser)."""
 
+    def compact_entry(self, token_id: int) -> Token:
+        """Entry ``token_id`` as most of its tokens inside a text are, but their span (what
+        :mod:`explorer.engine.compact` keeps as arrays; others are kept whole). This
+        default: :meth:`id_to_token`."""
+        return self.id_to_token(token_id)
+
     @property
     def vocab_size(self) -> int:
         """Number of ids (including specials)."""

@@ -14,7 +14,7 @@ sequences only, see :mod:`explorer.engine.hf.post_processors`) and matches HF
 from __future__ import annotations
 
 from collections.abc import Collection, Iterator, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Literal
 
 from explorer.engine.compact import CompactTokens, int_array, token_table
@@ -390,6 +390,15 @@ class PipelineTokenizer(Tokenizer):
             unknown=token_id == getattr(self.model, "unk_id", None),
             score=scores[token_id] if scores is not None and token_id < len(scores) else None,
         )
+
+    def compact_entry(self, token_id: int) -> Token:
+        """The entry with the bytes the decoder gives it between two others (its bytes in
+        most places of a text: a WordPiece word's first token has a leading space, a
+        ``##`` piece none, a Metaspace word its space), so those tokens are kept as arrays
+        (a 10 MB document with all-MiniLM held a Token object for 90% of its tokens)."""
+        entry = self.id_to_token(token_id)
+        middle = self._token_bytes.decode([entry.piece] * 3)[1]
+        return entry if middle == entry.token_bytes else replace(entry, token_bytes=middle)
 
     def piece_type(self, token_id: int) -> str | None:
         """The file's own entry type of ``token_id`` (GGUF ``token_type``), else None."""
