@@ -44,6 +44,7 @@ from multiprocessing.connection import Connection
 
 from explorer.engine.compact import CompactTokens, shifted_array, token_table
 from explorer.engine.encoding import Token
+from explorer.engine.generators import run_to_end
 from explorer.engine.tokenizer import Tokenizer
 from explorer.workers.doctokens import encode_document
 
@@ -185,13 +186,7 @@ def _encode_flat(tokenizer: Tokenizer, text: str) -> CompactTokens:
     """``tokenizer.encode_compact(text)``, computed in windows (the document encoder's
     :func:`~explorer.workers.doctokens.encode_document`: one encode of a 5 MB part held
     ~150 MB of temporaries; the child's peak was 242 MB)."""
-    gen = encode_document(tokenizer, text)
-    while True:
-        try:
-            next(gen)
-        except StopIteration as stop:
-            doc = stop.value
-            break
+    doc = run_to_end(encode_document(tokenizer, text))
     table = token_table(tokenizer)
     out = CompactTokens()
     irregular: dict[int, Token] = {}

@@ -103,9 +103,6 @@ class PipelineTokenizer(Tokenizer):
         self._token_bytes = TokenBytes(components.decoder)
         self._byte_level = ByteLevelMemo.for_pipeline(components.pre_tokenizer, self.model)
         self._unk_id = getattr(self.model, "unk_id", None)
-        self._mostly_irregular = False
-        """Most tokens are not their vocabulary entry (a WordPiece decoder gives a word's
-        first token a leading space): :meth:`encode_compact` then builds Tokens at once."""
         self._scores = getattr(self.model, "scores", None)
         specials = {t.content: t.id for t in components.added_tokens if t.special}
         self._info = TokenizerInfo(
@@ -276,8 +273,6 @@ class PipelineTokenizer(Tokenizer):
         if post is not None:
             raw = post.process_offsets(raw)
         table = token_table(self)
-        if self._mostly_irregular:
-            return table.compact(self._encoding(text, raw).tokens)
         get = self._id_to_piece.get
         chunks = self._token_bytes.decode([get(r[0], r[1]) for r in raw])
         unk = self._unk_id
@@ -299,8 +294,6 @@ class PipelineTokenizer(Tokenizer):
                 irregular[i] = make_token(tid, piece, chunk, s, e, special, is_unknown, score)
             elif is_unknown:
                 unknown.add(tid)
-        if len(raw) >= 1000 and 2 * len(irregular) > len(raw):
-            self._mostly_irregular = True  # (this loop is then slower than building them all)
         return CompactTokens(int_array([r[0] for r in raw]), int_array([r[2] for r in raw]),
                              int_array([r[3] for r in raw]), irregular, frozenset(unknown))
 
