@@ -246,12 +246,11 @@ class BytePairModel:
                                                                         repeat(None))))))
             fresh = dict(zip(todo, [(rank,) if rank is not None else next(merged)
                                     for rank in whole], strict=True))
-            for i in misses:
-                found[i] = fresh[chunks[i]]
             if len(cache) + len(fresh) > self.cache_limit:
                 cache.clear()
             cache.update(fresh)
-            return found  # type: ignore[return-value]
+            # each miss's fresh ids, each hit's found ones: one C-level pass
+            return list(map(fresh.get, chunks, found))
         finally:
             if paused:
                 gc.enable()
