@@ -1,7 +1,8 @@
 """A 10 MB document in the window, and ``encode --lines`` over 100 MB: time and peak memory.
 
-For each model (the bundled cl100k, and a 32k SentencePiece Unigram model trained here with
-sentencepiece on English + the all-language UDHR):
+For each model (every bundled one: cl100k, o200k, the tokenizer.json BPE ``corpus_bpe_4k``
+and the SentencePiece Unigram ``corpus_unigram_4k``; and a 32k SentencePiece Unigram model
+trained here with sentencepiece on English + the all-language UDHR):
 
 1. the real command, ``/usr/bin/time -v python -m explorer --screenshot OUT.png --vocab V
    --text-file BIG.txt`` (the window opens, encodes, highlights and renders, then exits):
@@ -11,12 +12,14 @@ sentencepiece on English + the all-language UDHR):
    RSS of the window's process and of the first encode's child process
    (``explorer.workers.tail_encode``);
 3. the reference library encoding the same text in this process (tiktoken
-   ``encode_ordinary`` / sentencepiece ``encode`` of the whole text, CPU time).
+   ``encode_ordinary`` / HF tokenizers ``encode`` (one thread) / sentencepiece ``encode`` of
+   the whole text, CPU time).
 
 Then ``/usr/bin/time -v python -m explorer encode --lines --output ids`` over 10 MB and 100 MB
 (the 10 MB text repeated): the peak RSS must not grow with the input (streamed).
 
     python benchmarks/bench_bigdoc.py [--size-mb 10] [--lines-mb 100] [--unigram PATH]
+        [--only cl100k,o200k,bpe4k,unigram4k,unigram32k]
 """
 
 from __future__ import annotations
@@ -34,6 +37,17 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "benchmarks"))
 sys.path.insert(0, str(ROOT / "tests"))
+
+
+MODELS = {
+    "cl100k": ("cl100k", "tiktoken", "cl100k_base.tiktoken"),
+    "o200k": ("o200k", "tiktoken", "o200k_base.tiktoken"),
+    "bpe4k": ("corpus_bpe_4k (tokenizer.json BPE)", "tokenizers", "corpus_bpe_4k.json"),
+    "unigram4k": ("corpus_unigram_4k (SentencePiece Unigram)", "sentencepiece",
+                  "corpus_unigram_4k.model"),
+    "unigram32k": ("Unigram 32k (trained here, or --unigram)", "sentencepiece", ""),
+}
+"""``--only`` keys: (row name, reference library, bundled file)."""
 
 
 def time_v(cmd: list[str], stdout=subprocess.DEVNULL) -> tuple[float, float, int]:
@@ -137,7 +151,13 @@ def train_unigram(folder: Path) -> Path:
 
 def reference_seconds(kind: str, vocab: str, text: str) -> float:
     """CPU seconds of the reference library encoding ``text`` (best of 2)."""
-    if kind == "tiktoken":
+    if kind == "tokenizers":
+        os.environ["TOKENIZERS_PARALLELISM"] = "false"
+        import tokenizers
+
+        hf = tokenizers.Tokenizer.from_file(vocab)
+        fn = lambda: hf.encode(text, add_special_tokens=False)  # noqa: E731
+    elif kind == "tiktoken":
         import tiktoken
         from tiktoken.load import load_tiktoken_bpe
 
@@ -165,7 +185,8 @@ def main() -> None:
     parser.add_argument("--size-mb", type=float, default=10.0)
     parser.add_argument("--lines-mb", type=int, default=100)
     parser.add_argument("--unigram", help="a SentencePiece Unigram .model (default: train 32k)")
-    parser.add_argument("--only", choices=("cl100k", "unigram"))
+    parser.add_argument("--only", default=",".join(MODELS),
+                        help=f"comma-separated models (default: all of {', '.join(MODELS)})")
     parser.add_argument("--driver", nargs=2, metavar=("VOCAB", "TEXT"), help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.driver:
@@ -180,12 +201,15 @@ def main() -> None:
         big = build(int(args.size_mb * 1_000_000), tmp)
         text = big.read_text(encoding="utf-8")
         models = []
-        if args.only in (None, "cl100k"):
-            models.append(("cl100k", "tiktoken", str(resource_path("vocab",
-                                                                   "cl100k_base.tiktoken"))))
-        if args.only in (None, "unigram"):
-            unigram = args.unigram or str(train_unigram(tmp))
-            models.append(("Unigram 32k", "sentencepiece", unigram))
+        for key in args.only.split(","):
+            if key not in MODELS:
+                parser.error(f"unknown model {key!r}; models: {', '.join(MODELS)}")
+            name, kind, file = MODELS[key]
+            if key == "unigram32k":
+                vocab = args.unigram or str(train_unigram(tmp))
+            else:
+                vocab = str(resource_path("vocab", file))
+            models.append((name, kind, vocab))
         print(f"document: {big.stat().st_size / 1e6:.2f} MB, {len(text):,} characters, "
               f"{text.count(chr(10)):,} lines")
         print("| model | screenshot command: wall / peak RSS | shown part painted | whole "

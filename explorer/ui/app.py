@@ -13,6 +13,7 @@ import sys
 import tempfile
 from collections.abc import Callable
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from PySide6.QtCore import QElapsedTimer, QEventLoop, Qt, QTimer
 from PySide6.QtWidgets import QApplication
@@ -23,6 +24,9 @@ from explorer.ui.missing_glyphs import quiet_font_probe_warnings
 from explorer.ui.qt_platform import platform_problem
 from explorer.ui.settings import APPLICATION, ORGANIZATION, use_settings_dir
 from explorer.workers.worker import quit_all
+
+if TYPE_CHECKING:
+    from PySide6.QtCore import SignalInstance
 
 SCREENSHOT_TIMEOUT_MS = 60_000
 SCREENSHOT_SIZE = (1280, 800)
@@ -55,30 +59,47 @@ def _read_text(path: str | None) -> str | None:
         raise SystemExit(2) from None
 
 
-def wait_highlighted(window: MainWindow, timeout_ms: int,
-                     stop: Callable[[], bool] = lambda: False) -> bool:
-    """Run the event loop until the window is encoded and painted (or ``stop()``/timeout)."""
+def idle_wait(done: Callable[[], bool], timeout_ms: int, *,
+              wake: SignalInstance | None = None) -> bool:
+    """Run the event loop until ``done()`` (True) or ``timeout_ms`` passes (False).
+
+    Waits idle in an event loop woken every 20 ms (and by ``wake``): a processEvents() spin
+    would hold the GIL against the workers: an encode ran ~3x slower, and the statistics
+    panel's run did not finish within a minute (5 s when idle)."""
     clock = QElapsedTimer()
     clock.start()
-    # Wait idle in an event loop woken every 20 ms (or when highlighting completes): a
-    # processEvents() spin would hold the GIL against the encode worker and slow it ~3x.
     loop = QEventLoop()
     tick = QTimer()
     tick.setInterval(20)
     tick.timeout.connect(loop.quit)
-    window.highlighted.connect(loop.quit)
+    if wake is not None:
+        wake.connect(loop.quit)
     tick.start()
     try:
         while clock.elapsed() < timeout_ms:
-            if window.is_highlighted and window.doc is not None:
+            if done():
                 return True
-            if stop():
-                return False
             loop.exec()
-        return False
+        return done()
     finally:
         tick.stop()
-        window.highlighted.disconnect(loop.quit)
+        if wake is not None:
+            wake.disconnect(loop.quit)
+
+
+def wait_highlighted(window: MainWindow, timeout_ms: int,
+                     stop: Callable[[], bool] = lambda: False) -> bool:
+    """Run the event loop until the window is encoded and painted (or ``stop()``/timeout)."""
+    stopped = False
+
+    def done() -> bool:
+        nonlocal stopped
+        if window.is_highlighted and window.doc is not None:
+            return True
+        stopped = stop()
+        return stopped
+
+    return idle_wait(done, timeout_ms, wake=window.highlighted) and not stopped
 
 
 def take_screenshot(window: MainWindow, out: Path, view: str) -> int:
@@ -103,9 +124,7 @@ def take_screenshot(window: MainWindow, out: Path, view: str) -> int:
     # Let raised panels receive the data and lay out before grabbing.
     end = QElapsedTimer()
     end.start()
-    while end.elapsed() < 300 or (window.panels_busy()
-                                  and end.elapsed() < SCREENSHOT_TIMEOUT_MS):
-        QApplication.processEvents(QEventLoop.ProcessEventsFlag.AllEvents, 20)
+    idle_wait(lambda: end.elapsed() >= 300 and not window.panels_busy(), SCREENSHOT_TIMEOUT_MS)
     wait_highlighted(window, SCREENSHOT_TIMEOUT_MS)
     out.parent.mkdir(parents=True, exist_ok=True)
     if not window.grab().save(str(out)):

@@ -13,15 +13,18 @@ from __future__ import annotations
 import html
 from collections import OrderedDict
 from collections.abc import Callable, Generator
+from typing import TYPE_CHECKING
 
 from PySide6.QtCore import QObject
 from PySide6.QtWidgets import QToolTip
 
-from explorer.engine.explain.boundary import BoundaryExplanation, explain_boundary_at
 from explorer.engine.offsets import Utf16Map
 from explorer.engine.tokenizer import Tokenizer
 from explorer.ui.editor import TokenEditor
 from explorer.workers.latest import LatestRunner
+
+if TYPE_CHECKING:  # the explainer is imported by the first explanation (it is ~0.1 s)
+    from explorer.engine.explain.boundary import BoundaryExplanation
 
 WINDOW_CHARS = 80
 """Characters of the line either side of the boundary that are encoded and explained."""
@@ -36,6 +39,8 @@ def boundary_job(tokenizer: Tokenizer, text: str,
                  position: int) -> Generator[None, None, BoundaryExplanation | None]:
     """Worker job: the explanation of the boundary at ``position`` of ``text``."""
     yield None
+    from explorer.engine.explain.boundary import explain_boundary_at
+
     return explain_boundary_at(tokenizer, text, position)
 
 

@@ -33,7 +33,6 @@ from PySide6.QtWidgets import QApplication, QDockWidget, QFileDialog, QMainWindo
 
 from explorer.engine.formats import FOLDER_FILES
 from explorer.engine.tokenizer import Tokenizer
-from explorer.ui.about import AboutDialog
 from explorer.ui.autosave import Autosaver, load_text
 from explorer.ui.boundary_tips import BoundaryTips
 from explorer.ui.editor import TokenEditor, local_files
@@ -333,6 +332,8 @@ class MainWindow(QMainWindow):
 
     def show_about(self) -> None:
         """Help > About."""
+        from explorer.ui.about import AboutDialog
+
         AboutDialog(self).open()
 
     def open_dropped(self, path: Path) -> None:

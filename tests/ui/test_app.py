@@ -33,6 +33,27 @@ def test_screenshot_cli_writes_a_png(tmp_path):
     assert data[:8] == b"\x89PNG\r\n\x1a\n" and len(data) > 10_000
 
 
+START_UP_SKIPS = ("pyqtgraph", "jinja2", "importlib.metadata")
+"""Modules the window does not import until a plot, a chat render or About needs them."""
+
+
+def test_window_starts_without_plot_chat_or_about_modules():
+    # A fresh interpreter: the test session has imported them all long ago.
+    code = ("import sys\n"
+            "from explorer.ui.app import application\n"
+            "from explorer.ui.main_window import MainWindow\n"
+            "app = application()\n"
+            "w = MainWindow(autosave=False)\n"
+            "w.show()\n"
+            "app.processEvents()\n"
+            f"print(sorted(m for m in {START_UP_SKIPS!r} if m in sys.modules))\n")
+    env = {**os.environ, "QT_QPA_PLATFORM": "offscreen"}
+    r = subprocess.run([sys.executable, "-c", code], cwd=ROOT, env=env, capture_output=True,
+                       text=True, timeout=120)
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.strip().splitlines()[-1] == "[]"
+
+
 def test_screenshot_cli_bad_vocab_exits_2(tmp_path):
     bad = tmp_path / "bad.tiktoken"
     bad.write_bytes(b"not a vocabulary")

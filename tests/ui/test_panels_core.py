@@ -152,3 +152,16 @@ def test_compare_with_menu_picks_the_tokenizers(qtbot, window):
     actions = {a.data(): a for a in hub.compare.choose_menu.actions()}
     actions["bundled:o200k_base"].trigger()
     qtbot.waitUntil(lambda: hub.compare.stats.rowCount() == 2, timeout=20000)
+
+
+def test_screenshot_of_stats_waits_for_the_run_and_draws_its_plots(window, tmp_path):
+    # The screenshot used to wait for busy panels in a processEvents() spin that held the
+    # GIL: the statistics run stood still and the picture showed it at 53%.
+    from explorer.ui.app import take_screenshot
+    from explorer.ui.panels.stats import StatsPanel
+
+    assert take_screenshot(window, tmp_path / "stats.png", "stats") == 0
+    panel = window.findChild(StatsPanel)
+    assert panel.stats is not None and not window.panel_objects["stats"].busy()
+    assert panel.script_slot.is_built() and panel.script_plot.isVisible()
+    assert set(panel.script_plot.series) == set(panel.stats.names)

@@ -58,8 +58,15 @@ def test_ctrl_y_and_ctrl_shift_z_redo(qtbot, window):
 
 
 def test_dark_theme_reaches_plots_and_disabled_widgets(qtbot, window):
+    from explorer.ui.dialogs.training import TrainingDialog
+    from explorer.ui.panels.stats import StatsPanel
     from explorer.ui.themed_plot import ThemedPlot
 
+    # Plots are built when first drawn on (no pyqtgraph at start-up): build three kinds.
+    window.findChild(StatsPanel).script_plot.set_bars(["Latin"], {"a": [1.0]})
+    training = window.findChild(TrainingDialog)
+    training.step_view.histogram.plot()
+    training.plots._build_plots()
     window.set_dark(True)
     qtbot.wait(20)
     pal = window.palette()
@@ -69,7 +76,7 @@ def test_dark_theme_reaches_plots_and_disabled_widgets(qtbot, window):
     for widget in (window.menuBar(), window.picker):
         assert widget.palette().color(QPalette.ColorRole.Window).lightness() < 80
     plots = window.findChildren(ThemedPlot)
-    assert plots
+    assert len(plots) == 4
     for plot in plots:
         assert plot.backgroundBrush().color().lightness() < 80
     window.set_dark(False)

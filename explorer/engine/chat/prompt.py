@@ -23,8 +23,6 @@ from explorer.engine.chat.sandbox import (
 from explorer.engine.encoding import Encoding
 from explorer.engine.tokenizer import Tokenizer
 
-ROLES = ("system", "user", "assistant", "tool")
-
 
 def parse_tools_documents(text: str) -> tuple[list[Any] | None, list[Any] | None]:
     """``{"tools": [...], "documents": [...]}`` (either key optional; blank text: neither),

@@ -1,6 +1,7 @@
-"""Live plots and the event log of the training dialog (pyqtgraph, created once).
+"""Live plots and the event log of the training dialog (pyqtgraph, created on first show).
 
-:class:`TrainingPlots` owns two plots whose curves are created once and updated with
+:class:`TrainingPlots` owns two plots whose curves are created once, the first time its tab
+shows (pyqtgraph is not imported before: :mod:`explorer.ui.plot_slot`), and updated with
 ``setData``; which series they show depends on the algorithm: BPE plots the pair count of every
 merge (log scale) and the vocabulary size over time; Unigram plots the EM objective per
 sub-iteration and the vocabulary size per pruning round. :meth:`TrainingPlots.add_events`
@@ -12,9 +13,8 @@ second, so thousands of merges per second do not flood the GUI thread.
 from __future__ import annotations
 
 from collections.abc import Iterable
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
-import pyqtgraph as pg
 from PySide6.QtGui import QFont, QShowEvent
 from PySide6.QtWidgets import QHBoxLayout, QPlainTextEdit, QVBoxLayout, QWidget
 
@@ -26,7 +26,11 @@ from explorer.engine.trainers.events import (
     TrainEvent,
     WordsCounted,
 )
-from explorer.ui.themed_plot import ThemedPlot
+
+if TYPE_CHECKING:
+    from pyqtgraph import PlotDataItem
+
+    from explorer.ui.themed_plot import ThemedPlot
 
 Algorithm = Literal["bpe", "unigram"]
 LOG_LINES = 400
@@ -40,19 +44,10 @@ class TrainingPlots(QWidget):
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
-        pg.setConfigOptions(antialias=True)
-        self.plot_a = ThemedPlot(self)
-        self.plot_b = ThemedPlot(self)
-        for plot in (self.plot_a, self.plot_b):
-            plot.showGrid(x=True, y=True, alpha=0.25)
-            plot.setMinimumHeight(100)
-        self.curve_a = self.plot_a.plot([], [], pen=pg.mkPen((40, 110, 200), width=1.5))
-        # Tens of thousands of merges: draw what the pixels can show.
-        self.curve_a.setDownsampling(auto=True, method="peak")
-        self.curve_a.setClipToView(True)
-        self.curve_b = self.plot_b.plot([], [], pen=pg.mkPen((200, 90, 30), width=2),
-                                        symbol="o", symbolSize=5,
-                                        symbolBrush=(200, 90, 30))
+        self.plot_a: ThemedPlot | None = None
+        self.plot_b: ThemedPlot | None = None
+        self.curve_a: PlotDataItem | None = None
+        self.curve_b: PlotDataItem | None = None
         self.log = QPlainTextEdit(self)
         self.log.setReadOnly(True)
         self.log.setMaximumBlockCount(LOG_LINES)
@@ -60,12 +55,10 @@ class TrainingPlots(QWidget):
         mono = QFont("monospace")
         mono.setStyleHint(QFont.StyleHint.Monospace)
         self.log.setFont(mono)
-        plots = QHBoxLayout()
-        plots.addWidget(self.plot_a)
-        plots.addWidget(self.plot_b)
+        self._plots = QHBoxLayout()
         layout = QVBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
-        layout.addLayout(plots, 3)
+        layout.addLayout(self._plots, 3)
         layout.addWidget(self.log, 2)
         self.algorithm: Algorithm = "bpe"
         self.reset("bpe")
@@ -80,9 +73,34 @@ class TrainingPlots(QWidget):
         self._pending_log: list[str | Merge] = []
         self._dirty = True
         self.log.clear()
-        self.curve_a.setData([], [])
-        self.curve_b.setData([], [])
-        if algorithm == "bpe":
+        if self.plot_a is not None:
+            self._label_plots()
+        self.flush(force=True)
+
+    def _build_plots(self) -> None:
+        """Create the two plots and their curves (the first time the plots are drawn)."""
+        import pyqtgraph as pg
+
+        from explorer.ui.themed_plot import ThemedPlot
+
+        pg.setConfigOptions(antialias=True)
+        self.plot_a, self.plot_b = ThemedPlot(self), ThemedPlot(self)
+        for plot in (self.plot_a, self.plot_b):
+            plot.showGrid(x=True, y=True, alpha=0.25)
+            plot.setMinimumHeight(100)
+            self._plots.addWidget(plot)
+        self.curve_a = self.plot_a.plot([], [], pen=pg.mkPen((40, 110, 200), width=1.5))
+        # Tens of thousands of merges: draw what the pixels can show.
+        self.curve_a.setDownsampling(auto=True, method="peak")
+        self.curve_a.setClipToView(True)
+        self.curve_b = self.plot_b.plot([], [], pen=pg.mkPen((200, 90, 30), width=2),
+                                        symbol="o", symbolSize=5,
+                                        symbolBrush=(200, 90, 30))
+        self._label_plots()
+
+    def _label_plots(self) -> None:
+        assert self.plot_a is not None and self.plot_b is not None
+        if self.algorithm == "bpe":
             self._label(self.plot_a, "Pair count of each merge", "merge", "pair count")
             self.plot_a.setLogMode(x=False, y=True)
             self._label(self.plot_b, "Vocabulary size", "seconds", "tokens")
@@ -91,7 +109,6 @@ class TrainingPlots(QWidget):
                         "loss (NLL per word)")
             self.plot_a.setLogMode(x=False, y=False)
             self._label(self.plot_b, "Vocabulary size per pruning round", "round", "pieces")
-        self.flush(force=True)
 
     @staticmethod
     def _label(plot: ThemedPlot, title: str, x: str, y: str) -> None:
@@ -135,7 +152,13 @@ class TrainingPlots(QWidget):
         the plots are hidden (another tab) nothing is drawn until they show, or ``force``."""
         if not self._dirty or not (force or self.isVisible()):
             return
+        if self.isVisible() and self.plot_a is None:
+            self._build_plots()
         self._dirty = False
+        self._flush_log()
+        if self.plot_a is None or self.plot_b is None or self.curve_a is None or \
+                self.curve_b is None:
+            return  # never shown yet: drawn from the recorded data when first shown
         self.curve_a.setData(self.xa, self.ya)
         self.curve_b.setData(self.xb, self.yb)
         for plot, xs, log_y in ((self.plot_a, self.xa, self.algorithm == "bpe"),
@@ -145,6 +168,8 @@ class TrainingPlots(QWidget):
             else:  # an empty plot: a round range, or a log axis labels every minor tick
                 plot.setXRange(0, 10, padding=0)
                 plot.setYRange(0, 3 if log_y else 10, padding=0)
+
+    def _flush_log(self) -> None:
         if self._pending_log:
             # Only the tail can stay visible anyway; appending more would be wasted work.
             tail = [_log_line(e) for e in self._pending_log[-LOG_LINES:]]
@@ -154,6 +179,8 @@ class TrainingPlots(QWidget):
     def showEvent(self, event: QShowEvent) -> None:
         """Draw what was recorded while hidden."""
         super().showEvent(event)
+        if self.plot_a is None:
+            self._dirty = True
         self.flush()
 
 

@@ -18,10 +18,9 @@ from __future__ import annotations
 import time
 from collections.abc import Callable, Generator, Iterable, Sequence
 from functools import lru_cache
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
 import numpy as np
-import pyqtgraph as pg
 from PySide6.QtCore import QRect, Qt, QTimer, Signal
 from PySide6.QtGui import QBrush, QColor, QFont, QMouseEvent, QTextCharFormat, QTextCursor
 from PySide6.QtWidgets import (
@@ -51,8 +50,11 @@ from explorer.engine.trainers.events import (
 )
 from explorer.engine.trainers.models import TrainedUnigram
 from explorer.engine.trainers.sample import BpeSample, Span, changed_spans
-from explorer.ui.themed_plot import ThemedPlot
+from explorer.ui.plot_slot import PlotSlot
 from explorer.workers.latest import LatestRunner
+
+if TYPE_CHECKING:
+    from pyqtgraph import BarGraphItem
 
 Kind = Literal["bpe", "unigram"]
 _KEEP_ANCHOR = QTextCursor.MoveMode.KeepAnchor  # looked up once: PySide enums are slow
@@ -95,6 +97,17 @@ def _segment_job(model: TrainedUnigram, text: str) -> Generator[None, None, list
     yield None
     tok = to_tokenizer(model, name="snapshot")
     return [(t.start, t.end) for t in tok.encode(text).tokens if t.end > t.start]
+
+
+def _score_histogram(parent: QWidget) -> QWidget:
+    """The Unigram step view's histogram of piece scores (imports pyqtgraph)."""
+    from explorer.ui.themed_plot import ThemedPlot
+
+    plot = ThemedPlot(parent)
+    plot.set_title("Piece scores (log probability)")
+    plot.setLabel("bottom", "score")
+    plot.setLabel("left", "pieces")
+    return plot
 
 
 def winner_row(merge: Merge) -> int | None:
@@ -226,11 +239,8 @@ class StepView(QWidget):
         self.sample = SampleView(self)
         self.merges = MergeList(self._show, self)
         self.merges.picked.connect(self._on_merge_row)
-        self.histogram = ThemedPlot(self)
-        self.histogram.set_title("Piece scores (log probability)")
-        self.histogram.setLabel("bottom", "score")
-        self.histogram.setLabel("left", "pieces")
-        self._bars: pg.BarGraphItem | None = None
+        self.histogram = PlotSlot(_score_histogram, self)
+        self._bars: BarGraphItem | None = None
         self.right = QStackedWidget(self)
         self.right.addWidget(self.merges)
         self.right.addWidget(self.histogram)
@@ -282,7 +292,7 @@ class StepView(QWidget):
         self.merges.clear_merges()
         self.table.setRowCount(0)
         if self._bars is not None:
-            self.histogram.removeItem(self._bars)
+            self.histogram.plot().removeItem(self._bars)  # type: ignore[attr-defined]
             self._bars = None
         self.right.setCurrentIndex(0 if kind == "bpe" else 1)
         self._dirty = True
@@ -448,11 +458,14 @@ class StepView(QWidget):
             scores = np.array([sc for _, sc in snap.pieces[snap.num_meta:]])
             if len(scores):
                 counts, edges = np.histogram(scores, bins=HISTOGRAM_BINS)
+                import pyqtgraph as pg
+
+                plot = self.histogram.plot()
                 if self._bars is not None:
-                    self.histogram.removeItem(self._bars)
+                    plot.removeItem(self._bars)  # type: ignore[attr-defined]
                 self._bars = pg.BarGraphItem(x0=edges[:-1], x1=edges[1:], height=counts,
                                              brush=(60, 120, 200))
-                self.histogram.addItem(self._bars)
+                plot.addItem(self._bars)  # type: ignore[attr-defined]
             if snap is not self._segmented and self.text:
                 self._segmented = snap
                 self._segmenter.submit(_segment_job, snap, self.text,

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 from collections.abc import Generator, Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from PySide6.QtCore import QEvent, QObject, Qt, QTimer
 from PySide6.QtGui import QColor, QFont, QHelpEvent, QTextCharFormat, QTextCursor
@@ -35,7 +36,6 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from explorer.engine.chat.prompt import ChatPrompt, build_prompt, parse_tools_documents
 from explorer.engine.chat.templates import BUILTIN_TEMPLATES, ChatSetup, chat_setup
 from explorer.engine.offsets import Utf16Map
 from explorer.engine.tokenizer import Tokenizer
@@ -43,6 +43,9 @@ from explorer.ui.palettes import DEFAULT_PALETTE, PALETTES, second_shade, shaded
 from explorer.ui.panels.chat_messages import MessageList
 from explorer.ui.panels.registry import PanelHost, register_panel
 from explorer.workers.latest import LatestRunner
+
+if TYPE_CHECKING:
+    from explorer.engine.chat.prompt import ChatPrompt
 
 KEY = "chat"
 EDIT_DELAY_MS = 300
@@ -78,6 +81,8 @@ class RenderRequest:
 def render_job(req: RenderRequest) -> Generator[None, None, ChatPrompt]:
     """Worker job: render (sandboxed, time-limited) and tokenize the conversation."""
     yield None
+    from explorer.engine.chat.prompt import build_prompt  # jinja2: on the first render
+
     return build_prompt(req.tokenizer, req.template, list(req.messages),
                         add_generation_prompt=req.add_generation_prompt,
                         variables=req.variables, context_length=req.context_length,
@@ -339,6 +344,8 @@ class ChatDock(QObject):
             self.panel.show_error("add a message to render the conversation")
             return
         try:
+            from explorer.engine.chat.prompt import parse_tools_documents
+
             tools, documents = parse_tools_documents(self.panel.extras.toPlainText())
         except Exception as e:  # malformed JSON: say so, keep the text and the last prompt
             self.panel.show_error(str(e))

@@ -19,7 +19,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from explorer.engine.chat.prompt import ROLES
+from explorer.engine.chat.roles import ROLES
 
 SAMPLE_CONVERSATION: tuple[dict[str, str], ...] = (
     {"role": "system", "content": "You are a concise assistant. Answer in the user's language."},

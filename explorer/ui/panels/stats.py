@@ -10,11 +10,10 @@ token-length histograms.
 
 from __future__ import annotations
 
-from collections.abc import Generator, Sequence
+from collections.abc import Callable, Generator, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any, cast
 
-import pyqtgraph as pg
 from PySide6.QtCore import QModelIndex, QPersistentModelIndex, Qt, Signal
 from PySide6.QtWidgets import (
     QComboBox,
@@ -39,14 +38,16 @@ from explorer.engine.tokenizer import Tokenizer
 from explorer.ui.panels.docking import ShownPanel
 from explorer.ui.panels.registry import PanelHost, register_panel
 from explorer.ui.panels.table_export import ask_export_path, result_table, write_export
+from explorer.ui.plot_slot import PlotSlot
 from explorer.ui.table_model import HeaderTableModel
 from explorer.workers.latest import LatestRunner
+
+if TYPE_CHECKING:
+    from explorer.ui.grouped_bars import GroupedBars
 
 _Index = QModelIndex | QPersistentModelIndex
 POOL_MIN_BYTES = 4_000_000
 """Corpora smaller than this run in the worker thread (a process pool costs a second)."""
-COLORS = [(40, 110, 200), (220, 110, 30), (60, 160, 80), (170, 60, 170), (200, 50, 50),
-          (90, 90, 90), (20, 160, 170), (150, 120, 40)]
 MAX_LENGTH_SHOWN = 16
 CORPUS_BUNDLED, CORPUS_EDITOR, CORPUS_FILES = "bundled", "editor", "files"
 
@@ -150,35 +151,15 @@ class BreakdownTable(HeaderTableModel):
         return None
 
 
-class GroupedBars(pg.PlotWidget):
-    """Bars grouped by category, one colour per series, with a legend."""
+def _bars(title: str) -> Callable[[QWidget], QWidget]:
+    """Builds a :class:`~explorer.ui.grouped_bars.GroupedBars` plot (imports pyqtgraph)."""
 
-    def __init__(self, title: str, parent: QWidget | None = None) -> None:
-        super().__init__(parent)
-        self.setBackground("w")
-        self.setTitle(title, color=(60, 60, 60), size="9pt")
-        self.showGrid(y=True, alpha=0.25)
-        self.setMinimumHeight(90)
-        self.setMouseEnabled(x=False, y=False)
-        self.series: dict[str, list[float]] = {}
+    def make(parent: QWidget) -> QWidget:
+        from explorer.ui.grouped_bars import GroupedBars
 
-    def set_bars(self, categories: Sequence[str], series: dict[str, list[float]]) -> None:
-        """``series``: name -> one value per category."""
-        self.clear()
-        self.series = dict(series)
-        legend = self.plotItem.legend or self.addLegend(offset=(-10, 10))
-        legend.clear()
-        n = max(1, len(series))
-        width = 0.8 / n
-        for k, (name, values) in enumerate(series.items()):
-            xs = [i - 0.4 + width * (k + 0.5) for i in range(len(categories))]
-            color = COLORS[k % len(COLORS)]
-            bars = pg.BarGraphItem(x=xs, height=values, width=width * 0.92, brush=color,
-                                   pen=pg.mkPen(color), name=name)
-            self.addItem(bars)  # a named item joins the legend by itself
-        self.getAxis("bottom").setTicks([list(enumerate(categories))])
-        self.setXRange(-0.6, max(len(categories) - 0.4, 0.6), padding=0)
-        self.enableAutoRange(axis="y")
+        return GroupedBars(title, parent)
+
+    return make
 
 
 class StatsPanel(QWidget):
@@ -223,11 +204,11 @@ class StatsPanel(QWidget):
         self.summary = SummaryTable(self)
         self.scripts = BreakdownTable("by_script", "script", self)
         self.by_file = BreakdownTable("by_file", "file", self)
-        self.script_plot = GroupedBars("characters per token, by script")
-        self.length_plot = GroupedBars("token length (characters): share of tokens, %")
+        self.script_slot = PlotSlot(_bars("characters per token, by script"))
+        self.length_slot = PlotSlot(_bars("token length (characters): share of tokens, %"))
         plots = QSplitter(Qt.Orientation.Horizontal, self)
-        plots.addWidget(self.script_plot)
-        plots.addWidget(self.length_plot)
+        plots.addWidget(self.script_slot)
+        plots.addWidget(self.length_slot)
         plots.setSizes([600, 400])
         tables = QSplitter(Qt.Orientation.Horizontal, self)
         tables.addWidget(result_table(self.scripts, self))
@@ -246,6 +227,16 @@ class StatsPanel(QWidget):
         layout.setContentsMargins(4, 4, 4, 4)
         layout.addLayout(bar)
         layout.addWidget(split, 1)
+
+    @property
+    def script_plot(self) -> GroupedBars:
+        """Characters per token by script (built, with pyqtgraph, when first asked for)."""
+        return cast("GroupedBars", self.script_slot.plot())
+
+    @property
+    def length_plot(self) -> GroupedBars:
+        """The token-length histograms (built when first asked for)."""
+        return cast("GroupedBars", self.length_slot.plot())
 
     # --- choices --------------------------------------------------------------------------
     def set_choices(self, choices: Sequence[tuple[str, str]], checked: Sequence[str]) -> None:
