@@ -52,9 +52,16 @@ class ByteLevelMemo:
             isinstance(s, SplitPre) for s in head)
         self._cutters: list[tuple[Callable[[str], list[Match]], str]] = [
             (s.find, s.behavior) for s in head if isinstance(s, SplitPre)]
+        patterns = [(s.pattern, s.behavior, s.invert) for s in head if isinstance(s, SplitPre)]
         if byte_level.use_regex:
             gpt2 = compile_onig(GPT2_PATTERN)
             self._cutters.append((lambda t: regex_matches(gpt2, t), "Isolated"))
+            patterns.append((gpt2, "Isolated", False))
+        self._findall: Callable[[str], list[str]] | None = None
+        if self.pure_cut and len(patterns) == 1:
+            pattern, behavior, invert = patterns[0]
+            if behavior == "Isolated" and not invert and pattern.groups == 0:
+                self._findall = pattern.findall
 
     def __reduce__(self) -> tuple[type[ByteLevelMemo], tuple[object, ...]]:
         """Pickle the components (process pools); the memo starts empty."""
@@ -83,6 +90,18 @@ class ByteLevelMemo:
                 cut.extend((a + x, a + y) for x, y in apply_behavior(find(t), behavior))
             ranges = cut
         return ranges
+
+    def words(self, text: str) -> list[str] | None:
+        """The pieces of :meth:`cut_ranges` as strings, from one C-level ``findall``: when a
+        single regex step cuts, isolating its matches, and the matches cover the text (so
+        no gap is a piece of its own; the GPT-2 and Llama 3 patterns match every character);
+        else None."""
+        if self._findall is None:
+            return None
+        found = self._findall(text)
+        if sum(map(len, found)) != len(text) or "" in found:
+            return None
+        return found
 
     def cut(self, part: Aligned) -> list[Aligned]:
         """The pieces the pre-tokenizer would respell, in their own characters."""

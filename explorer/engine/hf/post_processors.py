@@ -43,6 +43,11 @@ class PostProcessor(ABC):
         no template tokens, but trimming post-processors still shrink the spans."""
         return self.process(raw, False)
 
+    def keeps_offsets(self) -> bool:
+        """True when :meth:`process_offsets` returns the tokens unchanged (no trimming):
+        a document's encode may then skip it."""
+        return False
+
     @abstractmethod
     def describe(self) -> str:
         """A short summary for ``info``."""
@@ -91,6 +96,10 @@ class TemplatePost(PostProcessor):
     """Template name -> (ids, tokens) it expands to."""
     pair: list[Any] = field(default_factory=list)
 
+    def keeps_offsets(self) -> bool:
+        """Without special tokens the template adds nothing."""
+        return True
+
     def process(self, raw: list[Raw], add_special_tokens: bool) -> list[Raw]:
         """Apply the single template (sequence pieces other than ``$A`` are rejected at load)."""
         if not add_special_tokens:
@@ -125,6 +134,10 @@ class BertPost(PostProcessor):
 
     sep: tuple[str, int]
     cls: tuple[str, int]
+
+    def keeps_offsets(self) -> bool:
+        """Without special tokens nothing is wrapped."""
+        return True
 
     def process(self, raw: list[Raw], add_special_tokens: bool) -> list[Raw]:
         """Wrap the tokens in cls/sep."""
@@ -177,6 +190,10 @@ class ByteLevelPost(PostProcessor):
     trim_offsets: bool = True
     use_regex: bool = True
 
+    def keeps_offsets(self) -> bool:
+        """Unless it trims."""
+        return not self.trim_offsets
+
     def process(self, raw: list[Raw], add_special_tokens: bool) -> list[Raw]:
         """Trim spans when ``trim_offsets`` is set."""
         return trim_offsets(raw, self.add_prefix_space) if self.trim_offsets else raw
@@ -196,6 +213,10 @@ class SequencePost(PostProcessor):
     """``Sequence``: each step in order."""
 
     steps: list[PostProcessor]
+
+    def keeps_offsets(self) -> bool:
+        """When every step does."""
+        return all(s.keeps_offsets() for s in self.steps)
 
     def process(self, raw: list[Raw], add_special_tokens: bool) -> list[Raw]:
         """Run every step on the previous step's output."""
@@ -225,6 +246,10 @@ class AddSpecialPost(PostProcessor):
     """Why these tokens, in words (the metadata keys and defaults that decided)."""
     error: str | None = None
     """Set when the runtime refuses the vocabulary (a flag asks for a token that has no id)."""
+
+    def keeps_offsets(self) -> bool:
+        """Without special tokens nothing is added."""
+        return True
 
     def process(self, raw: list[Raw], add_special_tokens: bool) -> list[Raw]:
         """Prefix and suffix around the tokens (raises the :attr:`error` when set)."""
@@ -266,6 +291,10 @@ class UnavailablePost(PostProcessor):
         """The spans as the model made them: the default encode never fails because of a
         post-processor it cannot run."""
         return raw
+
+    def keeps_offsets(self) -> bool:
+        """:meth:`process_offsets` returns the tokens as they are."""
+        return True
 
     def describe(self) -> str:
         """The type and why it cannot be applied."""

@@ -86,6 +86,17 @@ class TokenBytes:
         cache[piece] = value
         return value
 
+    def context_free(self) -> bool:
+        """True when a token's decoded bytes depend only on its piece and on whether it is
+        first, last or in the middle (no decoder step looks at its neighbours)."""
+        return bool(self._prefix) and not self._tail
+
+    def middle(self, piece: str) -> bytes:
+        """The decoded bytes of ``piece`` between two other tokens (:meth:`context_free`
+        decoders: what :meth:`decode` gives every token but the first and the last)."""
+        v = self._mid.get(piece)
+        return v if v is not None else self._compute(piece, self._mid, 3, 1)
+
     def decode(self, pieces: list[str]) -> list[bytes]:
         """Per-token decoded bytes of ``pieces``; equal to ``decode_tokens``."""
         n = len(pieces)
