@@ -64,3 +64,29 @@ def test_bpe_compact_stores_no_token_objects():
     tok = load_tokenizer(resource_path("vocab", "cl100k_base.tiktoken"))
     compact = tok.encode_compact(TEXT * 5)
     assert not compact.irregular and len(compact) > 100
+
+
+@pytest.mark.parametrize("name", ["uni_identity_bytes", "uni_nfkc_bytes_user",
+                                  "bpe_identity_bytes"])
+def test_byte_fallback_runs_rebuild_exactly(name):
+    # Unknown characters fall back to <0xNN> tokens straight into the arrays (a run of
+    # them used to be built as Tokens and compacted); control pieces keep their Tokens.
+    from sp_support import multilingual_lines, trained_model
+
+    tok = load_tokenizer(trained_model(name))
+    text = "\n".join(multilingual_lines()) + " <ctl> <sep> x<ctl>y 𠀋😀"
+    _check(tok, text)
+    _check(tok, "𠀋")
+    _check(tok, "😀 a 😀")
+
+
+def test_byte_fallback_tokens_are_kept_as_arrays():
+    from sp_support import multilingual_lines
+
+    tok = load_tokenizer(resource_path("vocab", "corpus_unigram_4k.model"))
+    text = "\n".join(multilingual_lines())
+    compact = tok.encode_compact(text)
+    byte_ids = {i for i, p in enumerate(tok.model.pieces) if p.startswith("<0x")}
+    assert sum(1 for i in compact.ids if i in byte_ids) > 100  # scripts the 4k lacks
+    assert not compact.irregular
+    _check(tok, text)

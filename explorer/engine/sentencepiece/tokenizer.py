@@ -24,7 +24,7 @@ import random
 from array import array
 from bisect import bisect_left
 from collections.abc import Collection, Iterator, Mapping, Sequence
-from itertools import compress
+from itertools import compress, repeat
 from typing import Literal, Protocol
 
 import numpy as np
@@ -137,6 +137,7 @@ class SentencePieceTokenizer(Tokenizer):
         self.special_tokens = dict(special_tokens)
         self._all_specials = specials_pattern(self.special_tokens)
         self._odd: np.ndarray | None = None  # see _odd_ids
+        self._plain_bytes: tuple[list[int], bytes] | None = None  # see _byte_tokens
 
     # -- Tokenizer interface --------------------------------------------------------------------
 
@@ -302,8 +303,12 @@ class SentencePieceTokenizer(Tokenizer):
         mapped = (normalized.offset_array()[bounds] + shift).astype(np.int32)
         id_array = np.asarray(ids, np.int64)
         ids32 = id_array.astype(np.int32)
-        odd = np.flatnonzero(self._odd_ids()[id_array]).tolist()
+        odd_at = np.flatnonzero(self._odd_ids()[id_array])
         unk_id = self.model.unk_id
+        if len(odd_at) and self.byte_fallback and self._append_all_bytes(
+                out, normalized, bounds, mapped, ids32, odd_at, table):
+            return
+        odd = odd_at.tolist()
         k = 0
         for u in [*odd, len(ids32)]:  # plain pieces up to each odd one, as arrays
             if u > k:
@@ -318,9 +323,73 @@ class SentencePieceTokenizer(Tokenizer):
                     while v < len(ids32) and ids32[v] == unk_id:
                         v += 1
                 starts_n, ends_n = bounds[u:v].tolist(), bounds[u + 1:v + 1].tolist()
-                spans = list(zip(starts_n, ends_n, ids32[u:v].tolist(), strict=True))
-                _extend(out, table.compact(self._tokens(normalized, spans, shift)))
+                if not (ids32[u] == unk_id and self.byte_fallback and self._append_bytes(
+                        out, normalized, starts_n, ends_n, shift, table)):
+                    spans = list(zip(starts_n, ends_n, ids32[u:v].tolist(), strict=True))
+                    _extend(out, table.compact(self._tokens(normalized, spans, shift)))
                 k = v
+
+    def _append_all_bytes(self, out: CompactTokens, normalized: Normalized,
+                          bounds: np.ndarray, mapped: np.ndarray, ids32: np.ndarray,
+                          odd_at: np.ndarray, table: TokenTable) -> bool:
+        """:meth:`_append_pieces` when every odd piece is an unknown that falls back to
+        plain byte tokens (the common case): all the part's tokens by array passes, each
+        unknown piece repeated once per byte of its text, with its span. False (nothing
+        appended) otherwise."""
+        if not (ids32[odd_at] == self.model.unk_id).all():
+            return False  # a control piece
+        ids_of, plain = self._byte_tokens(table)
+        text = normalized.text
+        data = [_utf8(text[a:b]) for a, b in zip(bounds[odd_at].tolist(),
+                                                  bounds[odd_at + 1].tolist(), strict=True)]
+        raw = np.frombuffer(b"".join(data), np.uint8)
+        if not np.frombuffer(plain, np.uint8)[raw].all():
+            return False
+        counts = np.ones(len(ids32), np.int64)
+        counts[odd_at] = np.fromiter(map(len, data), np.int64, len(data))
+        ids = np.repeat(ids32, counts)
+        ids[np.repeat(np.isin(np.arange(len(ids32)), odd_at), counts)] = np.asarray(
+            ids_of, np.int32)[raw]
+        out.ids.frombytes(ids.tobytes())
+        out.starts.frombytes(np.repeat(mapped[:-1], counts).tobytes())
+        out.ends.frombytes(np.repeat(mapped[1:], counts).tobytes())
+        return True
+
+    def _append_bytes(self, out: CompactTokens, normalized: Normalized, starts: list[int],
+                      ends: list[int], shift: int, table: TokenTable) -> bool:
+        """Append a run of unknown pieces as byte-fallback tokens straight into the arrays:
+        each byte of a piece is its ``<0xNN>`` token over the piece's span, as
+        :meth:`_tokens` makes them. False (nothing appended) when a byte's token is not a
+        plain vocabulary piece (missing, or kept as a Token): then :meth:`_tokens` does it.
+        (A multilingual text with a small vocabulary has a run every ~20 characters: built
+        as Tokens and compacted, they took most of its encode.)"""
+        ids_of, plain = self._byte_tokens(table)
+        text, n2o = normalized.text, normalized.norm_to_orig
+        data = [_utf8(text[a:b]) for a, b in zip(starts, ends, strict=True)]
+        if not all(map(plain.__getitem__, b"".join(data))):
+            return False
+        for chunk, a, b in zip(data, starts, ends, strict=True):
+            out.ids.extend(map(ids_of.__getitem__, chunk))
+            out.starts.extend(repeat(n2o[a] + shift, len(chunk)))
+            out.ends.extend(repeat(n2o[b] + shift, len(chunk)))
+        return True
+
+    def _byte_tokens(self, table: TokenTable) -> tuple[list[int], bytes]:
+        """Per byte value: the id of its byte-fallback token, and 1 when that token is a
+        plain vocabulary piece (kept as arrays), else 0."""
+        if self._plain_bytes is None:
+            unk_id = self.model.unk_id
+            scores = self.model.scores
+            ids, plain = [], bytearray(256)
+            for byte in range(256):
+                byte_id = self._byte_ids.get(byte, unk_id)
+                token = Token(byte_id, byte_piece(byte), bytes((byte,)), 0, 1,
+                              unknown=byte_id == unk_id, score=scores[byte_id])
+                one = table.compact([token])
+                plain[byte] = byte_id != unk_id and not one.irregular and not one.unknown_ids
+                ids.append(byte_id)
+            self._plain_bytes = (ids, bytes(plain))
+        return self._plain_bytes
 
     def _odd_ids(self) -> np.ndarray:
         """Per id: True for ``<unk>`` and control pieces (kept as whole Tokens)."""
