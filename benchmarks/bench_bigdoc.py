@@ -68,7 +68,7 @@ def driver(vocab: str, text_file: str) -> None:
     t0 = time.perf_counter()
     from PySide6.QtWidgets import QApplication
 
-    from explorer.ui.app import SCREENSHOT_SIZE, application, wait_highlighted
+    from explorer.ui.app import SCREENSHOT_SIZE, _prefetch, application, wait_highlighted
     from explorer.ui.main_window import MainWindow
     from explorer.ui.settings import use_settings_dir
 
@@ -76,7 +76,8 @@ def driver(vocab: str, text_file: str) -> None:
     use_settings_dir(Path(tmp.name))
     children = ChildPeak()
     application()
-    text = Path(text_file).read_text(encoding="utf-8")
+    text = Path(text_file).read_text(encoding="utf-8-sig")  # (as run_app reads it)
+    _prefetch(text, vocab)  # as run_app does: the first encode's helper starts now
     window = MainWindow(autosave=False)
     marks: dict[str, float] = {}
     window.controller.partial_ready.connect(

@@ -91,14 +91,18 @@ def test_every_view_renders(bundle, tmp_path):
 
 @pytest.mark.parametrize("vocab", ["bundled:cl100k_base", "bundled:corpus_unigram_4k"])
 def test_a_big_text_is_first_encoded_with_a_child_process(bundle, tmp_path, vocab):
-    """A text of over a million characters is first encoded with a spawned child process
-    (explorer.workers.tail_encode): in the frozen app the child is this executable again,
-    which must run the child's work (multiprocessing.freeze_support), not a second window."""
+    """A text of over two million characters (``PARALLEL_MIN``) is first encoded with a
+    spawned child process (explorer.workers.tail_encode), started before the window from the
+    vocabulary's path (``prefetch_tail``): in the frozen app the child is this executable
+    again, which must run the child's work (multiprocessing.freeze_support), not a second
+    window, and find the bundled vocabulary inside the bundle."""
     from PySide6.QtGui import QImage
+
+    from explorer.workers.tail_encode import PARALLEL_MIN
 
     sample = (resources(bundle) / "samples" / "multilingual.txt").read_text(encoding="utf-8")
     big = tmp_path / "big.txt"
-    big.write_text(sample * (1_200_000 // len(sample) + 1), encoding="utf-8")
+    big.write_text(sample * (PARALLEL_MIN * 11 // 10 // len(sample) + 1), encoding="utf-8")
     done = frozen(bundle, "--screenshot", str(tmp_path / "big.png"), "--vocab", vocab,
                   "--text-file", str(big))
     assert done.returncode == 0, done.stderr[-2000:]

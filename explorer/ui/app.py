@@ -53,10 +53,24 @@ def _read_text(path: str | None) -> str | None:
     if path is None:
         return None
     try:
-        return Path(path).read_text(encoding="utf-8")
+        # (utf-8-sig: a byte-order mark is no text; the editor would drop it anyway, and the
+        # text handed to the first encode's early helper must be the editor's)
+        return Path(path).read_text(encoding="utf-8-sig")
     except (OSError, UnicodeDecodeError) as e:
         print(f"tokenizer-explorer: error: cannot read {path}: {e}", file=sys.stderr)
         raise SystemExit(2) from None
+
+
+def _prefetch(text: str, vocab: str | None) -> None:
+    """Start the helper of the text's first encode now, before the window is built (a big
+    text only: :func:`~explorer.workers.tail_encode.prefetch_tail`), for the vocabulary the
+    window will open: ``--vocab``, else the remembered one, else the default."""
+    from explorer.ui.settings import Settings
+    from explorer.ui.tokenizer_source import DEFAULT_SOURCE, source_path
+    from explorer.workers.tail_encode import prefetch_tail
+
+    source = vocab or Settings().vocabulary or DEFAULT_SOURCE
+    prefetch_tail(str(source_path(source)), text)
 
 
 def idle_wait(done: Callable[[], bool], timeout_ms: int, *,
@@ -146,6 +160,8 @@ def run_app(args: argparse.Namespace) -> int:
         return 2
     app = application()
     text = _read_text(getattr(args, "text_file", None))
+    if text is not None:
+        _prefetch(text, getattr(args, "vocab", None))
     window = MainWindow(autosave=screenshot is None)
     window.restore(text=text, source=getattr(args, "vocab", None))
     del text  # the editor and the encoder hold it now (a 10 MB file: 10-40 MB more held here)

@@ -28,6 +28,14 @@ threads); it receives the pickled tokenizer and its part of the text and sends b
 Anything going wrong in it (a tokenizer that cannot be pickled, a crash) only means the
 thread encodes the whole text itself. A cancelled encode terminates the child.
 
+**Started before the window** (:func:`prefetch_tail`): a text the app opens with
+(``--text-file``) is known before the window, its panels and the vocabulary exist, ~2-3 s
+before the first encode starts. The child is then started at once with the vocabulary's
+*path*: it loads the vocabulary itself, finds out which kind of help the tokenizer takes,
+and starts earlier in the text (two fifths in, or solving words from the start); the first
+encode's :func:`start_tail` adopts it when the text is the same and the child's tokenizer
+encodes a probe exactly as the window's does (:func:`fingerprint`), and stops it otherwise.
+
 Pure Python (no Qt).
 """
 
@@ -36,6 +44,7 @@ from __future__ import annotations
 import contextlib
 import gc
 import pickle
+import queue
 import threading
 import time
 from dataclasses import replace
@@ -49,7 +58,7 @@ from explorer.engine.tokenizer import Tokenizer
 from explorer.workers.doctokens import encode_document
 
 __all__ = ["HEAD_START", "PARALLEL_MIN", "SHARE_STEP", "WORDS_AHEAD", "TailEncode",
-           "start_tail", "tail_start"]
+           "fingerprint", "prefetch_tail", "start_tail", "tail_start"]
 
 PARALLEL_MIN = 2_000_000
 """Texts at least this long (code points) get a child process. Measured (cold caches, wall
@@ -66,6 +75,21 @@ the thread catches up with it and solves words itself (a 10 MB document with a 3
 7.3-7.9 s from 1 MB in, 6.2-7.5 s from 2 or 3 MB in, 9.6-10.3 s without a child)."""
 SHARE_STEP = 262_144
 """Code points of text whose solved words a word-solving child sends at a time."""
+PREFETCH_AT = 0.4
+"""A child started before the window encodes the text from ``PREFETCH_AT * len`` on. It
+starts ~2-3 s before the window's first encode, but shares the cores with the window's
+start-up and its tokens come only when all are done; measured with cl100k on the 10 MB
+document, a child from a quarter in answered after the thread had passed the half."""
+PROBE = "Probe: héllo wörld 123, 日本語 😀\n  x = f(y)  # ok\n"
+"""Encoded by both tokenizers (with the text's start) before a prefetched child is adopted."""
+ADOPT_WAIT = 3.0
+"""Seconds the first encode waits for a prefetched child to report what it does."""
+
+PREFETCH = -1
+"""The work's ``step`` that asks the child to load the vocabulary and choose its part."""
+
+_prefetched: list[TailEncode] = []
+"""The child :func:`prefetch_tail` started, until the first encode adopts or stops it."""
 
 
 def tail_start(text: str) -> int:
@@ -79,11 +103,19 @@ class TailEncode:
     """``text[start:]`` encoded in a child process (or its words solved: ``words``);
     :meth:`poll` it, :meth:`close` it."""
 
-    def __init__(self, tokenizer: Tokenizer, text: str, start: int, words: bool = False) -> None:
+    def __init__(self, tokenizer: Tokenizer | None, text: str, start: int, words: bool = False,
+                 *, vocab: str | None = None) -> None:
         """Start the child (raises when it cannot be started, e.g. an unpicklable
-        tokenizer: see :func:`start_tail`)."""
+        tokenizer: see :func:`start_tail`). ``vocab``: instead of ``tokenizer``, the path
+        the child loads its own from; it then chooses ``start`` and ``words`` itself and
+        reports them (:meth:`ready`)."""
         self.start = start
         """Document offset of the child's part."""
+        self.words = words
+        """The child solves words (else it encodes ``text[start:]``)."""
+        self.probe: list[int] | None = None
+        """A prefetched child's :func:`fingerprint` of its tokenizer (once :meth:`ready`)."""
+        self._text: str | None = text if vocab is not None else None
         self.shares = 0
         """Batches of solved words taken into ``tokenizer`` so far."""
         self._tokenizer = tokenizer
@@ -97,12 +129,16 @@ class TailEncode:
         # arguments, it would be written while starting it, and the child reads those only
         # after its interpreter has started and while it imports what unpickling needs
         # (~0.5 s the encode waited; a 1 MB text took twice as long).
-        payload = pickle.dumps((tokenizer, text[start:], SHARE_STEP if words else 0),
-                               protocol=pickle.HIGHEST_PROTOCOL)
+        if vocab is not None:
+            payload = pickle.dumps((("path", vocab), text, PREFETCH),
+                                   protocol=pickle.HIGHEST_PROTOCOL)
+        else:
+            payload = pickle.dumps((tokenizer, text[start:], SHARE_STEP if words else 0),
+                                   protocol=pickle.HIGHEST_PROTOCOL)
         context = get_context("spawn")
         receive, send = context.Pipe(duplex=False)
         work_in, work_out = context.Pipe(duplex=False)
-        self._connection: Connection = receive
+        self._inbox: queue.SimpleQueue[tuple[str, object]] = queue.SimpleQueue()
         self._process = context.Process(target=_help, args=(work_in, send),
                                         name="explorer-tail-encode", daemon=True)
         try:
@@ -112,6 +148,10 @@ class TailEncode:
             work_in.close()
         threading.Thread(target=_send_work, args=(work_out, payload), daemon=True,
                          name="explorer-tail-work").start()
+        # Its answers are read as they come (a child solving words ahead of a window that
+        # does not poll yet would otherwise wait on a full pipe).
+        threading.Thread(target=_receive, args=(receive, self._inbox), daemon=True,
+                         name="explorer-tail-read").start()
 
     def poll(self) -> CompactTokens | None:
         """The child's tokens (offsets into ``text[start:]``) once it has sent them; None
@@ -119,36 +159,66 @@ class TailEncode:
         batch it has sent is taken into the tokenizer here). Never blocks."""
         while self._tokens is None and not self.failed and not self._done:
             try:
-                if not self._connection.poll():
-                    if not self._process.is_alive() and not self._connection.poll():
-                        self.failed = True
-                    return None
-                kind, value = self._connection.recv()
-            except Exception:  # (a broken pipe, an answer that does not unpickle)
-                self.failed = True
+                self._handle(*self._inbox.get_nowait())
+            except queue.Empty:
                 return None
-            if kind == "share":
-                self._tokenizer.take_cache_share(value)
-                self.shares += 1
-            elif kind == "tokens" and isinstance(value, CompactTokens):
-                self._tokens = value
-                self.close()
-            elif kind == "done":
-                self._done = True
-                self.close()
-            else:
-                self.failed = True
         return self._tokens
+
+    def _handle(self, kind: str, value: object) -> None:
+        """One message of the child (or the reader's ``eof``)."""
+        if kind == "ready":
+            self.start, self.words, self.probe = value  # type: ignore[misc]
+        elif kind == "share" and self._tokenizer is not None:
+            self._tokenizer.take_cache_share(value)
+            self.shares += 1
+        elif kind == "tokens" and isinstance(value, CompactTokens):
+            self._tokens = value
+            self.close()
+        elif kind == "done":
+            self._done = True
+            self.close()
+        else:  # an error, or the child ended without an answer
+            self.failed = True
 
     def wait(self, timeout: float) -> CompactTokens | None:
         """:meth:`poll` until the child has finished, at most ``timeout`` seconds."""
         deadline = time.monotonic() + timeout
         while self._tokens is None and not self.failed and not self._done:
             left = deadline - time.monotonic()
-            if left <= 0 or not self._connection.poll(left):
+            try:
+                self._handle(*self._inbox.get(timeout=max(left, 0.001)))
+            except queue.Empty:
                 break
-            self.poll()
         return self.poll()
+
+    def ready(self, timeout: float) -> bool:
+        """A prefetched child has reported its part and its tokenizer's probe (waits at most
+        ``timeout`` seconds)."""
+        deadline = time.monotonic() + timeout
+        while self.probe is None and not self.failed:
+            left = deadline - time.monotonic()
+            try:
+                kind, value = self._inbox.get(timeout=max(left, 0.001))
+            except queue.Empty:
+                return False
+            if kind != "ready":
+                self.failed = True
+                return False
+            self._handle(kind, value)
+        return not self.failed
+
+    def adopt(self, tokenizer: Tokenizer, text: str, exact: bool) -> bool:
+        """Make a prefetched child this encode's helper: True when it was started for this
+        text (equal), does the help ``exact`` asks for and its tokenizer encodes the probe
+        as ``tokenizer`` does; its shares then go into ``tokenizer``."""
+        if self._text is None or not self.ready(ADOPT_WAIT):
+            return False
+        same = (self.words == exact and self.start < len(text) and self._text == text
+                and self.probe == fingerprint(tokenizer, text))
+        self._text = None  # (the text is the window's now; do not hold a second copy)
+        if same:
+            self._tokenizer = tokenizer
+        return same
 
     @property
     def running(self) -> bool:
@@ -159,9 +229,7 @@ class TailEncode:
         """Stop the child if it still runs and release it (idempotent)."""
         if self._process.is_alive():
             self._process.terminate()
-        self._process.join(timeout=5)
-        with contextlib.suppress(OSError):
-            self._connection.close()
+        self._process.join(timeout=5)  # (the reader then ends at the pipe's end)
 
 
 def start_tail(tokenizer: Tokenizer, text: str, exact: bool = False) -> TailEncode | None:
@@ -170,6 +238,11 @@ def start_tail(tokenizer: Tokenizer, text: str, exact: bool = False) -> TailEnco
     exact resume points; the child then solves words ahead (see the module notes)."""
     if len(text) < PARALLEL_MIN:
         return None
+    while _prefetched:
+        early = _prefetched.pop()
+        if early.adopt(tokenizer, text, exact):
+            return early
+        early.close()
     if exact:
         start = text.find("\n", min(WORDS_AHEAD, len(text) // 4)) + 1 or len(text)
     else:
@@ -180,6 +253,34 @@ def start_tail(tokenizer: Tokenizer, text: str, exact: bool = False) -> TailEnco
         return TailEncode(tokenizer, text, start, words=exact)
     except Exception:  # unpicklable tokenizer, no processes here...
         return None
+
+
+def prefetch_tail(vocab: str, text: str) -> None:
+    """Start the child a first encode of ``text`` with the vocabulary at path ``vocab`` will
+    want, now, before the window exists (see the module notes); :func:`start_tail` adopts
+    it. Nothing happens for a text under :data:`PARALLEL_MIN` or when no child can start."""
+    if len(text) < PARALLEL_MIN:
+        return
+    for early in _prefetched:
+        early.close()
+    _prefetched.clear()
+    with contextlib.suppress(Exception):
+        _prefetched.append(TailEncode(None, text, len(text), vocab=vocab))
+
+
+def fingerprint(tokenizer: Tokenizer, text: str) -> list[int]:
+    """Ids of :data:`PROBE` and the text's first line(s): two tokenizers that give the same
+    are taken for the same vocabulary (a prefetched child's, and the window's)."""
+    return list(tokenizer.encode_compact(PROBE + text[:2000]).ids)
+
+
+def _prefetch_part(tokenizer: Tokenizer, text: str) -> tuple[int, bool]:
+    """Where a prefetched child starts and whether it solves words (the tokenizer has exact
+    resume points: :meth:`~Tokenizer.encode_compact_resumed` reports some)."""
+    if tokenizer.encode_compact_resumed(PROBE, None).resume is not None:
+        return 0, True
+    cut = text.find("\n", int(len(text) * PREFETCH_AT))
+    return (len(text) if cut == -1 else cut + 1), False
 
 
 def _encode_flat(tokenizer: Tokenizer, text: str) -> CompactTokens:
@@ -205,6 +306,18 @@ def _encode_flat(tokenizer: Tokenizer, text: str) -> CompactTokens:
     return out
 
 
+def _receive(connection: Connection, inbox: queue.SimpleQueue[tuple[str, object]]) -> None:
+    """Put every message of the child in ``inbox``, then ``("eof", None)`` (the reader)."""
+    try:
+        while True:
+            inbox.put(connection.recv())
+    except Exception:  # (the pipe's end, a broken pipe, an answer that does not unpickle)
+        inbox.put(("eof", None))
+    finally:
+        with contextlib.suppress(OSError):
+            connection.close()
+
+
 def _send_work(connection: Connection, payload: bytes) -> None:
     """Write the child's work (a thread: it blocks until the child reads it all)."""
     with contextlib.suppress(OSError):  # (the child was stopped or died)
@@ -222,6 +335,14 @@ def _help(work: Connection, connection: Connection) -> None:
     try:
         tokenizer, text, step = pickle.loads(work.recv_bytes())
         work.close()
+        if step == PREFETCH:
+            from explorer.engine.formats import load_tokenizer
+
+            tokenizer = load_tokenizer(tokenizer[1])
+            start, words = _prefetch_part(tokenizer, text)
+            connection.send(("ready", (start, words, fingerprint(tokenizer, text))))
+            text = text[start:]
+            step = SHARE_STEP if words else 0
         if step:
             for share in tokenizer.cache_shares(text, step):
                 connection.send(("share", share))

@@ -220,3 +220,68 @@ def test_the_child_encodes_in_windows_exactly_as_one_encode(cl100k):
         seen_irregular |= bool(one.irregular)
         assert _encode_flat(tok, text) == one
     assert seen_irregular  # (byte fallback, [UNK] runs)
+
+
+def _prefetched(vocab, text):
+    """The child :func:`prefetch_tail` started (and nothing else left from other tests)."""
+    tail_encode.prefetch_tail(str(vocab), text)
+    assert len(tail_encode._prefetched) == 1
+    return tail_encode._prefetched[0]
+
+
+def test_a_child_started_before_the_window_is_adopted_by_the_first_encode(cl100k, small_tail):
+    early = _prefetched(resource_path("vocab", "cl100k_base.tiktoken"), TEXT)
+    assert early.ready(120) and not early.words
+    assert 0.35 * len(TEXT) < early.start < 0.45 * len(TEXT)
+    assert early.wait(120) is not None  # (all its tokens in before the encode looks)
+    seen = []
+
+    def recording(tokenizer, text, exact):
+        seen.append(start_tail(tokenizer, text, exact))
+        return seen[-1]
+
+    doc = run(encode_document(cl100k, TEXT, chunk=2048, tail=recording))
+    assert seen == [early] and early.taken_at is not None and not tail_encode._prefetched
+    assert flat(doc) == whole_tokens(cl100k, TEXT)
+
+
+def test_a_prefetched_unigram_child_solves_words_from_the_start(small_tail, monkeypatch):
+    from references import require
+
+    monkeypatch.setattr(tail_encode, "SHARE_STEP", 8192)
+    path = require("sentencepiece", "botchan_en_unigram_1000.model")
+    tok = load_tokenizer(path)  # (its own: the shares fill its word rows)
+    early = _prefetched(path, TEXT)
+    assert early.ready(120) and early.words and early.start == 0
+    doc = run(encode_document(tok, TEXT, chunk=2048, tail=start_tail))
+    assert early.shares >= 1 and not tail_encode._prefetched
+    assert flat(doc) == whole_tokens(tok, TEXT)
+    assert doc.exact_until == len(TEXT)
+
+
+@pytest.mark.parametrize("change", ["vocabulary", "text"])
+def test_a_prefetched_child_for_another_vocabulary_or_text_is_stopped(cl100k, small_tail,
+                                                                      change):
+    vocab = resource_path("vocab", "o200k_base.tiktoken" if change == "vocabulary"
+                          else "cl100k_base.tiktoken")
+    early = _prefetched(vocab, TEXT if change == "vocabulary" else TEXT.upper())
+    assert early.ready(120)
+    seen = []
+
+    def recording(tokenizer, text, exact):
+        seen.append(start_tail(tokenizer, text, exact))
+        return seen[-1]
+
+    doc = run(encode_document(cl100k, TEXT, chunk=2048, tail=recording))
+    assert seen[0] is not early and not early.running and not tail_encode._prefetched
+    assert flat(doc) == whole_tokens(cl100k, TEXT)
+
+
+def test_short_texts_and_missing_vocabularies_start_nothing_that_lingers(cl100k, small_tail,
+                                                                          tmp_path):
+    tail_encode.prefetch_tail(str(resource_path("vocab", "cl100k_base.tiktoken")), "short")
+    assert not tail_encode._prefetched
+    early = _prefetched(tmp_path / "missing.tiktoken", TEXT)
+    assert not early.ready(120) and early.failed  # (the child could not load it)
+    doc = run(encode_document(cl100k, TEXT, chunk=2048, tail=start_tail))
+    assert flat(doc) == whole_tokens(cl100k, TEXT) and not tail_encode._prefetched
