@@ -33,11 +33,12 @@ def test_screenshot_cli_writes_a_png(tmp_path):
     assert data[:8] == b"\x89PNG\r\n\x1a\n" and len(data) > 10_000
 
 
-START_UP_SKIPS = ("pyqtgraph", "jinja2", "importlib.metadata")
-"""Modules the window does not import until a plot, a chat render or About needs them."""
+START_UP_SKIPS = ("pyqtgraph", "jinja2", "importlib.metadata", "explorer.engine.explain.pipeline")
+"""Modules the window does not import until a plot, a chat render, About or an explanation
+needs them."""
 
 
-def test_window_starts_without_plot_chat_or_about_modules():
+def test_window_starts_without_plot_chat_about_or_explainer_modules():
     # A fresh interpreter: the test session has imported them all long ago.
     code = ("import sys\n"
             "from explorer.ui.app import application\n"

@@ -7,7 +7,6 @@ from __future__ import annotations
 from collections.abc import Generator
 from typing import TYPE_CHECKING
 
-from explorer.engine.explain.pipeline import PipelineTrace, pipeline_trace
 from explorer.engine.tokenizer import Tokenizer
 from explorer.ui.panels.cursor_span import line_window
 from explorer.ui.panels.docking import CursorPanel
@@ -16,6 +15,7 @@ from explorer.ui.panels.registry import register_panel
 from explorer.workers.latest import LatestRunner
 
 if TYPE_CHECKING:
+    from explorer.engine.explain.pipeline import PipelineTrace
     from explorer.ui.panels.registry import PanelHost
 
 MAX_LINE_CHARS = 160
@@ -23,6 +23,8 @@ MAX_LINE_CHARS = 160
 
 
 def _trace_job(tokenizer: Tokenizer, text: str) -> Generator[None, None, PipelineTrace]:
+    from explorer.engine.explain.pipeline import pipeline_trace  # (on the first trace)
+
     yield None
     return pipeline_trace(tokenizer, text)
 

@@ -19,6 +19,7 @@ Draws data only; the trace is computed by the engine on a worker.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from PySide6.QtCore import QEvent, QPoint, QRect, QSize, Qt
 from PySide6.QtGui import (
@@ -34,9 +35,11 @@ from PySide6.QtGui import (
 from PySide6.QtWidgets import QLabel, QToolTip, QVBoxLayout, QWidget
 
 from explorer.engine.encoding import Token
-from explorer.engine.explain.pipeline import PipelineTrace
 from explorer.ui.palettes import DEFAULT_PALETTE, PALETTES, color_index
 from explorer.ui.panels.chips import symbol_label
+
+if TYPE_CHECKING:  # (the explainers are imported by the jobs that use them)
+    from explorer.engine.explain.pipeline import PipelineTrace
 
 ROWS = ("Original", "Normalized", "Pre-tokens", "Tokens", "Post-processor", "Decoded")
 LABEL_W = 120

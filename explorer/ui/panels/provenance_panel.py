@@ -8,9 +8,6 @@ from __future__ import annotations
 from collections.abc import Generator
 from typing import TYPE_CHECKING
 
-from explorer.engine.explain.boundary import boundary_index, explain_boundary
-from explorer.engine.explain.pipeline import pipeline_trace
-from explorer.engine.explain.provenance import token_provenance
 from explorer.engine.tokenizer import Tokenizer
 from explorer.ui.panels.cursor_span import line_window
 from explorer.ui.panels.docking import CursorPanel
@@ -33,6 +30,11 @@ def provenance_job(tokenizer: Tokenizer, line: str,
     explanation of every boundary between them (a yield between items: cancellable). The
     boundary shown first is the one at ``offset`` when the cursor sits between two tokens
     (the user clicked that gap in the editor), else one next to the cursor's token."""
+    # (the explainers import every tokenizer family: on the first explanation, not at start)
+    from explorer.engine.explain.boundary import boundary_index, explain_boundary
+    from explorer.engine.explain.pipeline import pipeline_trace
+    from explorer.engine.explain.provenance import token_provenance
+
     yield None
     enc = tokenizer.encode(line)
     if not len(enc):

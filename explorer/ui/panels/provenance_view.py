@@ -15,6 +15,7 @@ Draws data computed by :mod:`explorer.engine.explain` on a worker.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from PySide6.QtCore import QEvent, QPoint, QRect, QSize, Qt, Signal
 from PySide6.QtGui import (
@@ -30,10 +31,12 @@ from PySide6.QtGui import (
 from PySide6.QtWidgets import QLabel, QToolTip, QVBoxLayout, QWidget
 
 from explorer.engine.encoding import Token
-from explorer.engine.explain.boundary import BoundaryExplanation
-from explorer.engine.explain.provenance import MergeNode, Provenance
 from explorer.ui.palettes import DEFAULT_PALETTE, PALETTES, color_index
 from explorer.ui.panels.chips import symbol_label, symbol_tooltip
+
+if TYPE_CHECKING:  # (the explainers are imported by the jobs that use them)
+    from explorer.engine.explain.boundary import BoundaryExplanation
+    from explorer.engine.explain.provenance import MergeNode, Provenance
 
 GAP = 10
 NODE_H = 22
