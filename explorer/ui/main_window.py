@@ -150,7 +150,8 @@ class MainWindow(QMainWindow):
         self._install_panels()
         self.font_warmer = FontWarmer([self.editor.font(), self.table.font(),
                                        self.inspector.font(), self.font()], self,
-                                      wait_while=lambda: self.controller.busy)
+                                      wait_while=lambda: self.controller.busy
+                                      or self.loader.busy)
         self.editor.cursorPositionChanged.connect(self.font_warmer.note_input)
         self.font_warmer.start()
 
