@@ -236,13 +236,13 @@ def start_tail(tokenizer: Tokenizer, text: str, exact: bool = False) -> TailEnco
     """A :class:`TailEncode` of ``text``, or None when the text is too short or the child
     cannot be started (the caller then does everything itself). ``exact``: the tokenizer has
     exact resume points; the child then solves words ahead (see the module notes)."""
-    if len(text) < PARALLEL_MIN:
-        return None
-    while _prefetched:
+    while _prefetched:  # (a child started before the window: for this text?)
         early = _prefetched.pop()
-        if early.adopt(tokenizer, text, exact):
+        if len(text) >= PARALLEL_MIN and early.adopt(tokenizer, text, exact):
             return early
         early.close()
+    if len(text) < PARALLEL_MIN:
+        return None
     if exact:
         start = text.find("\n", min(WORDS_AHEAD, len(text) // 4)) + 1 or len(text)
     else:

@@ -285,3 +285,9 @@ def test_short_texts_and_missing_vocabularies_start_nothing_that_lingers(cl100k,
     assert not early.ready(120) and early.failed  # (the child could not load it)
     doc = run(encode_document(cl100k, TEXT, chunk=2048, tail=start_tail))
     assert flat(doc) == whole_tokens(cl100k, TEXT) and not tail_encode._prefetched
+    # the first encode is of a shorter text (edited before it ran): the child is stopped
+    early = _prefetched(resource_path("vocab", "cl100k_base.tiktoken"), TEXT)
+    short = TEXT[:900]  # (under PARALLEL_MIN here, in several windows)
+    doc = run(encode_document(cl100k, short, chunk=256, tail=start_tail))
+    assert not tail_encode._prefetched and not early.running
+    assert flat(doc) == whole_tokens(cl100k, short)
