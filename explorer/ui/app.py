@@ -66,11 +66,9 @@ def _prefetch(text: str, vocab: str | None) -> None:
     text only: :func:`~explorer.workers.tail_encode.prefetch_tail`), for the vocabulary the
     window will open: ``--vocab``, else the remembered one, else the default."""
     from explorer.ui.settings import Settings
-    from explorer.ui.tokenizer_source import DEFAULT_SOURCE, source_path
-    from explorer.workers.tail_encode import prefetch_tail
+    from explorer.ui.tokenizer_source import DEFAULT_SOURCE, prefetch_encode
 
-    source = vocab or Settings().vocabulary or DEFAULT_SOURCE
-    prefetch_tail(str(source_path(source)), text)
+    prefetch_encode(vocab or Settings().vocabulary or DEFAULT_SOURCE, text)
 
 
 def idle_wait(done: Callable[[], bool], timeout_ms: int, *,

@@ -58,6 +58,7 @@ from explorer.ui.tokenizer_source import (
     ErrorReporter,
     TokenizerLoader,
     message_box_reporter,
+    prefetch_encode,
     source_label,
 )
 from explorer.workers.doctokens import Change, DocTokens
@@ -294,10 +295,13 @@ class MainWindow(QMainWindow):
             self.resizeDocks([self.panels["tokens"]], [max(180, self.height() // 3)],
                              Qt.Orientation.Vertical)
             self.resizeDocks([self.panels["inspector"]], [280], Qt.Orientation.Horizontal)
+        source = source or self.settings.vocabulary or DEFAULT_SOURCE
         if text is None:
             text = load_text() if self._autosave is not None else None
+            if text:  # (a --text-file's helper was started before the window)
+                prefetch_encode(source, text)
         self.set_text(text if text else sample_text(DEFAULT_SAMPLE))
-        self.open_source(source or self.settings.vocabulary or DEFAULT_SOURCE)
+        self.open_source(source)
 
     # ----- dialogs ------------------------------------------------------------------------
     def open_vocabulary_dialog(self) -> None:
@@ -321,9 +325,13 @@ class MainWindow(QMainWindow):
     def open_text(self, path: Path) -> None:
         """Replace the text with a UTF-8 file's content (errors reported, text kept)."""
         try:
-            self.set_text(path.read_text(encoding="utf-8"))
+            text = path.read_text(encoding="utf-8-sig")  # (the editor drops a BOM too)
         except (OSError, UnicodeDecodeError) as e:
             self.loader.report_error("Cannot open text", f"Could not read {path.name}: {e}")
+            return
+        if self.source:
+            prefetch_encode(self.source, text)
+        self.set_text(text)
 
     def save_text_dialog(self) -> None:
         """File > Save Text As."""

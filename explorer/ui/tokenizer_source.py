@@ -67,6 +67,20 @@ def source_path(source: str) -> Path:
     return Path(source)
 
 
+def prefetch_encode(source: str, text: str) -> None:
+    """Before a big ``text`` goes into the editor (Qt's ``insertText`` of 10 MB holds the
+    GIL for ~1 s), start the helper its first encode with ``source`` will adopt
+    (:func:`~explorer.workers.tail_encode.prefetch_tail`; nothing for a short text, or a
+    source that is no file, such as a trained tokenizer shown from the Train panel)."""
+    from explorer.workers.tail_encode import PARALLEL_MIN, prefetch_tail
+
+    if len(text) < PARALLEL_MIN or source.startswith("trained:"):
+        return
+    path = source_path(source)
+    if path.exists():
+        prefetch_tail(str(path), text)
+
+
 def source_label(source: str) -> str:
     """Short name for menus and the status bar."""
     if source.startswith(BUNDLED_PREFIX):

@@ -147,3 +147,45 @@ def test_drop_event_on_the_window_opens_the_vocabulary(qtbot, window):
     with qtbot.waitSignal(window.tokenizer_changed, timeout=30000):
         window.dropEvent(event)
     assert window.source == str(path)
+
+
+def test_open_text_replaces_the_text_without_a_bom_and_keeps_it_on_errors(qtbot, window,
+                                                                           errors, tmp_path):
+    good = tmp_path / "good.txt"
+    good.write_bytes("\ufeffhéllo wörld\n".encode())
+    window.open_text(good)
+    assert window.text() == "héllo wörld\n"
+    bad = tmp_path / "bad.txt"
+    bad.write_bytes(b"\xff\xfe not utf-8 \xc3")
+    window.open_text(bad)
+    assert window.text() == "héllo wörld\n" and "bad.txt" in errors.errors[-1][1]
+
+
+def test_open_text_of_a_big_file_starts_its_encode_helper_first(qtbot, window, tmp_path,
+                                                                 monkeypatch):
+    """File > Open Text of a big file starts the first encode's helper before the text goes
+    into the editor (Qt's insertText holds the GIL); that encode adopts it."""
+    from explorer.workers import tail_encode
+
+    monkeypatch.setattr(tail_encode, "PARALLEL_MIN", 20_000)
+    monkeypatch.setattr(tail_encode, "HEAD_START", 0)
+    adopted = []
+    real = tail_encode.start_tail
+
+    def recording(tokenizer, text, exact):
+        early = list(tail_encode._prefetched)
+        helper = real(tokenizer, text, exact)
+        adopted.append(bool(early) and helper is early[0])
+        return helper
+
+    monkeypatch.setattr("explorer.workers.jobs.start_tail", recording)
+    big = tmp_path / "big.txt"
+    text = "".join(f"line {i}: the quick brown fox, Всеобщая декларация {i * 7}\n"
+                   for i in range(3000))
+    big.write_text(text, encoding="utf-8")
+    window.open_text(big)
+    assert tail_encode._prefetched  # started before the editor took the text
+    wait_highlighted(qtbot, window)
+    qtbot.waitUntil(lambda: window.doc is not None and window.doc.text == text, timeout=60_000)
+    assert adopted == [True]
+    assert list(window.doc.ids()) == window.tokenizer.encode(text).ids
