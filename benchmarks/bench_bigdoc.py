@@ -68,7 +68,12 @@ def driver(vocab: str, text_file: str) -> None:
     t0 = time.perf_counter()
     from PySide6.QtWidgets import QApplication
 
-    from explorer.ui.app import SCREENSHOT_SIZE, _prefetch, application, wait_highlighted
+    from explorer.ui.app import (
+        SCREENSHOT_SIZE,
+        application,
+        prefetch_start_text,
+        wait_highlighted,
+    )
     from explorer.ui.main_window import MainWindow
     from explorer.ui.settings import use_settings_dir
 
@@ -77,7 +82,7 @@ def driver(vocab: str, text_file: str) -> None:
     children = ChildPeak()
     application()
     text = Path(text_file).read_text(encoding="utf-8-sig")  # (as run_app reads it)
-    _prefetch(text, vocab)  # as run_app does: the first encode's helper starts now
+    prefetch_start_text(text, vocab)  # as run_app does: the first encode's helper starts now
     window = MainWindow(autosave=False)
     marks: dict[str, float] = {}
     window.controller.partial_ready.connect(

@@ -61,14 +61,13 @@ def _read_text(path: str | None) -> str | None:
         raise SystemExit(2) from None
 
 
-def _prefetch(text: str, vocab: str | None) -> None:
+def prefetch_start_text(text: str, vocab: str | None) -> None:
     """Start the helper of the text's first encode now, before the window is built (a big
     text only: :func:`~explorer.workers.tail_encode.prefetch_tail`), for the vocabulary the
-    window will open: ``--vocab``, else the remembered one, else the default."""
-    from explorer.ui.settings import Settings
-    from explorer.ui.tokenizer_source import DEFAULT_SOURCE, prefetch_encode
+    window will open (:func:`~explorer.ui.tokenizer_source.start_source`)."""
+    from explorer.ui.tokenizer_source import prefetch_encode, start_source
 
-    prefetch_encode(vocab or Settings().vocabulary or DEFAULT_SOURCE, text)
+    prefetch_encode(start_source(vocab), text)
 
 
 def idle_wait(done: Callable[[], bool], timeout_ms: int, *,
@@ -159,7 +158,7 @@ def run_app(args: argparse.Namespace) -> int:
     app = application()
     text = _read_text(getattr(args, "text_file", None))
     if text is not None:
-        _prefetch(text, getattr(args, "vocab", None))
+        prefetch_start_text(text, getattr(args, "vocab", None))
     window = MainWindow(autosave=screenshot is None)
     window.restore(text=text, source=getattr(args, "vocab", None))
     del text  # the editor and the encoder hold it now (a 10 MB file: 10-40 MB more held here)

@@ -53,13 +53,13 @@ from explorer.ui.token_painter import TokenFormats, TokenPainter
 from explorer.ui.token_table import TokenTableModel, TokenTableView, combined_rows
 from explorer.ui.tokenizer_picker import TokenizerPicker, build_toolbar
 from explorer.ui.tokenizer_source import (
-    DEFAULT_SOURCE,
     FILE_FILTER,
     ErrorReporter,
     TokenizerLoader,
     message_box_reporter,
     prefetch_encode,
     source_label,
+    start_source,
 )
 from explorer.workers.doctokens import Change, DocTokens
 from explorer.workers.latest import Debounce
@@ -295,7 +295,7 @@ class MainWindow(QMainWindow):
             self.resizeDocks([self.panels["tokens"]], [max(180, self.height() // 3)],
                              Qt.Orientation.Vertical)
             self.resizeDocks([self.panels["inspector"]], [280], Qt.Orientation.Horizontal)
-        source = source or self.settings.vocabulary or DEFAULT_SOURCE
+        source = start_source(source)
         if text is None:
             text = load_text() if self._autosave is not None else None
             if text:  # (a --text-file's helper was started before the window)

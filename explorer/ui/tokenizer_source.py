@@ -67,6 +67,14 @@ def source_path(source: str) -> Path:
     return Path(source)
 
 
+def start_source(given: str | None) -> str:
+    """The vocabulary the window opens with: ``given`` (``--vocab``), else the remembered
+    one, else the default."""
+    from explorer.ui.settings import Settings
+
+    return given or Settings().vocabulary or DEFAULT_SOURCE
+
+
 def prefetch_encode(source: str, text: str) -> None:
     """Before a big ``text`` goes into the editor (Qt's ``insertText`` of 10 MB holds the
     GIL for ~1 s), start the helper its first encode with ``source`` will adopt

@@ -108,11 +108,8 @@ class ByteLevelCompact:
         if chunk is None:
             chunk = tok._token_bytes.middle(shown)
         entry = token_table(tok).key(tid)
-        scores = tok._scores
-        score = (scores[tid] if scores is not None and not special and tid < len(scores)
-                 else None)
-        regular = entry is not None and entry == (piece, chunk, special,
-                                                  tid == tok._unk_id, score, None)
+        regular = entry is not None and entry == (piece, chunk, special, tid == tok._unk_id,
+                                                  self._score(tid, special), None)
         if middle and len(self._regular) < WORDS_LIMIT:
             self._regular[(tid, piece, special)] = regular
         return regular
@@ -122,11 +119,13 @@ class ByteLevelCompact:
         tok = self._tok
         if chunk is None:
             chunk = tok._token_bytes.middle(tok._id_to_piece.get(tid, piece))
-        scores = tok._scores
-        score = (scores[tid] if scores is not None and not special and tid < len(scores)
-                 else None)
-        return make_token(tid, piece, chunk, start, end, special,
-                          tid == tok._unk_id, score)
+        return make_token(tid, piece, chunk, start, end, special, tid == tok._unk_id,
+                          self._score(tid, special))
+
+    def _score(self, tid: int, special: bool) -> float | None:
+        """The score a token of ``tid`` carries (as the pipeline's tokens do)."""
+        scores = self._tok._scores
+        return scores[tid] if scores is not None and not special and tid < len(scores) else None
 
     # -- per pre-token --------------------------------------------------------------------
 

@@ -24,7 +24,7 @@ import random
 from array import array
 from bisect import bisect_left
 from collections.abc import Collection, Iterator, Mapping, Sequence
-from itertools import compress, repeat
+from itertools import compress
 from typing import Literal, Protocol
 
 import numpy as np
@@ -323,10 +323,8 @@ class SentencePieceTokenizer(Tokenizer):
                     while v < len(ids32) and ids32[v] == unk_id:
                         v += 1
                 starts_n, ends_n = bounds[u:v].tolist(), bounds[u + 1:v + 1].tolist()
-                if not (ids32[u] == unk_id and self.byte_fallback and self._append_bytes(
-                        out, normalized, starts_n, ends_n, shift, table)):
-                    spans = list(zip(starts_n, ends_n, ids32[u:v].tolist(), strict=True))
-                    _extend(out, table.compact(self._tokens(normalized, spans, shift)))
+                spans = list(zip(starts_n, ends_n, ids32[u:v].tolist(), strict=True))
+                _extend(out, table.compact(self._tokens(normalized, spans, shift)))
                 k = v
 
     def _append_all_bytes(self, out: CompactTokens, normalized: Normalized,
@@ -335,7 +333,8 @@ class SentencePieceTokenizer(Tokenizer):
         """:meth:`_append_pieces` when every odd piece is an unknown that falls back to
         plain byte tokens (the common case): all the part's tokens by array passes, each
         unknown piece repeated once per byte of its text, with its span. False (nothing
-        appended) otherwise."""
+        appended) otherwise: then unknown runs are built as Tokens and compacted, ~40 µs a
+        run (a multilingual text under a small vocabulary has one every ~20 characters)."""
         if not (ids32[odd_at] == self.model.unk_id).all():
             return False  # a control piece
         ids_of, plain = self._byte_tokens(table)
@@ -353,25 +352,6 @@ class SentencePieceTokenizer(Tokenizer):
         out.ids.frombytes(ids.tobytes())
         out.starts.frombytes(np.repeat(mapped[:-1], counts).tobytes())
         out.ends.frombytes(np.repeat(mapped[1:], counts).tobytes())
-        return True
-
-    def _append_bytes(self, out: CompactTokens, normalized: Normalized, starts: list[int],
-                      ends: list[int], shift: int, table: TokenTable) -> bool:
-        """Append a run of unknown pieces as byte-fallback tokens straight into the arrays:
-        each byte of a piece is its ``<0xNN>`` token over the piece's span, as
-        :meth:`_tokens` makes them. False (nothing appended) when a byte's token is not a
-        plain vocabulary piece (missing, or kept as a Token): then :meth:`_tokens` does it.
-        (A multilingual text with a small vocabulary has a run every ~20 characters: built
-        as Tokens and compacted, they took most of its encode.)"""
-        ids_of, plain = self._byte_tokens(table)
-        text, n2o = normalized.text, normalized.norm_to_orig
-        data = [_utf8(text[a:b]) for a, b in zip(starts, ends, strict=True)]
-        if not all(map(plain.__getitem__, b"".join(data))):
-            return False
-        for chunk, a, b in zip(data, starts, ends, strict=True):
-            out.ids.extend(map(ids_of.__getitem__, chunk))
-            out.starts.extend(repeat(n2o[a] + shift, len(chunk)))
-            out.ends.extend(repeat(n2o[b] + shift, len(chunk)))
         return True
 
     def _byte_tokens(self, table: TokenTable) -> tuple[list[int], bytes]:
