@@ -52,7 +52,11 @@ class XServer:
     def _start(size: str) -> tuple[subprocess.Popen[bytes], str]:
         read, write = os.pipe()
         proc = subprocess.Popen(
-            ["Xvfb", "-displayfd", str(write), "-screen", "0", size, "-nolisten", "tcp"],
+            # -noreset: by default the server resets when its last client leaves (one app
+            # closed, the next not yet connected), and an app connecting during that reset
+            # fails with "could not connect to display" (seen once in CI).
+            ["Xvfb", "-displayfd", str(write), "-screen", "0", size, "-nolisten", "tcp",
+             "-noreset"],
             pass_fds=(write,), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         os.close(write)
         with os.fdopen(read) as f:
@@ -67,6 +71,10 @@ class XServer:
                 return False
             time.sleep(0.02)
         time.sleep(0.05)
+        return self.proc.poll() is None
+
+    def alive(self) -> bool:
+        """The server process still runs."""
         return self.proc.poll() is None
 
     def xdotool(self, *args: str, check: bool = True) -> str:
@@ -96,10 +104,20 @@ class XApp:
                "XDG_CONFIG_HOME": str(home / "config"), "XDG_DATA_HOME": str(home / "data"),
                "XDG_CACHE_HOME": str(home / "cache"), "HOME": str(home)}
         env.pop("QT_QPA_PLATFORM_PLUGIN_PATH", None)
-        self.log = (home / "app.log").open("w")
-        self.proc = subprocess.Popen([sys.executable, "-m", "explorer", *args], cwd=home,
-                                     env=env, stdout=self.log, stderr=subprocess.STDOUT)
-        self.window = self._wait_window()
+        for attempt in range(2):
+            self.log = (home / "app.log").open("w")
+            self.proc = subprocess.Popen([sys.executable, "-m", "explorer", *args], cwd=home,
+                                         env=env, stdout=self.log, stderr=subprocess.STDOUT)
+            try:
+                self.window = self._wait_window()
+                return
+            except RuntimeError as e:
+                # The display refused the connection (not the app's fault): once more, if
+                # the server still runs; a second refusal is reported as it is.
+                if attempt or "could not connect to display" not in str(e) or not x.alive():
+                    raise
+                self.log.close()
+                time.sleep(1.0)
 
     def _wait_window(self) -> str:
         deadline = time.monotonic() + START_TIMEOUT_S
