@@ -26,7 +26,8 @@ class Utf16Map:
     def __init__(self, text: str) -> None:
         # Code-point indices of astral characters, ascending.
         self._astral: list[int] = (
-            [i for i, ch in enumerate(text) if ord(ch) > 0xFFFF] if not text.isascii() else []
+            [i for i, ch in enumerate(text) if ord(ch) > 0xFFFF]
+            if text and not text.isascii() and max(text) > "\uffff" else []
         )
         self.length_codepoints = len(text)
         self.length_utf16 = len(text) + len(self._astral)

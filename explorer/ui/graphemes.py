@@ -46,7 +46,7 @@ def boundaries(text: str, pos: int = 0, endpos: int | None = None) -> list[int]:
 class Graphemes:
     """Grapheme-cluster boundaries of one string (a block's text), queried in UTF-16 units."""
 
-    __slots__ = ("_bounds", "_u16", "length16")
+    __slots__ = ("_bounds", "_set", "_u16", "length16")
 
     def __init__(self, text: str, u16: Utf16Map | None = None) -> None:
         self._u16 = Utf16Map(text) if u16 is None else u16
@@ -55,6 +55,19 @@ class Graphemes:
         bounds = boundaries(text)
         # None: every code point is a cluster of its own (no list to search).
         self._bounds: list[int] | None = None if len(bounds) == len(text) + 1 else bounds
+        self._set: frozenset[int] | None = None
+
+    @property
+    def every_code_point(self) -> bool:
+        """True when every code point is a cluster of its own (most text)."""
+        return self._bounds is None
+
+    def boundary_set(self) -> frozenset[int]:
+        """The code-point offsets of every cluster boundary, both ends included."""
+        if self._set is None:
+            b = self._bounds
+            self._set = frozenset(range(self._u16.length_codepoints + 1) if b is None else b)
+        return self._set
 
     def is_boundary_cp(self, x: int) -> bool:
         """True when code-point offset ``x`` is between two clusters (or at either end)."""

@@ -162,16 +162,16 @@ class TokenFormats:
         return fmt
 
 
-Span16 = tuple[int, int, QTextCharFormat, bool]
-"""A token's UTF-16 ``(start, end)`` in the block, its format, and whether the following
-tokens share exactly this span (partial-UTF-8 tokens of one character)."""
+Span = tuple[int, int, QTextCharFormat]
+"""A token's code-point ``(start, end)`` in the block and its format."""
 
 
 def block_ranges(doc: DocTokens, line: int, text: str,
                  formats: TokenFormats) -> list[QTextLayout.FormatRange] | None:
     """Format ranges of line ``line`` (a block whose text is ``text``), or None if stale.
 
-    Every range edge is a grapheme-cluster boundary (see :func:`split_clusters`)."""
+    Every range edge is a grapheme-cluster boundary (see :func:`split_clusters`). Edges
+    are worked out in code points and turned into UTF-16 units once, at the end."""
     k = doc.segment_of_line(line)
     seg = doc.segments[k]
     skip = line - doc.line_starts[k]
@@ -184,9 +184,9 @@ def block_ranges(doc: DocTokens, line: int, text: str,
     b = len(seg.text) if b == -1 else b
     if seg.text[a:b] != text:
         return None
-    u16 = Utf16Map(text)
     lo, hi = a + seg.origin, b + seg.origin
-    spans: list[Span16] = []
+    spans: list[Span] = []
+    shared: list[int] = []  # spans whose character(s) the next tokens share (partial UTF-8)
     starts, ends, ids = seg.starts, seg.ends, seg.ids
     flags, format_of = doc.flags, formats.format_of
     first = bisect_left(starts, lo)  # tokens are in text order: start at the line
@@ -195,23 +195,32 @@ def block_ranges(doc: DocTokens, line: int, text: str,
     size = formats.size
     order = range(first, len(ids))
     slots = shaded_slots(map(ids.__getitem__, order), size, *shade_state(doc, k, first, size))
+    last = (-1, -1)
     for j, (slot, shaded) in zip(order, slots, strict=False):
         t_start, t_end = starts[j], ends[j]
         if t_start > hi or (t_start == hi and hi > lo):
             break
         if t_end <= lo and not (t_start == t_end == lo):
             continue
-        s, e = max(t_start, lo) - lo, min(t_end, hi) - lo
+        s = (t_start if t_start > lo else lo) - lo
+        e = (t_end if t_end < hi else hi) - lo
         if e <= s:
             continue
-        s16, e16 = u16.to_utf16(s), u16.to_utf16(e)
-        if spans and spans[-1][:2] == (s16, e16):  # another byte of the same character(s)
-            spans[-1] = (s16, e16, spans[-1][2], True)
+        if (s, e) == last:  # another byte of the same character(s)
+            if not shared or shared[-1] != len(spans) - 1:
+                shared.append(len(spans) - 1)
             continue
-        spans.append((s16, e16, format_of(slot, *flags(seg, j), shaded), False))
-    if text.isascii() and "\r\n" not in text:  # one code unit per grapheme: nothing to split
-        return [_range(s, e, fmt) for s, e, fmt, _ in spans]
-    return _cluster_ranges(text, u16, spans, formats)
+        last = (s, e)
+        spans.append((s, e, format_of(slot, *flags(seg, j), shaded)))
+    if not text.isascii() or "\r\n" in text:  # ASCII: one code point per grapheme
+        split = split_clusters(text, spans, shared)
+        if split:
+            spans = _cut_out(spans, split, formats.split)
+        u16 = Utf16Map(text)
+        if u16.length_utf16 != len(text):  # astral characters: two UTF-16 units each
+            to16 = u16.to_utf16
+            return [_range(to16(s), to16(e), fmt) for s, e, fmt in spans]
+    return [_range(s, e, fmt) for s, e, fmt in spans]
 
 
 def shade_state(doc: DocTokens, k: int, index: int, size: int) -> tuple[int, bool]:
@@ -258,31 +267,41 @@ def _range(start: int, end: int, fmt: QTextCharFormat) -> QTextLayout.FormatRang
     return r
 
 
-def split_clusters(text: str, u16: Utf16Map, spans: list[Span16]) -> list[tuple[int, int]]:
-    """UTF-16 runs of whole grapheme clusters that are covered by more than one token.
+def split_clusters(text: str, spans: list[Span] | list[tuple[int, int]],
+                   shared: list[int] = ()) -> list[tuple[int, int]]:  # type: ignore[assignment]
+    """Code-point runs of whole grapheme clusters that are covered by more than one token.
 
-    ``text`` is a block's text, ``u16`` its offset map, ``spans`` its tokens in order.
-    A cluster is split when a token edge falls inside it, when tokens share it (partial UTF-8)
-    or when two token spans overlap on it. Qt shapes a format range on its own, so a colour
-    edge inside a cluster would show a Devanagari vowel sign on a dotted circle, a flag as two
-    letters, a ZWJ family as separate people: such clusters get one range over the whole.
-    Touching runs are merged. Only the token edges are looked up, not every cluster.
+    ``text`` is a block's text, ``spans`` its tokens in order (code points; a span stands
+    for all the tokens of one same span), ``shared`` the indexes of spans shared by
+    several tokens (partial UTF-8). A cluster is split when a token edge falls inside it,
+    when tokens share it or when two token spans overlap on it. Qt shapes a format range
+    on its own, so a colour edge inside a cluster would show a Devanagari vowel sign on a
+    dotted circle, a flag as two letters, a ZWJ family as separate people: such clusters
+    get one range over the whole. Touching runs are merged. Only the token edges that are
+    not cluster boundaries are looked up, not every cluster.
     """
-    g = graphemes_of(text, u16)
-    down, up = g.down, g.up
+    g = graphemes_of(text)
     bad: list[tuple[int, int]] = []
+    if g.every_code_point:  # no edge can fall inside a cluster
+        down = up = None
+    else:
+        down, up = g.down_cp, g.up_cp
+        bounds = g.boundary_set()
+        for x in {x for span in spans for x in span[:2]}.difference(bounds):
+            bad.append((down(x), up(x)))
+    for n in shared:
+        s, e = spans[n][:2]
+        bad.append((s, e) if down is None else (down(s), up(e)))
     reach = 0  # furthest token end so far
-    for s, e, _fmt, shared in spans:
-        if shared:
-            bad.append((down(s), up(e)))
-        else:
-            for x in (s, e):
-                d = down(x)
-                if d != x:
-                    bad.append((d, up(x)))
+    for span in spans:
+        s, e = span[0], span[1]
         if s < reach:  # overlaps an earlier token
-            bad.append((down(s), up(min(reach, e))))
-        reach = max(reach, e)
+            end = min(reach, e)
+            bad.append((s, end) if down is None else (down(s), up(end)))
+        if e > reach:
+            reach = e
+    if not bad:
+        return []
     bad.sort()
     merged: list[tuple[int, int]] = []
     for s, e in bad:
@@ -310,15 +329,12 @@ def snap_to_graphemes(text: str, ranges: list[QTextLayout.FormatRange]
     return out
 
 
-def _cluster_ranges(text: str, u16: Utf16Map, spans: list[Span16],
-                    formats: TokenFormats) -> list[QTextLayout.FormatRange]:
-    """Token ranges minus the split clusters, plus one split-style range per split run."""
-    split = split_clusters(text, u16, spans)
-    if not split:
-        return [_range(s, e, fmt) for s, e, fmt, _ in spans]
-    out = [(s, e, formats.split) for s, e in split]
+def _cut_out(spans: list[Span], split: list[tuple[int, int]],
+             split_format: QTextCharFormat) -> list[Span]:
+    """Token spans minus the ``split`` runs, plus one ``split_format`` span per run."""
+    out = [(s, e, split_format) for s, e in split]
     starts = [s for s, _ in split]
-    for s, e, fmt, _ in spans:
+    for s, e, fmt in spans:
         i = max(0, bisect_right(starts, s) - 1)
         pos = s
         while pos < e:
@@ -331,7 +347,7 @@ def _cluster_ranges(text: str, u16: Utf16Map, spans: list[Span16],
                 out.append((pos, split[i][0], fmt))
             pos = split[i][1]
     out.sort(key=lambda r: r[0])
-    return [_range(s, e, fmt) for s, e, fmt in out]
+    return out
 
 
 class TokenPainter(QObject):

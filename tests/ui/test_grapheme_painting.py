@@ -23,7 +23,6 @@ from painting_oracle import (
 from PySide6.QtCore import QPoint, Qt
 from PySide6.QtGui import QTextCursor
 
-from explorer.engine.encoding import Token
 from explorer.engine.offsets import Utf16Map
 from explorer.ui.editor import SPLIT_NOTE, cluster_bounds, snap_to_clusters
 from explorer.ui.token_painter import SPLIT_COLORS, TokenFormats, split_clusters
@@ -125,42 +124,29 @@ def test_split_style_is_consistent_in_both_themes(qtbot, window):
     assert_edges_on_graphemes(window)
 
 
-def span16(text: str, start: int, end: int) -> tuple[int, int]:
-    return u16(text[:start]), u16(text[:end])
-
-
-def spans_of(text: str, cuts: list[tuple[int, int]]) -> list:
-    out = []
-    for i, (s, e) in enumerate(cuts):
-        s16, e16 = span16(text, s, e)
-        out.append((s16, e16, Token(i, "x", b"x", s, e), False))
-    return out
-
-
 def test_split_clusters_unit_cases():
-    text = "a👍🏽b"  # clusters: a | 👍🏽 (4 units) | b
-    m = Utf16Map(text)
+    text = "a👍🏽b"  # clusters: a | 👍🏽 (2 code points) | b
     # a token edge between the hand and the skin tone: the whole cluster is split
-    assert split_clusters(text, m, spans_of(text, [(0, 2), (2, 3), (3, 4)])) == [(1, 5)]
+    assert split_clusters(text, [(0, 2), (2, 3), (3, 4)]) == [(1, 3)]
     # a token wholly inside the cluster
-    assert split_clusters(text, m, spans_of(text, [(0, 1), (1, 2), (2, 3), (3, 4)])) == [(1, 5)]
+    assert split_clusters(text, [(0, 1), (1, 2), (2, 3), (3, 4)]) == [(1, 3)]
     # whole clusters: nothing split
-    assert split_clusters(text, m, spans_of(text, [(0, 1), (1, 3), (3, 4)])) == []
+    assert split_clusters(text, [(0, 1), (1, 3), (3, 4)]) == []
     # overlapping tokens (byte-level BPE: both touch the cluster)
-    assert split_clusters(text, m, spans_of(text, [(0, 3), (1, 3), (3, 4)])) == [(1, 5)]
+    assert split_clusters(text, [(0, 3), (1, 3), (3, 4)]) == [(1, 3)]
     # tokens sharing one span (partial UTF-8 of one character)
-    shared = spans_of("𠀋x", [(0, 1), (1, 2)])
-    shared[0] = (*shared[0][:3], True)
-    assert split_clusters("𠀋x", Utf16Map("𠀋x"), shared) == [(0, 2)]
+    assert split_clusters("𠀋x", [(0, 1), (1, 2)], shared=[0]) == [(0, 1)]
+    # a shared span inside a multi-code-point cluster takes the whole cluster
+    assert split_clusters(text, [(0, 1), (1, 2), (2, 3), (3, 4)], shared=[1]) == [(1, 3)]
+    # overlapping tokens where every code point is a cluster: just the overlap
+    assert split_clusters("abc", [(0, 2), (1, 3)]) == [(1, 2)]
     # neighbouring split clusters merge into one run
     t2 = "🇫🇷🇯🇵"
-    cuts = [(0, 1), (1, 3), (3, 4)]
-    assert split_clusters(t2, Utf16Map(t2), spans_of(t2, cuts)) == [(0, 8)]
+    assert split_clusters(t2, [(0, 1), (1, 3), (3, 4)]) == [(0, 4)]
 
 
 def test_graphemes_agree_with_uax29_on_the_samples():
     from explorer.bundled import resource_path
-    from explorer.engine.offsets import Utf16Map
     from explorer.ui.graphemes import Graphemes
 
     for name in ("multilingual", "emoji"):

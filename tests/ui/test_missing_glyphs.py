@@ -217,3 +217,55 @@ def test_boxes_of_a_wrapped_paragraph_line_by_line(qtbot, errors):
     assert one_line and {round(r.top() - origin.top(), 3) for r, _ in one_line} == {
         round(third.y(), 3)}
     w.controller.shutdown()
+
+
+def test_boxes_after_an_edit_measure_only_the_changed_line(qtbot, errors, monkeypatch):
+    """Typing in the last visual line of a long wrapped paragraph: the boxes are still the
+    clusters walked over the whole block, and only visual lines whose text changed are
+    measured again (the others keep theirs: Qt calls per box are what a keystroke in a
+    paragraph of a script without a font cost)."""
+    from PySide6.QtGui import QTextCursor
+
+    from explorer.ui import missing_glyphs
+    from explorer.ui.main_window import MainWindow
+
+    if fontconfig_has(ord("न")):
+        pytest.skip("this machine has a Devanagari font")
+    w = MainWindow(report_error=errors, autosave=False)
+    qtbot.addWidget(w)
+    w.resize(700, 700)
+    w.show()
+    para = " ".join(f"word{i} {HINDI} ภาษาไทย 👍🏽 𠀀x" for i in range(12)) + " the end"
+    w.restore(text=f"first line\n{para}\nlast\n")
+    wait_highlighted(qtbot, w)
+    glyphs = w.missing_glyphs
+    qtbot.waitUntil(lambda: ord("न") in glyphs.missing, timeout=5000)
+    doc = w.editor.document()
+    block = doc.findBlockByNumber(1)
+    layout = block.layout()
+    lines = layout.lineCount()
+    assert lines >= 3
+    glyphs.boxes()  # measured once
+    measured: list[int] = []
+    real = missing_glyphs.line_boxes
+
+    def counting(layout, text, k, missing):
+        measured.append(k)
+        return real(layout, text, k, missing)
+
+    monkeypatch.setattr(missing_glyphs, "line_boxes", counting)
+    cur = QTextCursor(block)
+    cur.setPosition(block.position() + block.length() - 3)  # in "end", the last line
+    cur.insertText(HINDI[:2])
+    doc.documentLayout().blockBoundingRect(block)  # laid out again
+    block = doc.findBlockByNumber(1)
+    text = block.text()
+    origin = w.editor.blockBoundingGeometry(block).translated(w.editor.contentOffset())
+    found = [(round(r.left() - origin.left(), 3), round(r.top() - origin.top(), 3), cp)
+             for r, cp in glyphs.boxes() if origin.contains(r.center())]
+    shown = [b for b in clusters_walked(block.layout(), text, glyphs.missing)
+             if origin.top() + b[1] < w.editor.viewport().height()]
+    assert found == shown
+    assert text.count("न") == para.count("न") + 1
+    assert measured and set(measured) <= {lines - 1, lines}, measured
+    w.controller.shutdown()
