@@ -407,8 +407,8 @@ class SentencePieceTokenizer(Tokenizer):
         unk_id = self.model.unk_id
         for k in [k for k, ids in enumerate(out) if unk_id in ids]:
             # unknown merging; byte fallback needs the pieces' lengths
-            segments = many.segments(k) if self.byte_fallback else None
-            out[k] = self._finish_ids(normalized[k], out[k], segments)
+            lengths = many.lengths(k) if self.byte_fallback else None
+            out[k] = self._finish_ids(normalized[k], out[k], lengths)
         return out
 
     def _normalized_text(self, text: str) -> str:
@@ -418,11 +418,11 @@ class SentencePieceTokenizer(Tokenizer):
         return self.normalizer.normalize(text).text
 
     def _finish_ids(
-        self, normalized: str, ids: list[int], segs: Sequence[tuple[int, int]] | None = None
+        self, normalized: str, ids: list[int], lengths: Sequence[int] | np.ndarray | None = None
     ) -> list[int]:
         """The model's ids after sentencepiece's unknown merging and byte fallback.
 
-        ``segs``: the model's ``(length, id)`` pieces when the caller has them already.
+        ``lengths``: the model's pieces' lengths in code points when the caller has them.
         """
         model = self.model
         unk_id = model.unk_id
@@ -431,26 +431,17 @@ class SentencePieceTokenizer(Tokenizer):
         if not self.byte_fallback:  # a run of unknowns is one <unk>
             return [i for i, prev in zip(ids, [-1, *ids], strict=False)
                     if i != unk_id or prev != unk_id]
-        if segs is None:
-            segs = model.segments(normalized)
-        # unknown merging / byte fallback (as _tokens does, without Token objects)
-        out: list[int] = []
-        pos = last = 0
+        if lengths is None:
+            lengths = [s[0] for s in model.segments(normalized)]
+        starts = np.zeros(len(lengths) + 1, np.int64)
+        np.cumsum(lengths, out=starts[1:])
+        # byte fallback: each <unk> piece becomes its text's UTF-8 byte pieces
+        byte_ids, out, last = self._byte_ids, [], 0
         k = ids.index(unk_id)
         while True:
-            pos += sum([s[0] for s in segs[last:k]])
-            if self.byte_fallback:
-                out += ids[last:k]
-                length = segs[k][0]
-                out.extend(
-                    self._byte_ids.get(b, unk_id) for b in _utf8(normalized[pos : pos + length])
-                )
-            elif k == last and last > 0:
-                pass  # a run of unknowns is one <unk>
-            else:
-                out += ids[last:k]
-                out.append(unk_id)
-            pos += segs[k][0]
+            out += ids[last:k]
+            piece = normalized[int(starts[k]) : int(starts[k + 1])]
+            out.extend(byte_ids.get(b, unk_id) for b in _utf8(piece))
             last = k + 1
             try:
                 k = ids.index(unk_id, last)

@@ -50,26 +50,30 @@ def encode_many(solver: WordPath, texts: Sequence[str]) -> ManyEncoded:
 
 class ManyEncoded:
     """The ids of many texts (:meth:`UnigramModel.encode_many`), their pieces' lengths on
-    demand: ``segments(k)`` are text ``k``'s ``(length, id)`` pairs."""
+    demand: ``lengths(k)`` as an array, ``segments(k)`` as text ``k``'s ``(length, id)``
+    pairs."""
 
     def __init__(self, ids: list[list[int]], lengths: np.ndarray, bounds: list[int]) -> None:
         self.ids = ids
         self._lengths = lengths  # every text's piece lengths, text after text
         self._bounds = bounds  # text k's pieces are [bounds[k], bounds[k + 1])
-        self._exact: dict[int, list[Segment]] = {}
+        self._exact: dict[int, np.ndarray] = {}
 
-    def set_exact(self, k: int, segments: list[Segment]) -> None:
-        """Text ``k`` re-encoded on the exact path."""
-        self._exact[k] = segments
-        self.ids[k] = [s[1] for s in segments]
+    def set_exact(self, k: int, lengths: np.ndarray, ids: np.ndarray) -> None:
+        """Text ``k`` re-encoded on the exact path (its pieces' lengths and ids)."""
+        self._exact[k] = lengths
+        self.ids[k] = ids.tolist()
 
-    def segments(self, k: int) -> list[Segment]:
-        """Text ``k``'s pieces as ``(length, id)``."""
+    def lengths(self, k: int) -> np.ndarray:
+        """Text ``k``'s pieces' lengths in code points (int64)."""
         exact = self._exact.get(k)
         if exact is not None:
             return exact
-        lengths = self._lengths[self._bounds[k] : self._bounds[k + 1]].tolist()
-        return list(zip(lengths, self.ids[k], strict=True))
+        return self._lengths[self._bounds[k] : self._bounds[k + 1]]
+
+    def segments(self, k: int) -> list[Segment]:
+        """Text ``k``'s pieces as ``(length, id)``."""
+        return list(zip(self.lengths(k).tolist(), self.ids[k], strict=True))
 
 
 def _encode(solver: WordPath, texts: Sequence[str]) -> ManyEncoded:
@@ -92,24 +96,29 @@ def _encode(solver: WordPath, texts: Sequence[str]) -> ManyEncoded:
     before -= before[starts[line_of]]
     # half a unit of slack absorbs the rounding of the running sums (each word adds 1)
     unsafe = np.flatnonzero(before >= table.limit[occurrence] - 0.5)
-    # every occurrence's pieces, gathered from its word's (a ragged take)
-    sizes = table.count[occurrence]
-    out_first = np.zeros(len(flat) + 1, np.int64)
-    np.cumsum(sizes, out=out_first[1:])
-    take = np.repeat(table.first[occurrence] - out_first[:-1], sizes)
-    take += np.arange(int(out_first[-1]))
-    bounds = out_first[np.append(starts, len(flat))].tolist()
-    cuts = list(map(slice, bounds[:-1], bounds[1:]))
-    ids = table.piece_id[take].tolist()
-    result = ManyEncoded(list(map(ids.__getitem__, cuts)), table.piece_len[take], bounds)
-    if unsafe.size:
-        # Texts where float32 rounding could change a word's cached segmentation at its
-        # prefix score: redo them from the exact scores, as the per-text path does.
-        for k in np.unique(line_of[unsafe]).tolist():
-            a, b = int(starts[k]), int(starts[k] + counts[k])
-            lengths, ids = _exact_pieces(solver, flat[a:b], occurrence[a:b], table, 0.0)
-            result.set_exact(k, list(zip(lengths.tolist(), ids.tolist(), strict=True)))
+    # Texts where float32 rounding could change a word's cached segmentation at its prefix
+    # score are redone from the exact scores, as the per-text path does (every long text:
+    # the prefix score of a 32k-character window reaches the limits).
+    redo = np.unique(line_of[unsafe]).tolist() if unsafe.size else []
+    if len(redo) == len(texts):  # nothing to gather from the table
+        result = ManyEncoded([[] for _ in texts], np.zeros(0, np.int64),
+                             [0] * (len(texts) + 1))
+    else:
+        # every occurrence's pieces, gathered from its word's (a ragged take)
+        sizes = table.count[occurrence]
+        out_first = np.zeros(len(flat) + 1, np.int64)
+        np.cumsum(sizes, out=out_first[1:])
+        take = np.repeat(table.first[occurrence] - out_first[:-1], sizes)
+        take += np.arange(int(out_first[-1]))
+        bounds = out_first[np.append(starts, len(flat))].tolist()
+        cuts = list(map(slice, bounds[:-1], bounds[1:]))
+        ids = table.piece_id[take].tolist()
+        result = ManyEncoded(list(map(ids.__getitem__, cuts)), table.piece_len[take], bounds)
+    for k in redo:
+        a, b = int(starts[k]), int(starts[k] + counts[k])
+        result.set_exact(k, *_exact_pieces(solver, flat[a:b], occurrence[a:b], table, 0.0))
     return result
+
 
 class Resumed:
     """A text encoded from an exact path score at one of its words (:func:`encode_from`):
@@ -175,9 +184,10 @@ def _exact_pieces(
     table: WordTable,
     base: float,
     word_scores: list[float] | None = None,
-) -> tuple[list[int], list[int]]:
-    """Pieces of ``words`` (their ``table`` rows) from exact prefix score ``base`` on,
-    exactly as sentencepiece's one-pass Viterbi decides them, re-basing included.
+) -> tuple[np.ndarray, np.ndarray]:
+    """Pieces ``(lengths, ids)`` of ``words`` (their ``table`` rows) from exact prefix
+    score ``base`` on, exactly as sentencepiece's one-pass Viterbi decides them, re-basing
+    included.
 
     ``word_scores``: when given, each word's exact starting path score is appended to it
     (sentencepiece's ``best`` at the word's first character, before any re-basing there).
