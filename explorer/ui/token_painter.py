@@ -166,12 +166,13 @@ Span = tuple[int, int, QTextCharFormat]
 """A token's code-point ``(start, end)`` in the block and its format."""
 
 
-def block_ranges(doc: DocTokens, line: int, text: str,
-                 formats: TokenFormats) -> list[QTextLayout.FormatRange] | None:
+def block_ranges(doc: DocTokens, line: int, text: str, formats: TokenFormats,
+                 first_only: bool = False) -> list[QTextLayout.FormatRange] | None:
     """Format ranges of line ``line`` (a block whose text is ``text``), or None if stale.
 
     Every range edge is a grapheme-cluster boundary (see :func:`split_clusters`). Edges
-    are worked out in code points and turned into UTF-16 units once, at the end."""
+    are worked out in code points and turned into UTF-16 units once, at the end.
+    ``first_only``: just the first token's range, whole (not cut at split clusters)."""
     k = doc.segment_of_line(line)
     seg = doc.segments[k]
     skip = line - doc.line_starts[k]
@@ -212,6 +213,11 @@ def block_ranges(doc: DocTokens, line: int, text: str,
             continue
         last = (s, e)
         spans.append((s, e, format_of(slot, *flags(seg, j), shaded)))
+        if first_only:
+            break
+    if first_only:
+        u16 = Utf16Map(text)
+        return [_range(u16.to_utf16(s), u16.to_utf16(e), fmt) for s, e, fmt in spans]
     if not text.isascii() or "\r\n" in text:  # ASCII: one code point per grapheme
         split = split_clusters(text, spans, shared)
         if split:
@@ -439,11 +445,31 @@ class TokenPainter(QObject):
         """Paint the blocks after an edit's lines whose colours changed all the same: a
         token's shade depends on the run of same-coloured tokens it is in (see
         :func:`~explorer.ui.palettes.shaded_slots`), and a run can go on past a line end.
-        Stops at the first block that keeps its colours (empty blocks show no token)."""
+        Stops at the first block that keeps its colours (empty blocks show no token).
+
+        These blocks hold the tokens they held (the re-encoded lines come before them):
+        only the shade their first token enters with can differ. When that token's range
+        is the one the block shows, its run goes on as it did, and so does every colour
+        after it: the block is not worked out again (a long line of a complex script
+        costs ~1 ms, and almost every keystroke stops at the first such block)."""
         for _ in range(RIPPLE_MAX_BLOCKS):
-            if not block.isValid() or not (self._paint(block) or not block.text()):
+            if not block.isValid() or self._first_range_kept(block):
+                return
+            if not (self._paint(block) or not block.text()):
                 return
             block = block.next()
+
+    def _first_range_kept(self, block: QTextBlock) -> bool:
+        """True when ``block`` shows its first token's range as the current result has it
+        (same span, same format: same colour and shade)."""
+        if self._doc is None or not block.text():
+            return False
+        head = block_ranges(self._doc, block.blockNumber(), block.text(), self.formats,
+                            first_only=True)
+        if not head:
+            return False
+        shown = block.layout().formats()
+        return bool(shown) and same_ranges(head, shown[:1])
 
     def _paint_edit_batch(self) -> None:
         """Background painting of the not-shown lines of a big edit (see set_result)."""

@@ -98,6 +98,33 @@ def test_an_edit_reshades_a_run_that_goes_on_past_its_line(qtbot, window):
     assert painted_ranges(window) == expected_ranges(window)
 
 
+def test_a_keystroke_works_out_its_own_line_and_only_the_head_of_the_next(
+        qtbot, window, monkeypatch):
+    """The line after an edit holds the tokens it held: when its first token's range is
+    the one it shows, its colours all stay, so it is not worked out whole (a long line of
+    a complex script cost ~1 ms a keystroke)."""
+    from explorer.ui import token_painter
+
+    window.set_text("alpha beta\ngamma delta\nepsilon zeta\n")
+    wait_highlighted(qtbot, window)
+    calls: list[tuple[int, bool]] = []
+    real = token_painter.block_ranges
+
+    def counting(doc, line, text, formats, first_only=False):
+        calls.append((line, first_only))
+        return real(doc, line, text, formats, first_only)
+
+    monkeypatch.setattr(token_painter, "block_ranges", counting)
+    cur = window.editor.textCursor()
+    cur.setPosition(len("alpha beta\ngamma"))
+    window.editor.setTextCursor(cur)
+    qtbot.keyClicks(window.editor, "x")
+    wait_highlighted(qtbot, window)
+    assert window.text() == "alpha beta\ngammax delta\nepsilon zeta\n"
+    assert painted_ranges(window) == expected_ranges(window)
+    assert (1, False) in calls and (2, True) in calls and (2, False) not in calls, calls
+
+
 class _CountingIds(list):
     """A segment's ids that count how many are read."""
 
