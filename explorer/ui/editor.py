@@ -85,6 +85,9 @@ class TokenEditor(QPlainTextEdit):
         self.boundary_tip_at: TooltipAt | None = None
         self.last_tip_pos: QPoint | None = None
         """Global position of the last tooltip request (late answers show there)."""
+        self.before_paste: Callable[[str, int, int], None] | None = None
+        """Called with a pasted text and the UTF-16 span it replaces, before Qt inserts it
+        (the window starts the helper of the encode that follows)."""
         font = QFontDatabase.systemFont(QFontDatabase.SystemFont.FixedFont)
         font.setPointSize(max(font.pointSize(), 11))
         font.setStyleHint(QFont.StyleHint.Monospace)
@@ -268,6 +271,9 @@ class TokenEditor(QPlainTextEdit):
             return
         if len(text) >= BIG_PASTE_CHARS:
             self._drop_formats_at_cursor()
+        if self.before_paste is not None:
+            cur = self.textCursor()
+            self.before_paste(text, cur.selectionStart(), cur.selectionEnd())
         self.insertPlainText(text)  # the editor's own cursor (a drop has placed it)
         self.ensureCursorVisible()
 

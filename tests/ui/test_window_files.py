@@ -189,3 +189,50 @@ def test_open_text_of_a_big_file_starts_its_encode_helper_first(qtbot, window, t
     qtbot.waitUntil(lambda: window.doc is not None and window.doc.text == text, timeout=60_000)
     assert adopted == [True]
     assert list(window.doc.ids()) == window.tokenizer.encode(text).ids
+
+
+def test_a_big_paste_starts_its_encode_helper_with_the_text_it_makes(qtbot, window,
+                                                                   monkeypatch):
+    """A big paste over a selection starts the helper of the encode that follows before Qt
+    inserts the text (~1 s for 10 MB, holding the GIL), with the text as it will be: line
+    ends made ``\\n`` (CR LF, CR, paragraph separator) and no-break spaces made spaces, as
+    ``toPlainText`` reads them. That encode adopts it."""
+    from PySide6.QtCore import QMimeData
+    from PySide6.QtGui import QTextCursor
+
+    from explorer.workers import tail_encode
+
+    monkeypatch.setattr(tail_encode, "PARALLEL_MIN", 20_000)
+    monkeypatch.setattr(tail_encode, "HEAD_START", 0)
+    adopted = []
+    real = tail_encode.start_tail
+
+    def recording(tokenizer, text, exact):
+        early = list(tail_encode._prefetched)
+        helper = real(tokenizer, text, exact)
+        adopted.append(bool(early) and helper is early[0])
+        return helper
+
+    monkeypatch.setattr("explorer.workers.jobs.start_tail", recording)
+    window.set_text("head 😀 line\nREPLACE ME\ntail\n")
+    wait_highlighted(qtbot, window)
+    cur = window.editor.textCursor()
+    start = window.text().index("REPLACE")
+    cur.setPosition(start + 1)  # (+1: the emoji is two UTF-16 units)
+    cur.setPosition(start + 1 + len("REPLACE ME"), QTextCursor.MoveMode.KeepAnchor)
+    window.editor.setTextCursor(cur)
+    ends = ["\r\n", "\n", "\r", "\u2029"]
+    pasted = "".join(f"line {i}:\u00a0the quick brown fox, Всеобщая {i * 7}{ends[i % 4]}"
+                     for i in range(3500))
+    mime = QMimeData()
+    mime.setText(pasted)
+    adopted.clear()
+    window.editor.insertFromMimeData(mime)
+    assert tail_encode._prefetched  # started before the editor took the text
+    expected = ("head 😀 line\n" + pasted.replace("\r\n", "\n").replace("\r", "\n")
+                .replace("\u2029", "\n").replace("\u00a0", " ") + "\ntail\n")
+    assert window.text() == expected
+    qtbot.waitUntil(lambda: window.doc is not None and window.doc.text == expected
+                    and window.is_highlighted, timeout=60_000)
+    assert adopted == [True]
+    assert list(window.doc.ids()) == window.tokenizer.encode(expected).ids
