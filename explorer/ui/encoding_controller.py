@@ -37,7 +37,8 @@ PATCH_MAX_CHARS = 100_000
 _PLAIN = str.maketrans({"\u00a0": " ", "\u2029": "\n", "\u2028": "\n"})
 
 
-_INSERTED = {"\u00a0": " ", "\u2029": "\n", "\u2028": "\n", "\ufdd0": "\n", "\ufdd1": "\n"}
+_INSERTED = {**{chr(k): v for k, v in _PLAIN.items()}, "\ufdd0": "\n", "\ufdd1": "\n"}
+""":data:`_PLAIN` and Qt's frame marks (a block break each), as ``str.replace`` pairs."""
 
 
 def inserted_plain(text: str) -> str:

@@ -183,10 +183,9 @@ def clusters_walked(layout, text: str, missing: set[int]) -> list[tuple[float, f
     return out
 
 
-def test_boxes_of_a_wrapped_paragraph_line_by_line(qtbot, errors):
-    """A paragraph that wraps over many lines, mixing Latin, Hindi, Thai, emoji and CJK
-    Extension B: the boxes found per visual line are the clusters walked over the whole
-    block, and a repaint of one visual line measures only that line."""
+def window_with_paragraph(qtbot, errors, para: str):
+    """A 700 px window showing ``para`` between two lines, its Hindi known to lack a font
+    (skips on a machine that has one)."""
     from explorer.ui.main_window import MainWindow
 
     if fontconfig_has(ord("न")):
@@ -195,11 +194,19 @@ def test_boxes_of_a_wrapped_paragraph_line_by_line(qtbot, errors):
     qtbot.addWidget(w)
     w.resize(700, 700)
     w.show()
-    para = " ".join(f"word{i} {HINDI} ภาษาไทย 👍🏽 𠀀x" for i in range(30))
     w.restore(text=f"first line\n{para}\nlast\n")
     wait_highlighted(qtbot, w)
+    qtbot.waitUntil(lambda: ord("न") in w.missing_glyphs.missing, timeout=5000)
+    return w
+
+
+def test_boxes_of_a_wrapped_paragraph_line_by_line(qtbot, errors):
+    """A paragraph that wraps over many lines, mixing Latin, Hindi, Thai, emoji and CJK
+    Extension B: the boxes found per visual line are the clusters walked over the whole
+    block, and a repaint of one visual line measures only that line."""
+    para = " ".join(f"word{i} {HINDI} ภาษาไทย 👍🏽 𠀀x" for i in range(30))
+    w = window_with_paragraph(qtbot, errors, para)
     glyphs = w.missing_glyphs
-    qtbot.waitUntil(lambda: ord("न") in glyphs.missing, timeout=5000)
     block = w.editor.document().findBlockByNumber(1)
     layout = block.layout()
     assert layout.lineCount() >= 5
@@ -227,19 +234,10 @@ def test_boxes_after_an_edit_measure_only_the_changed_line(qtbot, errors, monkey
     from PySide6.QtGui import QTextCursor
 
     from explorer.ui import missing_glyphs
-    from explorer.ui.main_window import MainWindow
 
-    if fontconfig_has(ord("न")):
-        pytest.skip("this machine has a Devanagari font")
-    w = MainWindow(report_error=errors, autosave=False)
-    qtbot.addWidget(w)
-    w.resize(700, 700)
-    w.show()
     para = " ".join(f"word{i} {HINDI} ภาษาไทย 👍🏽 𠀀x" for i in range(12)) + " the end"
-    w.restore(text=f"first line\n{para}\nlast\n")
-    wait_highlighted(qtbot, w)
+    w = window_with_paragraph(qtbot, errors, para)
     glyphs = w.missing_glyphs
-    qtbot.waitUntil(lambda: ord("न") in glyphs.missing, timeout=5000)
     doc = w.editor.document()
     block = doc.findBlockByNumber(1)
     layout = block.layout()

@@ -161,15 +161,14 @@ def test_open_text_replaces_the_text_without_a_bom_and_keeps_it_on_errors(qtbot,
     assert window.text() == "héllo wörld\n" and "bad.txt" in errors.errors[-1][1]
 
 
-def test_open_text_of_a_big_file_starts_its_encode_helper_first(qtbot, window, tmp_path,
-                                                                 monkeypatch):
-    """File > Open Text of a big file starts the first encode's helper before the text goes
-    into the editor (Qt's insertText holds the GIL); that encode adopts it."""
+def record_adoptions(monkeypatch) -> list[bool]:
+    """Children from 20k characters on; for each first encode that starts one, whether it
+    adopted the child started before the editor took the text."""
     from explorer.workers import tail_encode
 
     monkeypatch.setattr(tail_encode, "PARALLEL_MIN", 20_000)
     monkeypatch.setattr(tail_encode, "HEAD_START", 0)
-    adopted = []
+    adopted: list[bool] = []
     real = tail_encode.start_tail
 
     def recording(tokenizer, text, exact):
@@ -179,6 +178,16 @@ def test_open_text_of_a_big_file_starts_its_encode_helper_first(qtbot, window, t
         return helper
 
     monkeypatch.setattr("explorer.workers.jobs.start_tail", recording)
+    return adopted
+
+
+def test_open_text_of_a_big_file_starts_its_encode_helper_first(qtbot, window, tmp_path,
+                                                                 monkeypatch):
+    """File > Open Text of a big file starts the first encode's helper before the text goes
+    into the editor (Qt's insertText holds the GIL); that encode adopts it."""
+    from explorer.workers import tail_encode
+
+    adopted = record_adoptions(monkeypatch)
     big = tmp_path / "big.txt"
     text = "".join(f"line {i}: the quick brown fox, Всеобщая декларация {i * 7}\n"
                    for i in range(3000))
@@ -202,18 +211,7 @@ def test_a_big_paste_starts_its_encode_helper_with_the_text_it_makes(qtbot, wind
 
     from explorer.workers import tail_encode
 
-    monkeypatch.setattr(tail_encode, "PARALLEL_MIN", 20_000)
-    monkeypatch.setattr(tail_encode, "HEAD_START", 0)
-    adopted = []
-    real = tail_encode.start_tail
-
-    def recording(tokenizer, text, exact):
-        early = list(tail_encode._prefetched)
-        helper = real(tokenizer, text, exact)
-        adopted.append(bool(early) and helper is early[0])
-        return helper
-
-    monkeypatch.setattr("explorer.workers.jobs.start_tail", recording)
+    adopted = record_adoptions(monkeypatch)
     window.set_text("head 😀 line\nREPLACE ME\ntail\n")
     wait_highlighted(qtbot, window)
     cur = window.editor.textCursor()
