@@ -11,9 +11,9 @@ is encoded and highlighted:
 
     python benchmarks/bench_paste.py [--size-mb 10] [--text-file DOC]
 
-``--text-file``: paste a real document (``benchmarks/train_corpus.py``'s ``build`` writes a 10 MB
-English one) instead of botchan repeated, whose every chunk is in the tokenizer's memo after its first
-270 kB.
+``--text-file``: paste a real document (``benchmarks/train_corpus.py``'s ``build`` writes a
+10 MB English one) instead of botchan repeated, whose every chunk is in the tokenizer's memo
+after its first 270 kB.
 """
 
 from __future__ import annotations
