@@ -20,6 +20,7 @@ from __future__ import annotations
 from PySide6.QtCore import QObject, Signal
 from PySide6.QtGui import QTextCursor, QTextDocument
 
+from explorer.engine.offsets import Utf16Map
 from explorer.engine.tokenizer import Tokenizer
 from explorer.ui.gui_gc import note_activity
 from explorer.workers.doctokens import Change, DocTokens, Progress
@@ -35,15 +36,13 @@ PATCH_MAX_CHARS = 100_000
 """Bigger insertions re-read the whole text (one copy either way)."""
 # What QTextDocument.toPlainText replaces (so the patched copy equals it exactly).
 _PLAIN = str.maketrans({"\u00a0": " ", "\u2029": "\n", "\u2028": "\n"})
-
-
 _INSERTED = {**{chr(k): v for k, v in _PLAIN.items()}, "\ufdd0": "\n", "\ufdd1": "\n"}
 """:data:`_PLAIN` and Qt's frame marks (a block break each), as ``str.replace`` pairs."""
 
 
 def inserted_plain(text: str) -> str:
     """``text`` as ``toPlainText()`` reads it back after ``QTextCursor.insertText``: a CR LF,
-    a lone CR, a paragraph separator or a frame mark starts a new block (a ``\n``), and
+    a lone CR, a paragraph separator or a frame mark starts a new block (a line break), and
     :data:`_PLAIN` applies. (``str.replace`` of what occurs: ``translate`` took 1.2 s on
     10 MB.)"""
     if "\r" in text:
@@ -121,8 +120,6 @@ class EncodingController(QObject):
     def after_insert(self, text: str, start16: int, end16: int) -> str:
         """The text as it will be once ``text`` replaces the UTF-16 span ``[start16,
         end16)`` (a paste, before Qt inserts it)."""
-        from explorer.engine.offsets import Utf16Map
-
         old = self._text
         if self._bmp_only:
             start, end = start16, end16

@@ -223,11 +223,11 @@ class MissingGlyphs(QObject):
         self.coverage = GlyphCoverage(editor.font())
         self.missing: set[int] = set()
         self._images: dict[tuple, QImage] = {}
+        """Drawn hex boxes (see :meth:`paint_boxes`)."""
         self._line_images: dict[tuple, tuple[int, int, QImage] | None] = {}
         """The boxes of a visual line in one image (see :meth:`paint_boxes`)."""
-        """Drawn hex boxes (see :meth:`paint_boxes`)."""
         self._line_boxes: dict[tuple, list[tuple[QRectF, int]]] = {}
-        """Boxes of a visual line, relative to its block (see :meth:`_cached_line_boxes`)."""
+        """Boxes of a visual line, relative to its top left (see :meth:`_cached_line_boxes`)."""
         self.by_script: dict[str, list[int]] = {}
         self.label = ElidedLabel("", parent, min_chars=24)
         self.label.setObjectName("missing-fonts")
@@ -296,19 +296,20 @@ class MissingGlyphs(QObject):
                     and not self.missing.isdisjoint(map(ord, text))):
                 origin = geometry.topLeft()
                 direction = block.textDirection()
+                u16 = Utf16Map(text)  # Qt's line offsets count UTF-16 units
                 for k in range(layout.lineCount()):
                     line = layout.lineAt(k)
                     y = origin.y() + line.y()
                     if y > bottom or y + line.height() <= top:
                         continue
-                    key, boxes = self._cached_line_boxes(layout, text, k, geometry.width(),
-                                                         direction)
+                    key, boxes = self._cached_line_boxes(layout, text, u16, k,
+                                                         geometry.width(), direction)
                     if boxes:
                         yield origin + QPointF(0.0, line.y()), key, boxes
             block = block.next()
 
-    def _cached_line_boxes(self, layout: QTextLayout, text: str, k: int, width: float,
-                           direction: Qt.LayoutDirection
+    def _cached_line_boxes(self, layout: QTextLayout, text: str, u16: Utf16Map, k: int,
+                           width: float, direction: Qt.LayoutDirection
                            ) -> tuple[tuple, list[tuple[QRectF, int]]]:
         """:func:`line_boxes` of visual line ``k``, relative to the line's top, kept per
         line text (and the character each side, which shaping may join), where the line
@@ -317,7 +318,6 @@ class MissingGlyphs(QObject):
         keep their text and their boxes (a box costs four Qt calls, ~12 µs: a Thai
         paragraph of 500 characters took 7 ms). Returns the key and the boxes."""
         line = layout.lineAt(k)
-        u16 = Utf16Map(text)  # Qt's line offsets count UTF-16 units
         start = u16.to_codepoint(line.textStart())
         end = u16.to_codepoint(line.textStart() + line.textLength())
         key = (text[max(0, start - 1) : end + 1], start == 0, end == len(text), line.x(),

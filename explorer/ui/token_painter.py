@@ -43,7 +43,7 @@ the new clusters (a typed ZWJ or combining mark can join two clusters).
 from __future__ import annotations
 
 from bisect import bisect_left, bisect_right
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from itertools import islice
 
@@ -215,17 +215,15 @@ def block_ranges(doc: DocTokens, line: int, text: str, formats: TokenFormats,
         spans.append((s, e, format_of(slot, *flags(seg, j), shaded)))
         if first_only:
             break
-    if first_only:
-        u16 = Utf16Map(text)
-        return [_range(u16.to_utf16(s), u16.to_utf16(e), fmt) for s, e, fmt in spans]
-    if not text.isascii() or "\r\n" in text:  # ASCII: one code point per grapheme
+    # ASCII without CR LF: one code point per grapheme, nothing to split
+    if not first_only and (not text.isascii() or "\r\n" in text):
         split = split_clusters(text, spans, shared)
         if split:
             spans = _cut_out(spans, split, formats.split)
-        u16 = Utf16Map(text)
-        if u16.length_utf16 != len(text):  # astral characters: two UTF-16 units each
-            to16 = u16.to_utf16
-            return [_range(to16(s), to16(e), fmt) for s, e, fmt in spans]
+    u16 = Utf16Map(text)
+    if u16.length_utf16 != len(text):  # astral characters: two UTF-16 units each
+        to16 = u16.to_utf16
+        return [_range(to16(s), to16(e), fmt) for s, e, fmt in spans]
     return [_range(s, e, fmt) for s, e, fmt in spans]
 
 
@@ -273,8 +271,8 @@ def _range(start: int, end: int, fmt: QTextCharFormat) -> QTextLayout.FormatRang
     return r
 
 
-def split_clusters(text: str, spans: list[Span] | list[tuple[int, int]],
-                   shared: list[int] = ()) -> list[tuple[int, int]]:  # type: ignore[assignment]
+def split_clusters(text: str, spans: Sequence[Span] | Sequence[tuple[int, int]],
+                   shared: Sequence[int] = ()) -> list[tuple[int, int]]:
     """Code-point runs of whole grapheme clusters that are covered by more than one token.
 
     ``text`` is a block's text, ``spans`` its tokens in order (code points; a span stands
@@ -287,23 +285,19 @@ def split_clusters(text: str, spans: list[Span] | list[tuple[int, int]],
     not cluster boundaries are looked up, not every cluster.
     """
     g = graphemes_of(text)
+    down, up = g.down_cp, g.up_cp  # (the identity where every code point is a cluster)
     bad: list[tuple[int, int]] = []
-    if g.every_code_point:  # no edge can fall inside a cluster
-        down = up = None
-    else:
-        down, up = g.down_cp, g.up_cp
-        bounds = g.boundary_set()
-        for x in {x for span in spans for x in span[:2]}.difference(bounds):
-            bad.append((down(x), up(x)))
+    if not g.every_code_point:  # else no edge can fall inside a cluster
+        edges = {x for span in spans for x in span[:2]}
+        bad += [(down(x), up(x)) for x in edges.difference(g.boundary_set())]
     for n in shared:
         s, e = spans[n][:2]
-        bad.append((s, e) if down is None else (down(s), up(e)))
+        bad.append((down(s), up(e)))
     reach = 0  # furthest token end so far
     for span in spans:
         s, e = span[0], span[1]
         if s < reach:  # overlaps an earlier token
-            end = min(reach, e)
-            bad.append((s, end) if down is None else (down(s), up(end)))
+            bad.append((down(s), up(min(reach, e))))
         if e > reach:
             reach = e
     if not bad:
