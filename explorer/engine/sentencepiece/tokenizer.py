@@ -627,15 +627,15 @@ def _extend(out: CompactTokens, more: CompactTokens) -> None:
         out.unknown_ids = out.unknown_ids | more.unknown_ids
 
 
-def _add_points(offsets: array, states: array, word_starts: list[int], scores: list[float],
+def _add_points(offsets: array, states: array, word_starts: np.ndarray, scores: np.ndarray,
                 where: np.ndarray, shift: int) -> None:
     """Append resume points: each word start's original offset (only where it is the first
     normalized position at that offset, so a later window finds the same word) and score.
     ``where``: the part's ``norm_to_orig`` as an array. The offsets kept are then strictly
     increasing (``norm_to_orig`` never decreases)."""
-    if not word_starts:
+    if not len(word_starts):
         return
-    at = np.array(word_starts, np.int64)
+    at = word_starts
     offset = where[at]
     first = np.ones(len(at), bool)
     inner = at > 0
@@ -643,9 +643,9 @@ def _add_points(offsets: array, states: array, word_starts: list[int], scores: l
     offset = offset[first] + shift
     if offsets:
         first_new = int(np.searchsorted(offset, offsets[-1], side="right"))
-        offset, kept_scores = offset[first_new:], np.array(scores)[first][first_new:]
+        offset, kept_scores = offset[first_new:], scores[first][first_new:]
     else:
-        kept_scores = np.array(scores)[first]
+        kept_scores = scores[first]
     offsets.frombytes(offset.astype(np.int32).tobytes())
     states.frombytes(kept_scores.astype(np.float64).tobytes())
 

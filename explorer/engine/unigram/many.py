@@ -11,10 +11,8 @@ reached by the prefix-score bound before it), the text is redone from exact floa
 
 from __future__ import annotations
 
-import operator
-from bisect import bisect_left
 from collections.abc import Iterator, Sequence
-from itertools import accumulate, chain, compress, repeat
+from itertools import chain, compress, repeat
 from operator import itemgetter
 
 import numpy as np
@@ -126,16 +124,17 @@ class Resumed:
 
     __slots__ = ("ids", "lengths", "word_scores", "word_starts")
 
-    def __init__(self, lengths: np.ndarray, ids: np.ndarray, word_starts: list[int],
-                 word_scores: list[float]) -> None:
+    def __init__(self, lengths: np.ndarray, ids: np.ndarray, word_starts: np.ndarray,
+                 word_scores: np.ndarray) -> None:
         self.lengths = lengths
         """The pieces' lengths in code points (int64)."""
         self.ids = ids
         """The pieces' ids (int64)."""
         self.word_starts = word_starts
-        """Code-point positions (in the normalized text) of the words that have a score."""
+        """Code-point positions (in the normalized text) of the words that have a score
+        (int64)."""
         self.word_scores = word_scores
-        """sentencepiece's path score at each of those words' first character."""
+        """sentencepiece's path score at each of those words' first character (float64)."""
 
 
 def encode_from(
@@ -155,10 +154,11 @@ def encode_from(
     if split is None or not text:
         return None
     words = split.findall(text)
-    positions = list(accumulate(map(len, words), initial=0))
+    positions = np.zeros(len(words) + 1, np.int64)
+    np.cumsum(np.fromiter(map(len, words), np.int64, len(words)), out=positions[1:])
     first = 0
     if anchor is not None:
-        first = bisect_left(positions, anchor)
+        first = int(np.searchsorted(positions, anchor))  # bisect_left
         if first >= len(words) or positions[first] != anchor:
             return None
     else:
@@ -170,11 +170,11 @@ def encode_from(
             _exact_pieces(solver, words[:first], rows[:first], table, 0.0) if first
             else (empty, empty)
         )
-        scores: list[float] = []
+        scores: list[np.ndarray] = []
         more_lengths, more_ids = _exact_pieces(solver, words[first:], rows[first:], table, score,
                                                scores)
     return Resumed(np.concatenate([lengths, more_lengths]), np.concatenate([ids, more_ids]),
-                   positions[first:-1], scores)
+                   positions[first:-1], np.concatenate(scores) if scores else np.zeros(0))
 
 
 def _exact_pieces(
@@ -183,14 +183,15 @@ def _exact_pieces(
     rows: np.ndarray,
     table: WordTable,
     base: float,
-    word_scores: list[float] | None = None,
+    word_scores: list[np.ndarray] | None = None,
 ) -> tuple[np.ndarray, np.ndarray]:
     """Pieces ``(lengths, ids)`` of ``words`` (their ``table`` rows) from exact prefix
     score ``base`` on, exactly as sentencepiece's one-pass Viterbi decides them, re-basing
     included.
 
-    ``word_scores``: when given, each word's exact starting path score is appended to it
-    (sentencepiece's ``best`` at the word's first character, before any re-basing there).
+    ``word_scores``: when given, the words' exact starting path scores are appended to it,
+    as arrays (sentencepiece's ``best`` at each word's first character, before any
+    re-basing there).
 
     A word's table segmentation holds while the magnitude of its true starting score
     stays below its limit. Speculate that every word keeps it: the float32 running score
@@ -235,7 +236,7 @@ def _exact_pieces(
         if word_scores is not None:
             done_words = changed + 1 if changed < stop else (
                 stop + 1 if stop < len(here) else len(here))
-            word_scores += starts[:done_words].tolist()
+            word_scores.append(starts[:done_words])
         if changed < stop:  # a re-run came out different: exact through that word
             more.append(new)
             taken.append(np.full(len(new[1]), -len(more), np.int64))
@@ -352,12 +353,14 @@ def _word_rows(solver: WordPath, words: list[str]) -> tuple[WordTable, np.ndarra
     with store.lock:
         if store.size >= ROWS_LIMIT:
             store.reset()
-        found = list(map(store.row_of.get, words))
-        if None in found:
-            new = list(dict.fromkeys(compress(words, map(operator.is_, found, repeat(None)))))
-            _solve_into(solver, store, new)
-            found = list(map(store.row_of.__getitem__, words))
-        return store.table(), np.fromiter(found, np.int64, len(found))
+        rows = np.fromiter(map(store.row_of.get, words, repeat(-1)), np.int64, len(words))
+        missing = np.flatnonzero(rows < 0)
+        if missing.size:  # solve the new words, then look up only where they occur
+            occurring = list(map(words.__getitem__, missing.tolist()))
+            _solve_into(solver, store, list(dict.fromkeys(occurring)))
+            rows[missing] = np.fromiter(map(store.row_of.__getitem__, occurring), np.int64,
+                                        len(occurring))
+        return store.table(), rows
 
 
 def _solve_into(solver: WordPath, store: WordRows, words: list[str]) -> None:
