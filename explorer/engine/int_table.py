@@ -23,23 +23,49 @@ _GOLDEN = np.uint64(0x9E3779B97F4A7C15)  # Fibonacci hashing multiplier
 class IntTable:
     """``keys[i] -> values[i]`` (distinct int64 keys other than -1, int32 values)."""
 
-    __slots__ = ("_keys", "_mask", "_reach", "_shift", "_values")
+    __slots__ = ("_keys", "_mask", "_reach", "_room", "_shift", "_size", "_values")
 
     def __init__(self, keys: np.ndarray, values: np.ndarray, *, room: int = 2) -> None:
         """``room``: at least this many slots per key (2: load factor <= 1/2; 4 makes the
         probe chains of keys that are not there shorter, for lookups that mostly miss)."""
         keys = np.asarray(keys, np.int64)
         values = np.asarray(values, np.int32)
-        bits = max(4, int(room * max(len(keys), 1) - 1).bit_length())
+        self._room = room
+        self._size = len(keys)
+        self._allocate(int(room * max(len(keys), 1) - 1).bit_length())
+        self._place(keys, values)
+
+    def _allocate(self, bits: int) -> None:
+        bits = max(4, bits)
         self._shift = np.uint64(64 - bits)
         self._mask = (1 << bits) - 1
         self._keys = np.full(1 << bits, MISSING, np.int64)
         self._values = np.zeros(1 << bits, np.int32)
-        slot = self._hash(keys)
-        pending = np.arange(len(keys))
         self._reach = 0
         """Probes past a key's home slot that the farthest key needed (lookups look no
         farther: linear probing never moves a key past an empty slot, nor deletes)."""
+
+    def __len__(self) -> int:
+        return self._size
+
+    def add(self, keys: np.ndarray, values: np.ndarray) -> None:
+        """Add keys that are not in the table yet (distinct), growing it as needed."""
+        keys = np.asarray(keys, np.int64)
+        values = np.asarray(values, np.int32)
+        size = self._size + len(keys)
+        if self._room * size > len(self._keys):  # grow: every key placed again
+            held = self._keys != MISSING
+            old_keys, old_values = self._keys[held], self._values[held]
+            self._allocate(int(2 * self._room * size - 1).bit_length())
+            self._place(old_keys, old_values)
+        self._place(keys, values)
+        self._size = size
+
+    def _place(self, keys: np.ndarray, values: np.ndarray) -> None:
+        """Put keys absent from the table into free slots (all probes in lock step)."""
+        slot = self._hash(keys)
+        pending = np.arange(len(keys))
+        depth = 0
         while pending.size:
             wanted = slot[pending]
             free = self._keys[wanted] == MISSING
@@ -52,7 +78,8 @@ class IntTable:
             pending = pending[~placed[pending]]
             slot[pending] = (slot[pending] + 1) & self._mask
             if pending.size:
-                self._reach += 1
+                depth += 1
+                self._reach = max(self._reach, depth)
 
     def _hash(self, keys: np.ndarray) -> np.ndarray:
         return ((keys.astype(np.uint64) * _GOLDEN) >> self._shift).astype(np.int64)

@@ -51,6 +51,9 @@ TRAINED = {
         add_dummy_prefix=False,
         remove_extra_whitespaces=False,
     ),
+    "uni_suffix": dict(
+        model_type="unigram", normalization_rule_name="nmt_nfkc", treat_whitespace_as_suffix=True
+    ),
     "bpe_nfkc": dict(model_type="bpe", normalization_rule_name="nmt_nfkc"),
     "bpe_identity_bytes": dict(
         model_type="bpe", normalization_rule_name="identity", byte_fallback=True

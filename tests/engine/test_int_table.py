@@ -41,3 +41,19 @@ def test_clustered_keys_long_probe_chains() -> None:
 def test_empty_table() -> None:
     table = IntTable(np.zeros(0, np.int64), np.zeros(0, np.int64))
     assert table.get(np.array([0, 5, 2**40], np.int64)).tolist() == [MISSING] * 3
+
+
+def test_added_keys_grow_the_table_and_answer_as_a_dict() -> None:
+    rng = np.random.default_rng(7)
+    table = IntTable(np.zeros(0, np.int64), np.zeros(0, np.int64))
+    expected: dict[int, int] = {}
+    for size in [1, 5, 100, 3_000, 40_000]:  # each add more than doubles the table
+        keys = rng.choice(10**12, size, replace=False).astype(np.int64)
+        keys = keys[[k not in expected for k in keys.tolist()]]
+        values = rng.integers(0, 2**31 - 1, keys.size)
+        table.add(keys, values)
+        expected.update(zip(keys.tolist(), values.tolist(), strict=True))
+        assert len(table) == len(expected)
+        asked = np.concatenate([np.array(list(expected), np.int64),
+                                rng.integers(10**12, 2 * 10**12, 500)])
+        assert table.get(asked).tolist() == [expected.get(k, MISSING) for k in asked.tolist()]

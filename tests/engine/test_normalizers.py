@@ -283,3 +283,23 @@ def test_long_text_only_path_matches_sentencepiece(seed: int) -> None:
     for alphabet in ("CDEFJxy \t\u3000", "ABCDEFHJxy \t\u3000"):
         text = "".join(rng.choice(alphabet) for _ in range(9000))
         assert _cached_normalizer(custom).normalize_text(text) == _sp(custom).Normalize(text)
+
+
+def test_normalized_from_an_offset_array_makes_its_list_on_first_use() -> None:
+    import pickle
+
+    import numpy as np
+
+    from explorer.engine.normalizers.base import Normalized
+
+    offsets = np.array([0, 0, 1, 3], np.int64)
+    lazy = Normalized("\u2581ab", offsets=offsets)
+    assert lazy._norm_to_orig is None  # nothing built until asked
+    assert lazy == Normalized("\u2581ab", [0, 0, 1, 3])
+    assert lazy.norm_to_orig == [0, 0, 1, 3] and lazy.orig_span(1, 3) == (0, 3)
+    again = pickle.loads(pickle.dumps(lazy))
+    assert again == lazy and again.offset_array().tolist() == [0, 0, 1, 3]
+    with pytest.raises(AttributeError):
+        lazy.text = "x"  # type: ignore[misc]
+    with pytest.raises(ValueError):
+        Normalized("x")

@@ -421,7 +421,7 @@ class SentencePieceNormalizer:
         out = kept.tobytes().decode("utf-32-le", "surrogatepass")
         if not aligned:
             return Normalized(out, [])
-        return Normalized(out, offsets.tolist(), offsets)
+        return Normalized(out, offsets=offsets)
 
     def _length_changes(
         self, text: str, candidates: list[int]

@@ -22,7 +22,6 @@ from __future__ import annotations
 import copy
 import random
 from array import array
-from bisect import bisect_left
 from collections.abc import Collection, Iterator, Mapping, Sequence
 from itertools import compress
 from typing import Literal, Protocol
@@ -259,13 +258,13 @@ class SentencePieceTokenizer(Tokenizer):
                 _extend(out, table.compact([tok]))
                 continue
             normalized = self.normalizer.normalize(text[start:end])
-            n2o = normalized.norm_to_orig
             resumed = None
             if resumable and not lost and normalized.text:  # (nothing to decide: no loss)
                 anchor: int | None = None
                 if not known and resume is not None and resume[0] < end:
                     local = resume[0] - start
-                    p = bisect_left(n2o, local)
+                    n2o = normalized.offset_array()
+                    p = int(np.searchsorted(n2o, local))  # bisect_left
                     if local >= 0 and p < len(normalized.text) and n2o[p] == local:
                         anchor = p
                     else:

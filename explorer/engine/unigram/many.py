@@ -28,6 +28,13 @@ from explorer.engine.unigram.limits import (
     reuse_limits,
 )
 from explorer.engine.unigram.rows import WordRows, WordTable
+from explorer.engine.unigram.word_keys import (
+    TextWords,
+    codes_of,
+    splits_words,
+    word_bounds,
+    word_keys,
+)
 from explorer.engine.unigram.word_path import WordPath
 
 SPECULATE_WORDS = 1024  # words speculated at once (bounds the work a re-basing wastes)
@@ -75,16 +82,22 @@ class ManyEncoded:
 
 
 def _encode(solver: WordPath, texts: Sequence[str]) -> ManyEncoded:
-    split = solver.split
-    if split is None:
-        words_per = [[text] if text else [] for text in texts]
+    keyed = _text_rows(solver, texts)
+    flat: Sequence[str]
+    if keyed is not None:
+        table, occurrence, flat, counts = keyed
     else:
-        words_per = list(map(split.findall, texts))
-    flat = list(chain.from_iterable(words_per))
+        split = solver.split
+        if split is None:
+            words_per = [[text] if text else [] for text in texts]
+        else:
+            words_per = list(map(split.findall, texts))
+        flat = list(chain.from_iterable(words_per))
+        counts = np.fromiter(map(len, words_per), np.int64, len(texts))
+        if flat:
+            table, occurrence = _word_rows(solver, flat)
     if not flat:
         return ManyEncoded([[] for _ in texts], np.zeros(0, np.int64), [0] * (len(texts) + 1))
-    table, occurrence = _word_rows(solver, flat)
-    counts = np.fromiter(map(len, words_per), np.int64, len(texts))
     starts = np.zeros(len(texts), np.int64)
     np.cumsum(counts[:-1], out=starts[1:])
     # float32 safety: the prefix-score bound before each word, within its own text
@@ -153,18 +166,24 @@ def encode_from(
     split = solver.split
     if split is None or not text:
         return None
-    words = split.findall(text)
-    positions = np.zeros(len(words) + 1, np.int64)
-    np.cumsum(np.fromiter(map(len, words), np.int64, len(words)), out=positions[1:])
-    first = 0
-    if anchor is not None:
-        first = int(np.searchsorted(positions, anchor))  # bisect_left
-        if first >= len(words) or positions[first] != anchor:
-            return None
-    else:
-        score = 0.0
     with gc_paused():
-        table, rows = _word_rows(solver, words)
+        keyed = _text_rows(solver, [text])
+        words: Sequence[str]
+        if keyed is not None:
+            table, rows, words, _ = keyed
+            positions = words.bounds
+        else:
+            words = split.findall(text)
+            positions = np.zeros(len(words) + 1, np.int64)
+            np.cumsum(np.fromiter(map(len, words), np.int64, len(words)), out=positions[1:])
+            table, rows = _word_rows(solver, words)
+        first = 0
+        if anchor is not None:
+            first = int(np.searchsorted(positions, anchor))  # bisect_left
+            if first >= len(words) or positions[first] != anchor:
+                return None
+        else:
+            score = 0.0
         empty = np.zeros(0, np.int64)
         lengths, ids = (
             _exact_pieces(solver, words[:first], rows[:first], table, 0.0) if first
@@ -179,7 +198,7 @@ def encode_from(
 
 def _exact_pieces(
     solver: WordPath,
-    words: list[str],
+    words: Sequence[str],
     rows: np.ndarray,
     table: WordTable,
     base: float,
@@ -293,7 +312,7 @@ def _gather(
 
 def _rerun(
     solver: WordPath,
-    words: list[str],
+    words: Sequence[str],
     pos: int,
     redo: list[int],
     starts: np.ndarray,
@@ -343,6 +362,43 @@ def _solve_batch(solver: WordPath, words: list[str]) -> tuple[BatchResult, np.nd
     sizes = np.fromiter(map(len, words), np.int64, len(words))
     batch_max = result.top + 1.0 + sizes * ROUNDING_PER_CHAR  # see cache_entry
     return result, batch_max, reuse_limits(result.margin, batch_max, solver.score_span())
+
+
+def _text_rows(
+    solver: WordPath, texts: Sequence[str]
+) -> tuple[WordTable, np.ndarray, TextWords, np.ndarray] | None:
+    """The words of normalized ``texts`` found and looked up with numpy (:mod:`.word_keys`):
+    ``(table, rows, words, counts)``, the model's word rows, each word's row, the words
+    (of the texts joined) and how many each text has; the new ones solved first. None when
+    the model's words are not cut by a known pattern, or a word key collided: then take
+    the string way (:func:`_word_rows`)."""
+    kind = None if solver.split is None else splits_words(solver.split)
+    if kind is None:
+        return None
+    text = texts[0] if len(texts) == 1 else "".join(texts)
+    text_starts = np.zeros(len(texts) + 1, np.int64)
+    np.cumsum(np.fromiter(map(len, texts), np.int64, len(texts)), out=text_starts[1:])
+    codes = codes_of(text)
+    bounds = word_bounds(codes, kind, text_starts[:-1])
+    keys = word_keys(codes, bounds)
+    words = TextWords(text, bounds)
+    store = solver.cache.rows
+    with store.lock:
+        if store.size >= ROWS_LIMIT:
+            store.reset()
+        rows = store.rows_of(keys)
+        missing = np.flatnonzero(rows < 0)
+        if missing.size:  # solve the new words, then look up only where they occur
+            _, first = np.unique(keys[missing], return_index=True)
+            _solve_into(solver, store, words.strings(missing[first]))
+            rows[missing] = store.rows_of(keys[missing])
+            if rows[missing].min() < 0:
+                return None
+        if not store.holds(codes, bounds, rows):
+            return None
+        table = store.table()
+    counts = np.diff(np.searchsorted(bounds[:-1], text_starts))
+    return table, rows, words, counts
 
 
 def _word_rows(solver: WordPath, words: list[str]) -> tuple[WordTable, np.ndarray]:

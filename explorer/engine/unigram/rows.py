@@ -22,6 +22,9 @@ from itertools import islice
 
 import numpy as np
 
+from explorer.engine.int_table import MISSING, IntTable
+from explorer.engine.unigram.word_keys import codes_of, word_keys
+
 
 class WordTable:
     """Words' pieces and reuse bounds as arrays: word row ``k``'s pieces are
@@ -88,6 +91,12 @@ class WordRows:
         self._word_max = np.zeros(1024)
         self._piece_len = np.zeros(4096, np.int64)
         self._piece_id = np.zeros(4096, np.int64)
+        self._keys = IntTable(np.zeros(0, np.int64), np.zeros(0, np.int32))
+        """word key (:func:`~.word_keys.word_keys`) -> row, for :meth:`rows_of`"""
+        self._codes = np.zeros(4096, np.uint32)  # the words' code points, row after row
+        self._code_first = np.zeros(1024, np.int64)
+        self._code_len = np.zeros(1024, np.int64)
+        self._code_count = 0
 
     def clear(self) -> None:
         """Forget every row."""
@@ -114,7 +123,45 @@ class WordRows:
         self._piece_len[pieces:pieces + m] = piece_len
         self._piece_id[pieces:pieces + m] = piece_id
         self.row_of.update(zip(words, range(size, size + n), strict=True))
+        self._add_keys(words, size)
         self.size, self._pieces = size + n, pieces + m
+
+    def _add_keys(self, words: Sequence[str], size: int) -> None:
+        """Keep the code points and keys of ``words``, rows ``size`` on."""
+        n = len(words)
+        codes = codes_of("".join(words))
+        bounds = np.zeros(n + 1, np.int64)
+        np.cumsum(np.fromiter(map(len, words), np.int64, n), out=bounds[1:])
+        used = self._code_count
+        self._codes = _grown(self._codes, used, used + len(codes))
+        self._codes[used:used + len(codes)] = codes
+        self._code_first = _grown(self._code_first, size, size + n)
+        self._code_len = _grown(self._code_len, size, size + n)
+        self._code_first[size:size + n] = bounds[:-1] + used
+        self._code_len[size:size + n] = np.diff(bounds)
+        self._code_count = used + len(codes)
+        keys = word_keys(codes, bounds)
+        # a key already held (a hash collision, or a word added twice) keeps its row: the
+        # words that collide are told apart by rows_of's callers comparing code points
+        fresh = np.flatnonzero(self._keys.get(keys) == MISSING)
+        _, first = np.unique(keys[fresh], return_index=True)
+        fresh = fresh[first]
+        self._keys.add(keys[fresh], (fresh + size).astype(np.int32))
+
+    def rows_of(self, keys: np.ndarray) -> np.ndarray:
+        """The row of each word key (int64; -1: none). A row found may hold another word
+        with the same key: check with :meth:`holds`."""
+        return self._keys.get(keys).astype(np.int64)
+
+    def holds(self, codes: np.ndarray, bounds: np.ndarray, rows: np.ndarray) -> bool:
+        """Whether row ``rows[k]`` holds the word ``codes[bounds[k]:bounds[k + 1]]``, for
+        every ``k`` (words tile ``codes``; every row valid)."""
+        lengths = np.diff(bounds)
+        if not np.array_equal(self._code_len[rows], lengths):
+            return False
+        at = np.repeat(self._code_first[rows] - bounds[:-1], lengths)
+        at += np.arange(len(codes), dtype=np.int64)
+        return bool(np.array_equal(self._codes[at], codes))
 
     def share(self, since: int = 0) -> RowsShare:
         """Rows ``since`` on (a row count this store had), as plain arrays for another

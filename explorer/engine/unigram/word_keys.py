@@ -1,0 +1,139 @@
+"""A normalized text's words found and keyed with numpy, without a Python string per word.
+
+The many-texts path looked each word up by its string: ``findall`` made a string per word
+and a dict lookup hashed and compared it (with the strings' deallocation, about half a
+microsecond a word: a third of a warm document encode, py-spy). Here the text's code points
+are one array:
+
+- words start where a run of ``▁`` begins after another character (a prefix model's
+  ``▁+[^▁]*|[^▁]+``) or where another character follows ``▁`` (a suffix model's
+  ``[^▁]+▁*|▁+``), and at every text's start;
+- each word's key is a 64-bit hash of its code points and length (:func:`word_keys`), looked
+  up in the word rows' :class:`~explorer.engine.int_table.IntTable`
+  (:meth:`~explorer.engine.unigram.rows.WordRows.rows_of`);
+- a hash can collide, so every occurrence is then compared with its row's own code points,
+  all in one gather over the text; a text where one differs goes the string way.
+
+:class:`TextWords` is the words as a sequence of strings, each made only when asked for (the
+new words to solve and the near ties to re-run).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from typing import overload
+
+import numpy as np
+
+from explorer.engine.sentencepiece.pieces import SPACE_SYMBOL
+
+_SPACE = ord(SPACE_SYMBOL)
+_BASE = np.uint64(0x100000001B3)  # odd: every power is invertible mod 2**64
+_LENGTH_MIX = np.uint64(0x9E3779B97F4A7C15)
+_FINAL_MIX = np.uint64(0xBF58476D1CE4E5B9)
+_powers = np.ones(1, np.uint64)
+"""``_BASE ** j`` (mod 2**64) for every in-word position ``j`` seen so far."""
+
+
+def _powers_to(n: int) -> np.ndarray:
+    """``_BASE ** j`` for ``j < n`` (grown by doubling, kept for the next call)."""
+    global _powers
+    if len(_powers) < n:
+        size = max(n, 2 * len(_powers))
+        grown = np.full(size, _BASE, np.uint64)
+        grown[0] = 1
+        np.multiply.accumulate(grown, out=grown)  # wraps mod 2**64, as meant
+        _powers = grown
+    return _powers
+
+
+def codes_of(text: str) -> np.ndarray:
+    """``text``'s code points as ``uint32`` (lone surrogates kept)."""
+    return np.frombuffer(text.encode("utf-32-le", "surrogatepass"), np.uint32)
+
+
+def splits_words(split: re.Pattern[str]) -> str | None:
+    """``"prefix"`` or ``"suffix"`` when ``split`` is one of the two word patterns of
+    :func:`~explorer.engine.sentencepiece.pieces.word_splitter` (then :func:`word_bounds`
+    cuts the same words), else None."""
+    s = SPACE_SYMBOL
+    if split.pattern == f"{s}+[^{s}]*|[^{s}]+":
+        return "prefix"
+    if split.pattern == f"[^{s}]+{s}*|{s}+":
+        return "suffix"
+    return None
+
+
+def word_bounds(codes: np.ndarray, kind: str, text_starts: np.ndarray) -> np.ndarray:
+    """Every word's start, then the end of the last (int64): words tile the texts, which lie
+    end to end in ``codes`` from ``text_starts`` on (a word never crosses a text's start)."""
+    space = codes == _SPACE
+    cut = np.empty(len(codes), bool)
+    if len(codes):
+        cut[0] = True
+        if kind == "prefix":  # a run of ▁ after another character
+            np.greater(space[1:], space[:-1], out=cut[1:])
+        else:  # another character after ▁
+            np.less(space[1:], space[:-1], out=cut[1:])
+    starts = text_starts[text_starts < len(codes)]
+    cut[starts] = True
+    return np.append(np.flatnonzero(cut), len(codes))
+
+
+def word_keys(codes: np.ndarray, bounds: np.ndarray) -> np.ndarray:
+    """The key (int64, never -1) of each word ``codes[bounds[k]:bounds[k + 1]]`` (words
+    tile ``codes``): a polynomial hash of its code points mixed with its length."""
+    if len(bounds) < 2:
+        return np.zeros(0, np.int64)
+    starts = bounds[:-1]
+    lengths = np.diff(bounds)
+    powers = _powers_to(int(lengths.max()))
+    at = np.arange(len(codes), dtype=np.int64)
+    at -= np.repeat(starts, lengths)  # each code point's place in its word
+    terms = codes.astype(np.uint64)
+    terms *= powers[at]
+    hashed = np.add.reduceat(terms, starts)
+    hashed ^= lengths.astype(np.uint64) * _LENGTH_MIX
+    hashed ^= hashed >> np.uint64(31)  # spread the bits (splitmix64's finalizer)
+    hashed *= _FINAL_MIX
+    hashed ^= hashed >> np.uint64(29)
+    keys = hashed.view(np.int64)
+    keys[keys == -1] = -2  # -1 marks an empty slot of the table
+    return keys
+
+
+class TextWords(Sequence[str]):
+    """The words ``text[bounds[k]:bounds[k + 1]]``, each string made when asked for."""
+
+    __slots__ = ("bounds", "text")
+
+    def __init__(self, text: str, bounds: np.ndarray) -> None:
+        self.text = text
+        self.bounds = bounds
+        """Word starts, then the last word's end (int64)."""
+
+    def __len__(self) -> int:
+        return max(len(self.bounds) - 1, 0)
+
+    @overload
+    def __getitem__(self, k: int) -> str: ...
+
+    @overload
+    def __getitem__(self, k: slice) -> TextWords: ...
+
+    def __getitem__(self, k: int | slice) -> str | TextWords:
+        if isinstance(k, slice):
+            start, stop, step = k.indices(len(self))
+            if step != 1:
+                raise ValueError("TextWords slices are contiguous")
+            return TextWords(self.text, self.bounds[start : max(start, stop) + 1])
+        if k < 0:
+            k += len(self)
+        return self.text[self.bounds[k] : self.bounds[k + 1]]
+
+    def strings(self, which: np.ndarray) -> list[str]:
+        """The words at indices ``which``."""
+        text = self.text
+        return list(map(text.__getitem__, map(slice, self.bounds[which].tolist(),
+                                              self.bounds[which + 1].tolist())))

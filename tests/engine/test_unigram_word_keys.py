@@ -1,0 +1,106 @@
+"""Words found and keyed with numpy (``unigram.word_keys``): the same words as the model's
+pattern, equal keys for equal words, and a text whose keys collide still encodes exactly
+(the string way), for prefix and suffix (``treat_whitespace_as_suffix``) models."""
+
+from __future__ import annotations
+
+import random
+
+import numpy as np
+import pytest
+import sentencepiece as spm
+from sp_support import multilingual_lines, trained_model
+from sp_support import udhr_paragraphs as udhr
+
+import explorer.engine.unigram.many as many
+import explorer.engine.unigram.rows as rows
+from explorer.engine.formats import load_tokenizer
+from explorer.engine.sentencepiece.pieces import SPACE_SYMBOL, word_splitter
+from explorer.engine.unigram.word_keys import (
+    TextWords,
+    codes_of,
+    splits_words,
+    word_bounds,
+    word_keys,
+)
+
+PREFIX = word_splitter(["\u2581a", "b"])
+SUFFIX = word_splitter(["a\u2581", "b"])
+ALPHABET = [SPACE_SYMBOL, SPACE_SYMBOL, "a", "b", "é", "\U00020000", "\u0301", " "]
+
+
+def _texts(rng: random.Random) -> list[str]:
+    return ["".join(rng.choice(ALPHABET) for _ in range(rng.randrange(0, 30)))
+            for _ in range(rng.randrange(1, 6))]
+
+
+@pytest.mark.parametrize("pattern", [PREFIX, SUFFIX], ids=["prefix", "suffix"])
+@pytest.mark.parametrize("seed", range(40))
+def test_bounds_cut_the_words_the_pattern_finds(pattern, seed: int) -> None:
+    assert pattern is not None
+    kind = splits_words(pattern)
+    assert kind is not None
+    texts = _texts(random.Random(seed))
+    starts = np.cumsum([0] + [len(t) for t in texts])
+    joined = "".join(texts)
+    bounds = word_bounds(codes_of(joined), kind, starts[:-1])
+    words = TextWords(joined, bounds)
+    assert list(words) == [w for t in texts for w in pattern.findall(t)]
+    keys = word_keys(codes_of(joined), bounds)
+    assert -1 not in keys.tolist()
+    by_word: dict[str, int] = {}
+    for word, key in zip(words, keys.tolist(), strict=True):
+        assert by_word.setdefault(word, key) == key  # equal words, equal keys
+    if len(words) > 1:
+        assert list(words[1:]) == list(words)[1:]
+        assert words.strings(np.array([len(words) - 1, 0])) == [words[-1], words[0]]
+
+
+def test_other_patterns_take_the_string_way() -> None:
+    import re
+    assert splits_words(re.compile("[^ ]+")) is None
+
+
+def _model_texts() -> list[str]:
+    lines = multilingual_lines()
+    for lang in ["eng", "hin", "tha", "jpn", "rus"]:
+        lines += udhr(lang)
+    return lines
+
+
+@pytest.mark.parametrize("name", ["uni_nfkc", "uni_suffix"])
+def test_keys_that_collide_fall_back_to_the_strings(name: str, monkeypatch) -> None:
+    """Words of a length given one key: the rows found hold other words, which the check of
+    their code points catches; the ids are still sentencepiece's. Keyed for real, the
+    numpy way is taken (no string lookup) with the same ids."""
+    path = trained_model(name)
+    tok = load_tokenizer(path)
+    sp = spm.SentencePieceProcessor(model_file=str(path))
+    lines = _model_texts()
+    expected = sp.encode(lines)
+    one = " ".join(lines)  # one long text too: the exact path, resumed documents
+    calls: list[int] = []
+    real_rows = many._word_rows
+
+    def counting(solver, words):
+        calls.append(len(words))
+        return real_rows(solver, words)
+
+    monkeypatch.setattr(many, "_word_rows", counting)
+    tok.model._cache.clear()
+    assert tok.encode_ids_batch(lines) == expected
+    assert tok.encode_ids(one) == sp.encode(one)
+    assert not calls, "the numpy way fell back to strings"
+    def same_key(codes, bounds):  # every word of a length has one key
+        return np.diff(bounds).astype(np.int64) + 7
+
+    # the rows' keys collide too: a row of the same length is found for every word,
+    # holding another word
+    monkeypatch.setattr(many, "word_keys", same_key)
+    monkeypatch.setattr(rows, "word_keys", same_key)
+    for cold in (True, False):
+        if cold:
+            tok.model._cache.clear()
+        assert tok.encode_ids_batch(lines) == expected
+        assert tok.encode_ids(one) == sp.encode(one)
+    assert calls, "colliding keys were not caught"
