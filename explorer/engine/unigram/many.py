@@ -348,7 +348,7 @@ def solve_words(solver: WordPath, texts: Sequence[str]) -> None:
     """Give every word of normalized ``texts`` a row in the model's word rows (the new ones
     solved as an encode would solve them), without encoding the texts."""
     split = solver.split
-    if split is None:
+    if split is None or not any(texts) or _text_rows(solver, texts) is not None:
         return
     words = list(chain.from_iterable(map(split.findall, texts)))
     if words:
