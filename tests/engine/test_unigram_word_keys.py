@@ -104,3 +104,34 @@ def test_keys_that_collide_fall_back_to_the_strings(name: str, monkeypatch) -> N
         assert tok.encode_ids_batch(lines) == expected
         assert tok.encode_ids(one) == sp.encode(one)
     assert calls, "colliding keys were not caught"
+
+
+@pytest.mark.parametrize("name", ["uni_nfkc", "uni_suffix"])
+def test_words_of_several_parts_are_put_together_as_entry_does(name: str) -> None:
+    """New words are solved part by part: a word's row holds its parts' pieces in order
+    (the pieces the per-word path finds for it), its bound is theirs summed and its limit
+    is each part's less the bound before it, the smallest (``WordPath.entry``'s rule)."""
+    tok = load_tokenizer(trained_model(name))
+    model = tok.model
+    solver = model._words
+    texts = [tok.normalizer.normalize(line).text for line in _model_texts()]
+    texts += ["\u2581self.assertEqual(x,\u2581y)\u2581foo_bar[1:2]+=baz;"] * 3
+    model._cache.clear()
+    many.solve_words(solver, texts)
+    store = solver.cache.rows
+    table = store.table()
+    several = 0
+    for word, row in list(store.row_of.items()):
+        parts = solver._parts(word)
+        if len(parts) < 2:
+            continue
+        several += 1
+        assert table.pieces(row) == list(solver.entry(word)[1]), word
+        limit, bound = float("inf"), 0.0
+        for part in parts:
+            part_row = store.row_of[part]  # every part is a row of its own
+            limit = min(limit, float(table.limit[part_row]) - bound)
+            bound += float(table.word_max[part_row])
+        assert float(table.word_max[row]) == pytest.approx(bound, abs=1e-9), word
+        assert float(table.limit[row]) == pytest.approx(limit, abs=1e-9), word
+    assert several > 20

@@ -35,7 +35,7 @@ from explorer.engine.unigram.word_keys import (
     word_bounds,
     word_keys,
 )
-from explorer.engine.unigram.word_path import WordPath
+from explorer.engine.unigram.word_path import PAIR_STRIDE, WordPath
 
 SPECULATE_WORDS = 1024  # words speculated at once (bounds the work a re-basing wastes)
 SPECULATE_MIN = 8
@@ -420,7 +420,62 @@ def _word_rows(solver: WordPath, words: list[str]) -> tuple[WordTable, np.ndarra
 
 
 def _solve_into(solver: WordPath, store: WordRows, words: list[str]) -> None:
-    """Solve ``words`` (new, distinct) and append them to ``store``."""
+    """Solve ``words`` (new, distinct) and append them to ``store``, part by part.
+
+    Words are cut where no piece crosses (between two characters no piece holds together,
+    as :meth:`WordPath.entry` cuts them), each distinct part is solved once (and kept as a
+    row: a part is also the word it would be alone), and a word of several parts is put
+    together from its parts' rows, its limit and bound combined as ``entry`` combines
+    them. In code a word such as ``▁self.assertEqual(x,`` is several parts that recur
+    everywhere: the 4 MB English text's new words hold 1.09M characters, their distinct
+    parts 0.13M (the all-language UDHR: 1.76M and 0.99M).
+    """
+    joined = "".join(words)
+    bounds = np.zeros(len(words) + 1, np.int64)
+    np.cumsum(np.fromiter(map(len, words), np.int64, len(words)), out=bounds[1:])
+    codes = codes_of(joined).astype(np.int64)
+    cut = np.zeros(len(codes) + 1, bool)
+    cut[bounds] = True
+    if len(codes) > 1:
+        cut[1:-1] |= solver.inner_pairs().get(codes[:-1] * PAIR_STRIDE + codes[1:]) < 0
+    part_bounds = np.flatnonzero(cut)
+    if len(part_bounds) == len(bounds):  # no word is cut
+        _solve_whole(solver, store, words)
+        return
+    parts = list(map(joined.__getitem__, map(slice, part_bounds[:-1].tolist(),
+                                             part_bounds[1:].tolist())))
+    row_of = store.row_of
+    _solve_whole(solver, store, [p for p in dict.fromkeys(parts) if p not in row_of])
+    first_part = np.searchsorted(part_bounds, bounds)  # word k: parts first_part[k] on
+    per_word = np.diff(first_part)
+    several = np.flatnonzero(per_word > 1)
+    if not several.size:
+        return
+    sizes = per_word[several]
+    starts = np.zeros(len(several), np.int64)
+    np.cumsum(sizes[:-1], out=starts[1:])
+    which = np.repeat(first_part[several] - starts, sizes) + np.arange(int(sizes.sum()))
+    rows = np.fromiter(map(row_of.__getitem__, map(parts.__getitem__, which.tolist())),
+                       np.int64, len(which))
+    table = store.table()
+    count, bound = table.count[rows], table.word_max[rows]
+    # each part's limit less the bound of the parts before it in its word (entry's rule)
+    before = np.cumsum(bound) - bound
+    before -= np.repeat(before[starts], sizes)
+    limit = np.minimum.reduceat(table.limit[rows] - before, starts)
+    piece_first = np.zeros(len(rows) + 1, np.int64)
+    np.cumsum(count, out=piece_first[1:])
+    take = np.repeat(table.first[rows] - piece_first[:-1], count)
+    take += np.arange(int(piece_first[-1]))
+    store.append([words[k] for k in several.tolist()], piece_first[:-1][starts],
+                 np.add.reduceat(count, starts), limit, np.add.reduceat(bound, starts),
+                 table.piece_len[take], table.piece_id[take])
+
+
+def _solve_whole(solver: WordPath, store: WordRows, words: list[str]) -> None:
+    """Solve ``words`` (new, distinct) each as one and append them to ``store``."""
+    if not words:
+        return
     sizes = np.fromiter(map(len, words), np.int64, len(words))
     fits = sizes <= MAX_WORD
     short = [words[k] for k in np.flatnonzero(fits).tolist()]

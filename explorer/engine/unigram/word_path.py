@@ -21,6 +21,7 @@ from itertools import chain
 
 import numpy as np
 
+from explorer.engine.int_table import IntTable
 from explorer.engine.sentencepiece.pieces import F32, PieceType, Segment, f32
 from explorer.engine.unigram.batch import BatchViterbi
 from explorer.engine.unigram.binade import BinadeKeys, Pieces
@@ -41,6 +42,7 @@ _SHORT_WORD = 2  # measured: cutting even short words wins (misses share their p
 _NEG_INF = float("-inf")
 _NOTHING: frozenset[str] = frozenset()
 _ID_SPAN = 1 << 40  # back pointers pack (start, id) as start * _ID_SPAN + id
+PAIR_STRIDE = 0x110000  # inner_pairs' keys: ord(a) * PAIR_STRIDE + ord(b)
 
 
 class WordPath:
@@ -69,6 +71,7 @@ class WordPath:
         self.unk_id, self.unk_score = unk_id, unk_score
         self._matchable = matchable
         self._successor_map: dict[str, frozenset[str]] | None = None  # built on first use
+        self._pair_table: IntTable | None = None  # see inner_pairs, built on first use
         self.cache = WordCache()
         """word -> (lengths, ids, prefix-score limit for reuse, largest |score| inside + 1),
         and the words' re-runs per binade (:attr:`WordCache.at_binade`)"""
@@ -227,6 +230,19 @@ class WordPath:
             successors = {c: frozenset(after) for c, after in grouped.items()}
             self._successor_map = successors
         return successors
+
+    def inner_pairs(self) -> IntTable:
+        """Every two characters that follow each other inside a piece, as keys
+        ``ord(a) * PAIR_STRIDE + ord(b)``: a word is cut (:meth:`_parts`) between two
+        characters whose key is missing. Built on first use."""
+        table = self._pair_table
+        if table is None:
+            pairs = cached_substrings(self._matchable, 2, "piece-bigrams-1")
+            codes = np.frombuffer("".join(pairs).encode("utf-32-le", "surrogatepass"),
+                                  np.uint32).astype(np.int64)
+            keys = codes[0::2] * PAIR_STRIDE + codes[1::2]
+            table = self._pair_table = IntTable(keys, np.zeros(len(keys), np.int32))
+        return table
 
     def _parts(self, word: str) -> list[str]:
         """``word`` cut between every two characters that no piece contains together."""
