@@ -433,19 +433,19 @@ def _solve_into(solver: WordPath, store: WordRows, words: list[str]) -> None:
     joined = "".join(words)
     bounds = np.zeros(len(words) + 1, np.int64)
     np.cumsum(np.fromiter(map(len, words), np.int64, len(words)), out=bounds[1:])
-    codes = codes_of(joined).astype(np.int64)
+    codes = codes_of(joined)
+    wide = codes.astype(np.int64)
     cut = np.zeros(len(codes) + 1, bool)
     cut[bounds] = True
     if len(codes) > 1:
-        cut[1:-1] |= solver.inner_pairs().get(codes[:-1] * PAIR_STRIDE + codes[1:]) < 0
+        cut[1:-1] |= solver.inner_pairs().get(wide[:-1] * PAIR_STRIDE + wide[1:]) < 0
+    del wide
     part_bounds = np.flatnonzero(cut)
     if len(part_bounds) == len(bounds):  # no word is cut
         _solve_whole(solver, store, words)
         return
-    parts = list(map(joined.__getitem__, map(slice, part_bounds[:-1].tolist(),
-                                             part_bounds[1:].tolist())))
-    row_of = store.row_of
-    _solve_whole(solver, store, [p for p in dict.fromkeys(parts) if p not in row_of])
+    parts = TextWords(joined, part_bounds)
+    rows = _part_rows(solver, store, codes, parts)
     first_part = np.searchsorted(part_bounds, bounds)  # word k: parts first_part[k] on
     per_word = np.diff(first_part)
     several = np.flatnonzero(per_word > 1)
@@ -455,8 +455,7 @@ def _solve_into(solver: WordPath, store: WordRows, words: list[str]) -> None:
     starts = np.zeros(len(several), np.int64)
     np.cumsum(sizes[:-1], out=starts[1:])
     which = np.repeat(first_part[several] - starts, sizes) + np.arange(int(sizes.sum()))
-    rows = np.fromiter(map(row_of.__getitem__, map(parts.__getitem__, which.tolist())),
-                       np.int64, len(which))
+    rows = rows[which]
     table = store.table()
     count, bound = table.count[rows], table.word_max[rows]
     # each part's limit less the bound of the parts before it in its word (entry's rule)
@@ -470,6 +469,27 @@ def _solve_into(solver: WordPath, store: WordRows, words: list[str]) -> None:
     store.append([words[k] for k in several.tolist()], piece_first[:-1][starts],
                  np.add.reduceat(count, starts), limit, np.add.reduceat(bound, starts),
                  table.piece_len[take], table.piece_id[take])
+
+
+def _part_rows(solver: WordPath, store: WordRows, codes: np.ndarray, parts: TextWords
+               ) -> np.ndarray:
+    """The row of each of ``parts`` (of the words whose code points are ``codes``), the
+    distinct new ones solved first: looked up by key (:mod:`.word_keys`), by string where
+    a key collides."""
+    keys = word_keys(codes, parts.bounds)
+    rows = store.rows_of(keys)
+    missing = np.flatnonzero(rows < 0)
+    row_of = store.row_of
+    if missing.size:
+        _, first = np.unique(keys[missing], return_index=True)
+        fresh = parts.strings(missing[first])
+        _solve_whole(solver, store, [p for p in fresh if p not in row_of])
+        rows[missing] = store.rows_of(keys[missing])
+    if rows.min() >= 0 and store.holds(codes, parts.bounds, rows):
+        return rows
+    every = list(parts)  # a key collided: the string way
+    _solve_whole(solver, store, [p for p in dict.fromkeys(every) if p not in row_of])
+    return np.fromiter(map(row_of.__getitem__, every), np.int64, len(every))
 
 
 def _solve_whole(solver: WordPath, store: WordRows, words: list[str]) -> None:
