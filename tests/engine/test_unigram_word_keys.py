@@ -135,3 +135,25 @@ def test_words_of_several_parts_are_put_together_as_entry_does(name: str) -> Non
         assert float(table.word_max[row]) == pytest.approx(bound, abs=1e-9), word
         assert float(table.limit[row]) == pytest.approx(limit, abs=1e-9), word
     assert several > 20
+
+
+def test_rows_keep_code_points_past_the_bmp() -> None:
+    """Rows keep their code points in 16 bits until a word needs more; the check of a word
+    against its row still sees every code point."""
+    from explorer.engine.unigram.rows import WordRows
+
+    store = WordRows()
+    one = np.ones(1, np.int64)
+    store.append(["\u2581ab"], np.zeros(1, np.int64), one,
+                 np.zeros(1), np.zeros(1), one, one)
+    assert store._codes.dtype == np.uint16
+    store.append(["\u2581\U00020000"], np.zeros(1, np.int64), one, np.zeros(1), np.zeros(1),
+                 one, one)
+    assert store._codes.dtype == np.uint32
+    text = "\u2581ab\u2581\U00020000"
+    codes = codes_of(text)
+    bounds = np.array([0, 3, 5], np.int64)
+    rows = store.rows_of(word_keys(codes, bounds))
+    assert rows.tolist() == [0, 1] and store.holds(codes, bounds, rows)
+    other = codes_of("\u2581ab\u2581\U00020001")
+    assert not store.holds(other, bounds, rows)

@@ -93,7 +93,8 @@ class WordRows:
         self._piece_id = np.zeros(4096, np.int64)
         self._keys = IntTable(np.zeros(0, np.int64), np.zeros(0, np.int32))
         """word key (:func:`~.word_keys.word_keys`) -> row, for :meth:`rows_of`"""
-        self._codes = np.zeros(4096, np.uint32)  # the words' code points, row after row
+        self._codes = np.zeros(4096, np.uint16)
+        """The words' code points, row after row (``uint32`` once one is past the BMP)"""
         self._code_first = np.zeros(1024, np.int64)
         self._code_len = np.zeros(1024, np.int64)
         self._code_count = 0
@@ -133,6 +134,8 @@ class WordRows:
         bounds = np.zeros(n + 1, np.int64)
         np.cumsum(np.fromiter(map(len, words), np.int64, n), out=bounds[1:])
         used = self._code_count
+        if self._codes.dtype == np.uint16 and len(codes) and int(codes.max()) > 0xFFFF:
+            self._codes = self._codes.astype(np.uint32)
         self._codes = _grown(self._codes, used, used + len(codes))
         self._codes[used:used + len(codes)] = codes
         self._code_first = _grown(self._code_first, size, size + n)
