@@ -14,6 +14,7 @@ from sp_support import udhr_paragraphs as udhr
 
 import explorer.engine.unigram.many as many
 import explorer.engine.unigram.rows as rows
+import explorer.engine.unigram.solve as solve
 from explorer.engine.formats import load_tokenizer
 from explorer.engine.sentencepiece.pieces import SPACE_SYMBOL, word_splitter
 from explorer.engine.unigram.word_keys import (
@@ -80,13 +81,13 @@ def test_keys_that_collide_fall_back_to_the_strings(name: str, monkeypatch) -> N
     expected = sp.encode(lines)
     one = " ".join(lines)  # one long text too: the exact path, resumed documents
     calls: list[int] = []
-    real_rows = many._word_rows
+    real_rows = many.word_rows
 
     def counting(solver, words):
         calls.append(len(words))
         return real_rows(solver, words)
 
-    monkeypatch.setattr(many, "_word_rows", counting)
+    monkeypatch.setattr(many, "word_rows", counting)
     tok.model._cache.clear()
     assert tok.encode_ids_batch(lines) == expected
     assert tok.encode_ids(one) == sp.encode(one)
@@ -96,7 +97,7 @@ def test_keys_that_collide_fall_back_to_the_strings(name: str, monkeypatch) -> N
 
     # the rows' keys collide too: a row of the same length is found for every word,
     # holding another word
-    monkeypatch.setattr(many, "word_keys", same_key)
+    monkeypatch.setattr(solve, "word_keys", same_key)
     monkeypatch.setattr(rows, "word_keys", same_key)
     for cold in (True, False):
         if cold:
@@ -117,7 +118,7 @@ def test_words_of_several_parts_are_put_together_as_entry_does(name: str) -> Non
     texts = [tok.normalizer.normalize(line).text for line in _model_texts()]
     texts += ["\u2581self.assertEqual(x,\u2581y)\u2581foo_bar[1:2]+=baz;"] * 3
     model._cache.clear()
-    many.solve_words(solver, texts)
+    solve.solve_words(solver, texts)
     store = solver.cache.rows
     table = store.table()
     several = 0

@@ -1,8 +1,10 @@
 """Encoding many texts at once with a Unigram model: the batch's new words solved together.
 
-:func:`encode_many` cuts every text into words (as the per-text path does), numbers the
-distinct words once, takes cached words from the model's cache and solves the others with
-:class:`~explorer.engine.unigram.batch.BatchViterbi` (numpy, all words in lock step) when there
+:func:`encode_many` cuts every text into words (as the per-text path does, but with numpy:
+:mod:`~explorer.engine.unigram.word_keys`), finds each word's row in the model's word rows
+(:mod:`~explorer.engine.unigram.rows`) and solves the new ones part by part (cut where no
+piece crosses; each distinct part once) with
+:class:`~explorer.engine.unigram.batch.BatchViterbi` (numpy, all parts in lock step) when there
 are enough new characters to pay for it. Texts are assembled from flat arrays. Where float32
 rounding could decide (a word's reuse limit, see :mod:`explorer.engine.unigram.limits`, is
 reached by the prefix-score bound before it), the text is redone from exact float32 scores by
@@ -12,30 +14,20 @@ reached by the prefix-score bound before it), the text is redone from exact floa
 from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
-from itertools import chain, compress, repeat
-from operator import itemgetter
+from itertools import chain
 
 import numpy as np
 
 from explorer.engine.gc_pause import gc_paused
 from explorer.engine.sentencepiece.pieces import Segment
-from explorer.engine.unigram.batch import MAX_WORD, BatchResult
-from explorer.engine.unigram.limits import (
-    CACHE_LIMIT,
-    RESET_GUARD,
-    ROUNDING_PER_CHAR,
-    ROWS_LIMIT,
-    reuse_limits,
+from explorer.engine.unigram.limits import RESET_GUARD
+from explorer.engine.unigram.rows import WordTable
+from explorer.engine.unigram.solve import (
+    BATCH_MIN_CHARS,
+    text_rows,
+    word_rows,
 )
-from explorer.engine.unigram.rows import WordRows, WordTable
-from explorer.engine.unigram.word_keys import (
-    TextWords,
-    codes_of,
-    splits_words,
-    word_bounds,
-    word_keys,
-)
-from explorer.engine.unigram.word_path import PAIR_STRIDE, WordPath
+from explorer.engine.unigram.word_path import WordPath
 
 SPECULATE_WORDS = 1024  # words speculated at once (bounds the work a re-basing wastes)
 SPECULATE_MIN = 8
@@ -43,8 +35,6 @@ SPECULATE_MIN = 8
 as the last one held (at least this many), and doubles again each time one holds: words
 after a change are speculated again, so a text of many near ties (a change every few
 words) would redo a whole 1024-word block per change."""
-BATCH_MIN_CHARS = 1000  # fewer new characters: the per-word Viterbi is cheaper
-_LENGTHS, _IDS, _LIMIT, _WORD_MAX = (itemgetter(k) for k in range(4))
 
 
 def encode_many(solver: WordPath, texts: Sequence[str]) -> ManyEncoded:
@@ -82,7 +72,7 @@ class ManyEncoded:
 
 
 def _encode(solver: WordPath, texts: Sequence[str]) -> ManyEncoded:
-    keyed = _text_rows(solver, texts)
+    keyed = text_rows(solver, texts)
     flat: Sequence[str]
     if keyed is not None:
         table, occurrence, flat, counts = keyed
@@ -95,7 +85,7 @@ def _encode(solver: WordPath, texts: Sequence[str]) -> ManyEncoded:
         flat = list(chain.from_iterable(words_per))
         counts = np.fromiter(map(len, words_per), np.int64, len(texts))
         if flat:
-            table, occurrence = _word_rows(solver, flat)
+            table, occurrence = word_rows(solver, flat)
     if not flat:
         return ManyEncoded([[] for _ in texts], np.zeros(0, np.int64), [0] * (len(texts) + 1))
     starts = np.zeros(len(texts), np.int64)
@@ -167,7 +157,7 @@ def encode_from(
     if split is None or not text:
         return None
     with gc_paused():
-        keyed = _text_rows(solver, [text])
+        keyed = text_rows(solver, [text])
         words: Sequence[str]
         if keyed is not None:
             table, rows, words, _ = keyed
@@ -176,7 +166,7 @@ def encode_from(
             words = split.findall(text)
             positions = np.zeros(len(words) + 1, np.int64)
             np.cumsum(np.fromiter(map(len, words), np.int64, len(words)), out=positions[1:])
-            table, rows = _word_rows(solver, words)
+            table, rows = word_rows(solver, words)
         first = 0
         if anchor is not None:
             first = int(np.searchsorted(positions, anchor))  # bisect_left
@@ -343,183 +333,3 @@ def _rerun(
         elif keys[n] is not None:
             solver.cache.keep_at_binade(words[pos + k], keys[n], pieces)  # type: ignore[arg-type]
         yield list(pieces[0]), list(pieces[1])
-
-def solve_words(solver: WordPath, texts: Sequence[str]) -> None:
-    """Give every word of normalized ``texts`` a row in the model's word rows (the new ones
-    solved as an encode would solve them), without encoding the texts."""
-    split = solver.split
-    if split is None or not any(texts) or _text_rows(solver, texts) is not None:
-        return
-    words = list(chain.from_iterable(map(split.findall, texts)))
-    if words:
-        _word_rows(solver, words)
-
-
-def _solve_batch(solver: WordPath, words: list[str]) -> tuple[BatchResult, np.ndarray, np.ndarray]:
-    """``words`` (at most ``MAX_WORD`` long) solved by the numpy Viterbi: the result, each
-    word's ``word_max`` and reuse limit (as :func:`~.limits.cache_entry` gives them)."""
-    result = solver.batch_viterbi().run(words)
-    sizes = np.fromiter(map(len, words), np.int64, len(words))
-    batch_max = result.top + 1.0 + sizes * ROUNDING_PER_CHAR  # see cache_entry
-    return result, batch_max, reuse_limits(result.margin, batch_max, solver.score_span())
-
-
-def _text_rows(
-    solver: WordPath, texts: Sequence[str]
-) -> tuple[WordTable, np.ndarray, TextWords, np.ndarray] | None:
-    """The words of normalized ``texts`` found and looked up with numpy (:mod:`.word_keys`):
-    ``(table, rows, words, counts)``, the model's word rows, each word's row, the words
-    (of the texts joined) and how many each text has; the new ones solved first. None when
-    the model's words are not cut by a known pattern, or a word key collided: then take
-    the string way (:func:`_word_rows`)."""
-    kind = None if solver.split is None else splits_words(solver.split)
-    if kind is None:
-        return None
-    text = texts[0] if len(texts) == 1 else "".join(texts)
-    text_starts = np.zeros(len(texts) + 1, np.int64)
-    np.cumsum(np.fromiter(map(len, texts), np.int64, len(texts)), out=text_starts[1:])
-    codes = codes_of(text)
-    bounds = word_bounds(codes, kind, text_starts[:-1])
-    keys = word_keys(codes, bounds)
-    words = TextWords(text, bounds)
-    store = solver.cache.rows
-    with store.lock:
-        if store.size >= ROWS_LIMIT:
-            store.reset()
-        rows = store.rows_of(keys)
-        missing = np.flatnonzero(rows < 0)
-        if missing.size:  # solve the new words, then look up only where they occur
-            _, first = np.unique(keys[missing], return_index=True)
-            _solve_into(solver, store, words.strings(missing[first]))
-            rows[missing] = store.rows_of(keys[missing])
-            if rows[missing].min() < 0:
-                return None
-        if not store.holds(codes, bounds, rows):
-            return None
-        table = store.table()
-    counts = np.diff(np.searchsorted(bounds[:-1], text_starts))
-    return table, rows, words, counts
-
-
-def _word_rows(solver: WordPath, words: list[str]) -> tuple[WordTable, np.ndarray]:
-    """The model's word rows (:mod:`~.rows`) and the row of each of ``words``, the new ones
-    solved first: by :class:`BatchViterbi` when there are enough new characters, else (and
-    for words longer than ``MAX_WORD``) one by one."""
-    store = solver.cache.rows
-    with store.lock:
-        if store.size >= ROWS_LIMIT:
-            store.reset()
-        rows = np.fromiter(map(store.row_of.get, words, repeat(-1)), np.int64, len(words))
-        missing = np.flatnonzero(rows < 0)
-        if missing.size:  # solve the new words, then look up only where they occur
-            occurring = list(map(words.__getitem__, missing.tolist()))
-            _solve_into(solver, store, list(dict.fromkeys(occurring)))
-            rows[missing] = np.fromiter(map(store.row_of.__getitem__, occurring), np.int64,
-                                        len(occurring))
-        return store.table(), rows
-
-
-def _solve_into(solver: WordPath, store: WordRows, words: list[str]) -> None:
-    """Solve ``words`` (new, distinct) and append them to ``store``, part by part.
-
-    Words are cut where no piece crosses (between two characters no piece holds together,
-    as :meth:`WordPath.entry` cuts them), each distinct part is solved once (and kept as a
-    row: a part is also the word it would be alone), and a word of several parts is put
-    together from its parts' rows, its limit and bound combined as ``entry`` combines
-    them. In code a word such as ``▁self.assertEqual(x,`` is several parts that recur
-    everywhere: the 4 MB English text's new words hold 1.09M characters, their distinct
-    parts 0.13M (the all-language UDHR: 1.76M and 0.99M).
-    """
-    joined = "".join(words)
-    bounds = np.zeros(len(words) + 1, np.int64)
-    np.cumsum(np.fromiter(map(len, words), np.int64, len(words)), out=bounds[1:])
-    codes = codes_of(joined)
-    wide = codes.astype(np.int64)
-    cut = np.zeros(len(codes) + 1, bool)
-    cut[bounds] = True
-    if len(codes) > 1:
-        cut[1:-1] |= solver.inner_pairs().get(wide[:-1] * PAIR_STRIDE + wide[1:]) < 0
-    del wide
-    part_bounds = np.flatnonzero(cut)
-    if len(part_bounds) == len(bounds):  # no word is cut
-        _solve_whole(solver, store, words)
-        return
-    parts = TextWords(joined, part_bounds)
-    rows = _part_rows(solver, store, codes, parts)
-    first_part = np.searchsorted(part_bounds, bounds)  # word k: parts first_part[k] on
-    per_word = np.diff(first_part)
-    several = np.flatnonzero(per_word > 1)
-    if not several.size:
-        return
-    sizes = per_word[several]
-    starts = np.zeros(len(several), np.int64)
-    np.cumsum(sizes[:-1], out=starts[1:])
-    which = np.repeat(first_part[several] - starts, sizes) + np.arange(int(sizes.sum()))
-    rows = rows[which]
-    table = store.table()
-    count, bound = table.count[rows], table.word_max[rows]
-    # each part's limit less the bound of the parts before it in its word (entry's rule)
-    before = np.cumsum(bound) - bound
-    before -= np.repeat(before[starts], sizes)
-    limit = np.minimum.reduceat(table.limit[rows] - before, starts)
-    piece_first = np.zeros(len(rows) + 1, np.int64)
-    np.cumsum(count, out=piece_first[1:])
-    take = np.repeat(table.first[rows] - piece_first[:-1], count)
-    take += np.arange(int(piece_first[-1]))
-    store.append([words[k] for k in several.tolist()], piece_first[:-1][starts],
-                 np.add.reduceat(count, starts), limit, np.add.reduceat(bound, starts),
-                 table.piece_len[take], table.piece_id[take])
-
-
-def _part_rows(solver: WordPath, store: WordRows, codes: np.ndarray, parts: TextWords
-               ) -> np.ndarray:
-    """The row of each of ``parts`` (of the words whose code points are ``codes``), the
-    distinct new ones solved first: looked up by key (:mod:`.word_keys`), by string where
-    a key collides."""
-    keys = word_keys(codes, parts.bounds)
-    rows = store.rows_of(keys)
-    missing = np.flatnonzero(rows < 0)
-    row_of = store.row_of
-    if missing.size:
-        _, first = np.unique(keys[missing], return_index=True)
-        fresh = parts.strings(missing[first])
-        _solve_whole(solver, store, [p for p in fresh if p not in row_of])
-        rows[missing] = store.rows_of(keys[missing])
-    if rows.min() >= 0 and store.holds(codes, parts.bounds, rows):
-        return rows
-    every = list(parts)  # a key collided: the string way
-    _solve_whole(solver, store, [p for p in dict.fromkeys(every) if p not in row_of])
-    return np.fromiter(map(row_of.__getitem__, every), np.int64, len(every))
-
-
-def _solve_whole(solver: WordPath, store: WordRows, words: list[str]) -> None:
-    """Solve ``words`` (new, distinct) each as one and append them to ``store``."""
-    if not words:
-        return
-    sizes = np.fromiter(map(len, words), np.int64, len(words))
-    fits = sizes <= MAX_WORD
-    short = [words[k] for k in np.flatnonzero(fits).tolist()]
-    if int(sizes[fits].sum()) < BATCH_MIN_CHARS:
-        short = []
-    solo = words if not short else [words[k] for k in np.flatnonzero(~fits).tolist()]
-    if short:
-        result, batch_max, batch_limit = _solve_batch(solver, short)
-        keep = batch_max < RESET_GUARD  # else sentencepiece would re-base scores inside
-        store.append(list(compress(short, keep.tolist())), result.start[keep],
-                     result.count[keep], batch_limit[keep], batch_max[keep],
-                     result.piece_len, result.piece_id)
-        solo = solo + list(compress(short, (~keep).tolist()))
-    if not solo:
-        return
-    cache = solver.cache
-    entries = []
-    for word in solo:
-        entries.append(solver.entry(word))  # (its parts are cached in the per-word cache)
-        if len(cache) >= CACHE_LIMIT:
-            cache.clear_words()
-    counts = np.fromiter(map(len, map(_IDS, entries)), np.int64, len(entries))
-    store.append(solo, np.cumsum(counts) - counts, counts,
-                 np.fromiter(map(_LIMIT, entries), np.float64, len(entries)),
-                 np.fromiter(map(_WORD_MAX, entries), np.float64, len(entries)),
-                 np.fromiter(chain.from_iterable(map(_LENGTHS, entries)), np.int64),
-                 np.fromiter(chain.from_iterable(map(_IDS, entries)), np.int64))

@@ -41,9 +41,9 @@ from explorer.engine.unigram.many import (
     Resumed,
     encode_from,
     encode_many,
-    solve_words,
 )
 from explorer.engine.unigram.rows import RowsShare
+from explorer.engine.unigram.solve import solve_words
 from explorer.engine.unigram.trie import Entry, PieceTrie
 from explorer.engine.unigram.word_path import WordPath, user_defined_score
 

@@ -5,8 +5,12 @@ each window's table of pieces from cached tuples (a dict lookup, then ``fromiter
 chained tuples, per word and per window) was 42% of a 10 MB document's Unigram encode
 (cProfile).
 :class:`WordRows` keeps them once, for every call on the model: a text's words map to their
-rows with one dict lookup each (``map(row_of.get, words)``, C speed), and the arrays are the
-table :func:`~explorer.engine.unigram.many._exact_pieces` reads.
+rows by their keys (:mod:`~explorer.engine.unigram.word_keys`: one
+:class:`~explorer.engine.int_table.IntTable` lookup for all of them, then one comparison of
+every occurrence with its row's code points; :meth:`WordRows.rows_of`,
+:meth:`WordRows.holds`), or by string (``row_of``) where keys collide, and the arrays are the
+table :func:`~explorer.engine.unigram.many._exact_pieces` reads. The parts new words are
+solved in (cut where no piece crosses) are rows too.
 
 Rows are appended, never changed; :meth:`WordRows.clear` starts afresh (the model's word cache
 clears it with itself). Writers hold :attr:`WordRows.lock`; a reader takes :meth:`table` under
