@@ -36,6 +36,9 @@ from explorer.engine.unigram.word_keys import (
 from explorer.engine.unigram.word_path import PAIR_STRIDE, WordPath
 
 BATCH_MIN_CHARS = 1000  # fewer new characters: the per-word Viterbi is cheaper
+KEYED_MIN_CHARS = 2000
+"""Shorter texts find their words by string: the numpy way's fixed cost (~0.2 ms, a
+keystroke's window) is more than a few hundred dict lookups (measured: even at ~2000)."""
 _LENGTHS, _IDS, _LIMIT, _WORD_MAX = (itemgetter(k) for k in range(4))
 
 
@@ -65,10 +68,11 @@ def text_rows(
     """The words of normalized ``texts`` found and looked up with numpy (:mod:`.word_keys`):
     ``(table, rows, words, counts)``, the model's word rows, each word's row, the words
     (of the texts joined) and how many each text has; the new ones solved first. None when
-    the model's words are not cut by a known pattern, or a word key collided: then take
-    the string way (:func:`_word_rows`)."""
+    the model's words are not cut by a known pattern, the texts are short
+    (:data:`KEYED_MIN_CHARS`) or a word key collided: then take the string way
+    (:func:`word_rows`)."""
     kind = None if solver.split is None else splits_words(solver.split)
-    if kind is None:
+    if kind is None or sum(map(len, texts)) < KEYED_MIN_CHARS:
         return None
     text = texts[0] if len(texts) == 1 else "".join(texts)
     text_starts = np.zeros(len(texts) + 1, np.int64)
