@@ -158,3 +158,26 @@ def test_rows_keep_code_points_past_the_bmp() -> None:
     assert rows.tolist() == [0, 1] and store.holds(codes, bounds, rows)
     other = codes_of("\u2581ab\u2581\U00020001")
     assert not store.holds(other, bounds, rows)
+
+
+def test_keys_are_the_documented_hash_for_short_and_long_words() -> None:
+    """The numpy keys equal the hash computed with Python ints (mod 2**64), for words longer
+    than any seen before (the table of powers grows) and after it."""
+    import explorer.engine.unigram.word_keys as wk
+
+    def reference(word: str) -> int:
+        mask = (1 << 64) - 1
+        h = 0
+        for j, c in enumerate(word):
+            h = (h + ord(c) * pow(int(wk._BASE), j, 1 << 64)) & mask
+        h ^= (len(word) * int(wk._LENGTH_MIX)) & mask
+        h ^= h >> 31
+        h = (h * int(wk._FINAL_MIX)) & mask
+        h ^= h >> 29
+        h = h - (1 << 64) if h >= 1 << 63 else h
+        return -2 if h == -1 else h
+
+    words = ["\u2581a", "\u2581" + "x\U00020000" * 1500, "\u2581bc", "\u2581" + "y" * 7000]
+    text = "".join(words)
+    bounds = np.cumsum([0] + [len(w) for w in words])
+    assert word_keys(codes_of(text), bounds).tolist() == [reference(w) for w in words]

@@ -37,15 +37,17 @@ _powers = np.ones(1, np.uint64)
 
 
 def _powers_to(n: int) -> np.ndarray:
-    """``_BASE ** j`` for ``j < n`` (grown by doubling, kept for the next call)."""
+    """``_BASE ** j`` for ``j < n`` at least (grown by doubling, kept for the next call;
+    threads may race to grow it: each gets an array long enough, the longest is kept)."""
     global _powers
-    if len(_powers) < n:
-        size = max(n, 2 * len(_powers))
-        grown = np.full(size, _BASE, np.uint64)
-        grown[0] = 1
-        np.multiply.accumulate(grown, out=grown)  # wraps mod 2**64, as meant
-        _powers = grown
-    return _powers
+    powers = _powers
+    if len(powers) < n:
+        powers = np.full(max(n, 2 * len(powers)), _BASE, np.uint64)
+        powers[0] = 1
+        np.multiply.accumulate(powers, out=powers)  # wraps mod 2**64, as meant
+        if len(powers) > len(_powers):
+            _powers = powers
+    return powers
 
 
 def codes_of(text: str) -> np.ndarray:
