@@ -34,6 +34,7 @@ import numpy as np
 
 from explorer.engine.int_table import IntTable
 from explorer.engine.unigram.trie import Entry
+from explorer.engine.unigram.word_keys import codes_of
 
 
 @dataclass
@@ -220,7 +221,7 @@ class BatchViterbi:
         piece ids, margins, tops)``, pieces word after word."""
         count = len(words)
         text = "".join(words)
-        codes = np.frombuffer(text.encode("utf-32-le", "surrogatepass"), np.uint32)
+        codes = codes_of(text)
         chars = self.char_index[codes]
         word_start = np.zeros(count, np.int64)
         np.cumsum(lengths[:-1], out=word_start[1:])

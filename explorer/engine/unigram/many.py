@@ -27,6 +27,7 @@ from explorer.engine.unigram.solve import (
     text_rows,
     word_rows,
 )
+from explorer.engine.unigram.word_keys import end_to_end
 from explorer.engine.unigram.word_path import WordPath
 
 SPECULATE_WORDS = 1024  # words speculated at once (bounds the work a re-basing wastes)
@@ -164,8 +165,7 @@ def encode_from(
             positions = words.bounds
         else:
             words = split.findall(text)
-            positions = np.zeros(len(words) + 1, np.int64)
-            np.cumsum(np.fromiter(map(len, words), np.int64, len(words)), out=positions[1:])
+            positions = end_to_end(words)
             table, rows = word_rows(solver, words)
         first = 0
         if anchor is not None:

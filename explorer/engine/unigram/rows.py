@@ -27,7 +27,7 @@ from itertools import islice
 import numpy as np
 
 from explorer.engine.int_table import MISSING, IntTable
-from explorer.engine.unigram.word_keys import codes_of, word_keys
+from explorer.engine.unigram.word_keys import codes_of, end_to_end, word_keys
 
 
 class WordTable:
@@ -135,8 +135,7 @@ class WordRows:
         """Keep the code points and keys of ``words``, rows ``size`` on."""
         n = len(words)
         codes = codes_of("".join(words))
-        bounds = np.zeros(n + 1, np.int64)
-        np.cumsum(np.fromiter(map(len, words), np.int64, n), out=bounds[1:])
+        bounds = end_to_end(words)
         used = self._code_count
         if self._codes.dtype == np.uint16 and len(codes) and int(codes.max()) > 0xFFFF:
             self._codes = self._codes.astype(np.uint32)

@@ -11,7 +11,7 @@ Used by :mod:`explorer.engine.unigram.many`.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from itertools import chain, compress, repeat
 from operator import itemgetter
 
@@ -29,6 +29,7 @@ from explorer.engine.unigram.rows import WordRows, WordTable
 from explorer.engine.unigram.word_keys import (
     TextWords,
     codes_of,
+    end_to_end,
     splits_words,
     word_bounds,
     word_keys,
@@ -75,29 +76,36 @@ def text_rows(
     if kind is None or sum(map(len, texts)) < KEYED_MIN_CHARS:
         return None
     text = texts[0] if len(texts) == 1 else "".join(texts)
-    text_starts = np.zeros(len(texts) + 1, np.int64)
-    np.cumsum(np.fromiter(map(len, texts), np.int64, len(texts)), out=text_starts[1:])
+    text_starts = end_to_end(texts)
     codes = codes_of(text)
-    bounds = word_bounds(codes, kind, text_starts[:-1])
-    keys = word_keys(codes, bounds)
-    words = TextWords(text, bounds)
+    words = TextWords(text, word_bounds(codes, kind, text_starts[:-1]))
     store = solver.cache.rows
     with store.lock:
         if store.size >= ROWS_LIMIT:
             store.reset()
-        rows = store.rows_of(keys)
-        missing = np.flatnonzero(rows < 0)
-        if missing.size:  # solve the new words, then look up only where they occur
-            _, first = np.unique(keys[missing], return_index=True)
-            _solve_into(solver, store, words.strings(missing[first]))
-            rows[missing] = store.rows_of(keys[missing])
-            if rows[missing].min() < 0:
-                return None
-        if not store.holds(codes, bounds, rows):
+        rows = _rows_by_key(store, codes, words, lambda new: _solve_into(solver, store, new))
+        if rows is None:
             return None
         table = store.table()
-    counts = np.diff(np.searchsorted(bounds[:-1], text_starts))
+    counts = np.diff(np.searchsorted(words.bounds[:-1], text_starts))
     return table, rows, words, counts
+
+
+def _rows_by_key(store: WordRows, codes: np.ndarray, words: TextWords,
+                 solve: Callable[[list[str]], None]) -> np.ndarray | None:
+    """The row of each of ``words`` (whose code points are ``codes``), found by key
+    (:mod:`.word_keys`); the distinct new ones are given to ``solve`` first, which appends
+    them to ``store``. None when a key collided (a row holds another word)."""
+    keys = word_keys(codes, words.bounds)
+    rows = store.rows_of(keys)
+    missing = np.flatnonzero(rows < 0)
+    if missing.size:  # solve the new ones, then look up only where they occur
+        _, first = np.unique(keys[missing], return_index=True)
+        solve([w for w in words.strings(missing[first]) if w not in store.row_of])
+        rows[missing] = store.rows_of(keys[missing])
+    if (rows < 0).any() or not store.holds(codes, words.bounds, rows):
+        return None
+    return rows
 
 
 def word_rows(solver: WordPath, words: list[str]) -> tuple[WordTable, np.ndarray]:
@@ -130,8 +138,7 @@ def _solve_into(solver: WordPath, store: WordRows, words: list[str]) -> None:
     parts 0.13M (the all-language UDHR: 1.76M and 0.99M).
     """
     joined = "".join(words)
-    bounds = np.zeros(len(words) + 1, np.int64)
-    np.cumsum(np.fromiter(map(len, words), np.int64, len(words)), out=bounds[1:])
+    bounds = end_to_end(words)
     codes = codes_of(joined)
     wide = codes.astype(np.int64)
     cut = np.zeros(len(codes) + 1, bool)
@@ -144,7 +151,11 @@ def _solve_into(solver: WordPath, store: WordRows, words: list[str]) -> None:
         _solve_whole(solver, store, words)
         return
     parts = TextWords(joined, part_bounds)
-    rows = _part_rows(solver, store, codes, parts)
+    rows = _rows_by_key(store, codes, parts, lambda new: _solve_whole(solver, store, new))
+    if rows is None:  # a key collided: the string way
+        every = list(parts)
+        _solve_whole(solver, store, [p for p in dict.fromkeys(every) if p not in store.row_of])
+        rows = np.fromiter(map(store.row_of.__getitem__, every), np.int64, len(every))
     first_part = np.searchsorted(part_bounds, bounds)  # word k: parts first_part[k] on
     per_word = np.diff(first_part)
     several = np.flatnonzero(per_word > 1)
@@ -168,27 +179,6 @@ def _solve_into(solver: WordPath, store: WordRows, words: list[str]) -> None:
     store.append([words[k] for k in several.tolist()], piece_first[:-1][starts],
                  np.add.reduceat(count, starts), limit, np.add.reduceat(bound, starts),
                  table.piece_len[take], table.piece_id[take])
-
-
-def _part_rows(solver: WordPath, store: WordRows, codes: np.ndarray, parts: TextWords
-               ) -> np.ndarray:
-    """The row of each of ``parts`` (of the words whose code points are ``codes``), the
-    distinct new ones solved first: looked up by key (:mod:`.word_keys`), by string where
-    a key collides."""
-    keys = word_keys(codes, parts.bounds)
-    rows = store.rows_of(keys)
-    missing = np.flatnonzero(rows < 0)
-    row_of = store.row_of
-    if missing.size:
-        _, first = np.unique(keys[missing], return_index=True)
-        fresh = parts.strings(missing[first])
-        _solve_whole(solver, store, [p for p in fresh if p not in row_of])
-        rows[missing] = store.rows_of(keys[missing])
-    if rows.min() >= 0 and store.holds(codes, parts.bounds, rows):
-        return rows
-    every = list(parts)  # a key collided: the string way
-    _solve_whole(solver, store, [p for p in dict.fromkeys(every) if p not in row_of])
-    return np.fromiter(map(row_of.__getitem__, every), np.int64, len(every))
 
 
 def _solve_whole(solver: WordPath, store: WordRows, words: list[str]) -> None:

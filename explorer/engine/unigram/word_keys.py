@@ -55,6 +55,14 @@ def codes_of(text: str) -> np.ndarray:
     return np.frombuffer(text.encode("utf-32-le", "surrogatepass"), np.uint32)
 
 
+def end_to_end(strings: Sequence[str]) -> np.ndarray:
+    """Where each of ``strings`` starts when they are joined, then the joined length
+    (int64)."""
+    bounds = np.zeros(len(strings) + 1, np.int64)
+    np.cumsum(np.fromiter(map(len, strings), np.int64, len(strings)), out=bounds[1:])
+    return bounds
+
+
 def splits_words(split: re.Pattern[str]) -> str | None:
     """``"prefix"`` or ``"suffix"`` when ``split`` is one of the two word patterns of
     :func:`~explorer.engine.sentencepiece.pieces.word_splitter` (then :func:`word_bounds`

@@ -35,6 +35,7 @@ from explorer.engine.unigram.limits import (
 )
 from explorer.engine.unigram.rows import WordRows
 from explorer.engine.unigram.trie import PieceTrie, cached_substrings
+from explorer.engine.unigram.word_keys import codes_of
 
 _MISSING = object()
 _NUMPY_SUM_MIN = 12  # float32 running sums this long go through numpy (measured crossover)
@@ -238,8 +239,7 @@ class WordPath:
         table = self._pair_table
         if table is None:
             pairs = cached_substrings(self._matchable, 2, "piece-bigrams-1")
-            codes = np.frombuffer("".join(pairs).encode("utf-32-le", "surrogatepass"),
-                                  np.uint32).astype(np.int64)
+            codes = codes_of("".join(pairs)).astype(np.int64)
             keys = codes[0::2] * PAIR_STRIDE + codes[1::2]
             table = self._pair_table = IntTable(keys, np.zeros(len(keys), np.int32))
         return table
