@@ -62,6 +62,7 @@ from explorer.ui.tokenizer_source import (
     start_source,
 )
 from explorer.workers.doctokens import Change, DocTokens
+from explorer.workers.jobs import INCREMENTAL_MAX_WINDOW
 from explorer.workers.latest import Debounce
 
 TEXT_SIGNAL_MS = 250
@@ -337,8 +338,6 @@ class MainWindow(QMainWindow):
         """A big paste: the helper of the encode that follows starts now, with the text as
         it will be, while Qt inserts it (~1 s for 10 MB, holding the GIL); that encode
         adopts it if the text came out as predicted, else stops it."""
-        from explorer.workers.jobs import INCREMENTAL_MAX_WINDOW
-
         # (a smaller paste is re-encoded around itself, by no encode that takes a helper)
         if self.source and len(text) > INCREMENTAL_MAX_WINDOW:
             prefetch_encode(self.source, self.controller.after_insert(text, start16, end16))
