@@ -85,8 +85,11 @@ class WordRows:
 
     def reset(self) -> None:
         """Forget every row (callers hold :attr:`lock`, or no other thread sees this yet)."""
-        self.row_of: dict[str, int] = {}
-        """word -> its row"""
+        self._words: list[str] = []
+        """The word of each row, in row order."""
+        self._row_of: dict[str, int] = {}
+        self._synced = 0
+        """Rows ``_row_of`` holds (it is brought up to date when asked: see ``row_of``)."""
         self.size = 0
         self._pieces = 0
         self._first = np.zeros(1024, np.int64)
@@ -102,6 +105,17 @@ class WordRows:
         self._code_first = np.zeros(1024, np.int64)
         self._code_len = np.zeros(1024, np.int64)
         self._code_count = 0
+
+    @property
+    def row_of(self) -> dict[str, int]:
+        """word -> its row, for the string way (short texts, collided keys). Kept up to
+        date only when asked: the keyed way never needs it, and inserting every new word
+        of a cold document into it was ~5% of the encode (string hashes of fresh words)."""
+        if self._synced < self.size:
+            synced, self._synced = self._synced, self.size
+            self._row_of.update(zip(islice(self._words, synced, None),
+                                    range(synced, self.size), strict=False))
+        return self._row_of
 
     def clear(self) -> None:
         """Forget every row."""
@@ -127,7 +141,7 @@ class WordRows:
         self._word_max[size:size + n] = word_max
         self._piece_len[pieces:pieces + m] = piece_len
         self._piece_id[pieces:pieces + m] = piece_id
-        self.row_of.update(zip(words, range(size, size + n), strict=True))
+        self._words += words
         self._add_keys(words, size)
         self.size, self._pieces = size + n, pieces + m
 
@@ -175,7 +189,7 @@ class WordRows:
         ahead of its encode)."""
         with self.lock:
             size = self.size
-            words = list(islice(self.row_of, since, size))
+            words = self._words[since:size]
             first, count = self._first[since:size], self._count[since:size]
             low = int(first.min()) if size > since else 0
             high = int((first + count).max()) if size > since else 0
@@ -187,8 +201,10 @@ class WordRows:
         """Append the rows of ``share`` whose words are not here yet, unless that would
         reach ``limit`` rows; returns how many were added."""
         with self.lock:
-            row_of = self.row_of
-            keep = np.fromiter((w not in row_of for w in share.words), bool, len(share.words))
+            # a word whose key is held is here (or collides with one that is: it is then
+            # solved the string way when met, as any collided word)
+            keys = word_keys(codes_of("".join(share.words)), end_to_end(share.words))
+            keep = self._keys.get(keys) == MISSING
             n = int(keep.sum())
             if not n or self.size + n >= limit:
                 return 0

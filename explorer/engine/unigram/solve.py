@@ -101,7 +101,7 @@ def _rows_by_key(store: WordRows, codes: np.ndarray, words: TextWords,
     missing = np.flatnonzero(rows < 0)
     if missing.size:  # solve the new ones, then look up only where they occur
         _, first = np.unique(keys[missing], return_index=True)
-        solve([w for w in words.strings(missing[first]) if w not in store.row_of])
+        solve(words.strings(missing[first]))  # (a key not held: no row holds the word)
         rows[missing] = store.rows_of(keys[missing])
     if (rows < 0).any() or not store.holds(codes, words.bounds, rows):
         return None
