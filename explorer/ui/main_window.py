@@ -35,6 +35,7 @@ from explorer.engine.formats import FOLDER_FILES
 from explorer.engine.tokenizer import Tokenizer
 from explorer.ui.autosave import Autosaver, load_text
 from explorer.ui.boundary_tips import BoundaryTips
+from explorer.ui.edit_repaint import EditRepaint
 from explorer.ui.editor import TokenEditor, local_files
 from explorer.ui.encoding_controller import EncodingController
 from explorer.ui.font_warmup import FontWarmer
@@ -103,6 +104,8 @@ class MainWindow(QMainWindow):
 
         self.editor = TokenEditor(self)
         self.setCentralWidget(self.editor)
+        # (first on the document's signals: it lets the layout's go before the others run)
+        self.edit_repaint = EditRepaint(self.editor)
         self.controller = EncodingController(self.editor.document(), self)
         self.painter = TokenPainter(self.editor.document(), self.editor.visible_blocks, self)
         self.table_model = TokenTableModel(self)
