@@ -54,12 +54,14 @@ PALETTES: dict[str, TokenPalette] = {
 }
 DEFAULT_PALETTE = "Pastel"
 
-_MIX = 0x9E3779B1  # Fibonacci hashing spreads consecutive ids over the palette
+SLOT_MIX = 0x9E3779B1
+"""Multiplier of :func:`color_index` (Fibonacci hashing spreads consecutive ids over the
+palette)."""
 
 
 def color_index(token_id: int, size: int) -> int:
     """Stable palette slot of ``token_id`` (same id, same slot, in every run)."""
-    return ((token_id * _MIX) & 0xFFFFFFFF) % size
+    return ((token_id * SLOT_MIX) & 0xFFFFFFFF) % size
 
 
 SHADE_DARKER = {False: 115, True: 155}
@@ -82,7 +84,7 @@ def shaded_slots(ids: Iterable[int], size: int, prev_slot: int = -1,
     ``prev_slot``/``prev_shaded``: the state after the token before ``ids`` (-1: none).
     """
     for token_id in ids:
-        slot = ((token_id * _MIX) & 0xFFFFFFFF) % size
+        slot = ((token_id * SLOT_MIX) & 0xFFFFFFFF) % size
         prev_shaded = slot == prev_slot and not prev_shaded
         prev_slot = slot
         yield slot, prev_shaded
