@@ -22,7 +22,6 @@ from __future__ import annotations
 import threading
 from collections.abc import Sequence
 from dataclasses import dataclass
-from itertools import islice
 
 import numpy as np
 
@@ -111,10 +110,11 @@ class WordRows:
         """word -> its row, for the string way (short texts, collided keys). Kept up to
         date only when asked: the keyed way never needs it, and inserting every new word
         of a cold document into it was ~5% of the encode (string hashes of fresh words)."""
-        if self._synced < self.size:
-            synced, self._synced = self._synced, self.size
-            self._row_of.update(zip(islice(self._words, synced, None),
-                                    range(synced, self.size), strict=False))
+        synced, size = self._synced, self.size
+        if size > synced:  # (a slice: islice would walk the list from its start)
+            self._row_of.update(zip(self._words[synced:size], range(synced, size),
+                                    strict=True))
+            self._synced = size
         return self._row_of
 
     def clear(self) -> None:
