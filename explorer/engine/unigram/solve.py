@@ -138,6 +138,9 @@ def _solve_into(solver: WordPath, store: WordRows, words: list[str]) -> None:
     parts 0.13M (the all-language UDHR: 1.76M and 0.99M).
     """
     joined = "".join(words)
+    if len(joined) < BATCH_MIN_CHARS:  # (a keystroke's new words: the numpy cutting's fixed
+        _solve_whole(solver, store, words)  # cost is more than WordPath.entry, which cuts
+        return  # them into the same parts, each solved once in the per-word cache)
     bounds = end_to_end(words)
     codes = codes_of(joined)
     wide = codes.astype(np.int64)
