@@ -19,6 +19,13 @@ i.e. what a window without incremental re-encoding would pay per keystroke at be
 
 ``--burst N --interval MS``: N keystrokes in a row at each place, MS apart (steady typing:
 the views do not settle in between; the latency still ends with the repaint).
+
+``--phases``: where each keystroke's wall time goes, p50/p95 over the edits, from marks
+set around the steps (no profiler: its per-call cost swamps the small calls): the key
+handled by Qt and the window (``contentsChange`` slots included), the worker's wait to
+start, its incremental re-encode (``update_document``), the result's wait for the GUI
+thread, the painter's new colours (``set_result``: format ranges, relayout), the wait for
+the repaint, and the repaint itself (editor text and hex boxes) until the event loop is idle.
 """
 
 from __future__ import annotations
@@ -112,6 +119,63 @@ def tiktoken_pattern() -> str:
     return tok.info.extra["pattern"]
 
 
+PHASES = ("key handled", "worker started", "re-encoded", "result received", "colours set",
+          "repaint started", "idle")
+"""Marks of one keystroke, in order; each phase runs from the mark before to its own."""
+
+
+def install_marks(marks: dict[str, float], editor) -> None:
+    """Record when each step of a keystroke happens (the first time, per edit)."""
+    from PySide6.QtCore import QEvent, QObject
+
+    import explorer.ui.encoding_controller as controller_module
+    import explorer.ui.token_painter as painter_module
+    import explorer.workers.jobs as jobs_module
+
+    def wrapped(owner, name: str, before: str | None, after: str) -> None:
+        original = getattr(owner, name)
+
+        def call(*a, **k):
+            if before is not None:
+                marks.setdefault(before, time.perf_counter())
+            result = original(*a, **k)
+            marks.setdefault(after, time.perf_counter())
+            return result
+        setattr(owner, name, call)
+
+    wrapped(jobs_module, "update_document", "worker started", "re-encoded")
+    wrapped(controller_module.EncodingController, "_on_result", "result received", "_")
+    wrapped(painter_module.TokenPainter, "set_result", None, "colours set")
+
+    class PaintMark(QObject):
+        def eventFilter(self, watched, event) -> bool:
+            if event.type() == QEvent.Type.Paint and "colours set" in marks:
+                marks.setdefault("repaint started", time.perf_counter())
+            return False
+
+    editor._phase_marks = PaintMark(editor)  # (installed last: runs before the others)
+    editor.viewport().installEventFilter(editor._phase_marks)
+
+
+def phase_times(marks: dict[str, float], start: float, end: float) -> dict[str, float]:
+    """Milliseconds of each phase of one keystroke (a phase whose mark is missing: 0)."""
+    out: dict[str, float] = {}
+    last = start
+    for name in PHASES:
+        at = end if name == "idle" else marks.get(name, last)
+        out[name] = max(0.0, at - last) * 1000
+        last = max(last, at)
+    return out
+
+
+def print_phases(phases: list[dict[str, float]]) -> None:
+    print("| phase (ends when) | p50 ms | p95 ms | mean ms |\n|---|---|---|---|")
+    for name in PHASES:
+        xs = [p[name] for p in phases]
+        print(f"| {name} | {statistics.median(xs):.1f} | {percentile(xs, 0.95):.1f} | "
+              f"{statistics.fmean(xs):.1f} |")
+
+
 def main() -> int:
     ap = argparse.ArgumentParser()
     ap.add_argument("--edits", type=int, default=300)
@@ -126,6 +190,8 @@ def main() -> int:
                          "--interval, the views never settle in between (steady typing)")
     ap.add_argument("--interval", type=float, default=0.0,
                     help="ms between the keystrokes of a burst (the event loop runs)")
+    ap.add_argument("--phases", action="store_true",
+                    help="print where each keystroke's wall time goes (p50/p95 per step)")
     ap.add_argument("--with-panels", action="store_true",
                     help="keep the side panels (comparison, merges, ...) open; by default they "
                          "are closed so the editor's own cost is measured")
@@ -159,6 +225,10 @@ def main() -> int:
 
         prof = cProfile.Profile()
     lat: list[float] = []
+    marks: dict[str, float] = {}
+    phases: list[dict[str, float]] = []
+    if args.phases:
+        install_marks(marks, editor)
     cpu: list[float] = []  # CPU seconds of this process (all threads) per edit
     later: list[float] = []  # CPU seconds of the views following once typing settled
     for n in range(args.edits):
@@ -177,6 +247,7 @@ def main() -> int:
             QTimer.singleShot(int(args.interval), pause.quit)
             pause.exec()
         key = Qt.Key.Key_Backspace if rng.random() < 0.3 else Qt.Key.Key_A + rng.randrange(26)
+        marks.clear()
         t0, c0 = time.perf_counter(), time.process_time()
         if prof is not None:
             prof.enable()
@@ -184,11 +255,14 @@ def main() -> int:
             QTest.keyClick(editor, key)
         else:
             QTest.keyClick(editor, chr(ord("a") + key - Qt.Key.Key_A))
+        marks.setdefault("key handled", time.perf_counter())
         pump_until(lambda: w.is_painted, signal=w.painted)
         pump_idle()  # the repaint of the new colours is done
         if prof is not None:
             prof.disable()
         lat.append(time.perf_counter() - t0)
+        if args.phases:
+            phases.append(phase_times(marks, t0, t0 + lat[-1]))
         c1 = time.process_time()
         cpu.append(c1 - c0)
         if args.burst == 1:
@@ -236,6 +310,8 @@ def main() -> int:
               f"follow only after a burst)")
     print(f"resident memory: {rss_before:.0f} MB before the edits, {rss_after:.0f} MB after "
           f"({(rss_after - rss_before) / len(lat) * 1000:+.0f} kB per edit)")
+    if phases:
+        print_phases(phases)
     print(f"machine load average while running: {os.getloadavg()[0]:.1f} "
           f"on {os.cpu_count()} cores")
     print(f"reference: tiktoken re-encoding the whole document once: {ref_full * 1000:.0f} ms "
