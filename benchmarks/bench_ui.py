@@ -132,19 +132,20 @@ def install_marks(marks: dict[str, float], editor) -> None:
     import explorer.ui.token_painter as painter_module
     import explorer.workers.jobs as jobs_module
 
-    def wrapped(owner, name: str, before: str | None, after: str) -> None:
+    def wrapped(owner, name: str, before: str | None, after: str | None) -> None:
         original = getattr(owner, name)
 
         def call(*a, **k):
             if before is not None:
                 marks.setdefault(before, time.perf_counter())
             result = original(*a, **k)
-            marks.setdefault(after, time.perf_counter())
+            if after is not None:
+                marks.setdefault(after, time.perf_counter())
             return result
         setattr(owner, name, call)
 
     wrapped(jobs_module, "update_document", "worker started", "re-encoded")
-    wrapped(controller_module.EncodingController, "_on_result", "result received", "_")
+    wrapped(controller_module.EncodingController, "_on_result", "result received", None)
     wrapped(painter_module.TokenPainter, "set_result", None, "colours set")
 
     class PaintMark(QObject):

@@ -149,11 +149,6 @@ class TokenFormats:
         return self.format_of(color_index(tok.id, len(self._colors)), tok.special, tok.unknown,
                               shaded)
 
-    def cached_format(self, slot: int, special: bool, unknown: bool,
-                      shaded: bool) -> QTextCharFormat | None:
-        """:meth:`format_of` when it was made already, else None (one dict lookup)."""
-        return self._cache.get((slot, special, unknown, shaded))
-
     def range_of(self, start: int, end: int, fmt: QTextCharFormat) -> QTextLayout.FormatRange:
         """A format range ``[start, end)`` with ``fmt`` (one of this object's formats), kept
         and handed out again (Qt copies ranges it is given; a new one costs ~1.7 µs of
@@ -200,8 +195,8 @@ def block_ranges(doc: DocTokens, line: int, text: str, formats: TokenFormats,
     do not change them.
 
     A keystroke's line is worked out again on the GUI thread before it is repainted: the
-    loop over its tokens is written out (no generator, no call per token but the flags),
-    ~3 µs a token instead of ~8 (a 400-character Cyrillic line: ~200 tokens)."""
+    loop over its tokens is written out (no generator) and its ranges are reused: ~3 µs a
+    token instead of ~8 (a 400-character Cyrillic line: ~200 tokens)."""
     k = doc.segment_of_line(line)
     seg = doc.segments[k]
     skip = line - doc.line_starts[k]
@@ -225,14 +220,10 @@ def block_ranges(doc: DocTokens, line: int, text: str, formats: TokenFormats,
     stop = bisect_left(starts, hi, first) if hi > lo else bisect_right(starts, hi, first)
     size = formats.size
     prev_slot, prev_shaded = shade_state(doc, k, first, size)
-    irregular = seg.irregular
-    table_flags, doc_flags = doc.table.flags, doc.flags
-    cached, format_of = formats.cached_format, formats.format_of
+    flags, format_of = doc.flags, formats.format_of
     last_s = last_e = -1
-    j = first - 1
-    for tid, t_start, t_end in zip(ids[first:stop], starts[first:stop], ends[first:stop],
-                                   strict=True):
-        j += 1
+    for j, tid, t_start, t_end in zip(range(first, stop), ids[first:stop], starts[first:stop],
+                                      ends[first:stop], strict=True):
         # the token's palette slot and shade (palettes.shaded_slots, written out)
         slot = ((tid * SLOT_MIX) & 0xFFFFFFFF) % size
         prev_shaded = shaded = slot == prev_slot and not prev_shaded
@@ -248,11 +239,7 @@ def block_ranges(doc: DocTokens, line: int, text: str, formats: TokenFormats,
                 shared.append(len(spans) - 1)
             continue
         last_s, last_e = s, e
-        special, unknown = (table_flags(tid) if irregular is None or j not in irregular
-                            else doc_flags(seg, j))
-        fmt = cached(slot, special, unknown, shaded)
-        spans.append((s, e, fmt if fmt is not None else
-                      format_of(slot, special, unknown, shaded)))
+        spans.append((s, e, format_of(slot, *flags(seg, j), shaded)))
         if first_only:
             break
     # ASCII without CR LF: one code point per grapheme, nothing to split
