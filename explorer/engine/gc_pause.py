@@ -4,8 +4,12 @@ from __future__ import annotations
 
 import gc
 import threading
-from collections.abc import Iterator
+from collections.abc import Generator, Iterator
 from contextlib import contextmanager
+from typing import Any, TypeVar
+
+T = TypeVar("T")
+R = TypeVar("R")
 
 _lock = threading.Lock()
 _holders = 0
@@ -49,3 +53,31 @@ def gc_paused(active: bool = True) -> Iterator[None]:
     finally:
         with _lock:
             _holders -= 1
+
+
+def paused_steps(steps: Generator[T, Any, R]) -> Generator[T, Any, R]:
+    """Run the generator ``steps`` with collections paused during each step, not across yields.
+
+    A ``with gc_paused():`` around yields keeps :func:`collection_held` True while the
+    consumer holds the generator between steps, and for ever if it drops the generator
+    unclosed (the window's collector would then wait out ``MAX_HELD_S`` on every check).
+    Values sent in and exceptions thrown in are passed on; closing this closes ``steps``.
+    """
+    sent: Any = None
+    thrown: BaseException | None = None
+    try:
+        while True:
+            with gc_paused():
+                try:
+                    event = steps.send(sent) if thrown is None else steps.throw(thrown)
+                except StopIteration as done:
+                    return done.value
+            thrown = None
+            try:
+                sent = yield event
+            except GeneratorExit:
+                raise
+            except BaseException as exc:  # thrown in: delivered to ``steps`` next
+                sent, thrown = None, exc
+    finally:
+        steps.close()

@@ -124,11 +124,18 @@ def test_gc_is_restored_after_bpe_training_and_after_cancel(automatic_gc):
     assert gc.isenabled()
     run(train(Corpus.from_files([BOTCHAN]), BpeConfig(vocab_size=400)))
     assert gc.isenabled()
-    gen = train(Corpus.from_files([BOTCHAN]), BpeConfig(vocab_size=400))
+    during: list[bool] = []
+
+    def stop() -> bool:  # asked inside a merge step
+        during.append(gc.isenabled())
+        return False
+
+    gen = train(Corpus.from_files([BOTCHAN]), BpeConfig(vocab_size=400), finish=stop)
     for event in gen:
         if isinstance(event, Merge):
-            assert not gc.isenabled()  # paused while merging
+            assert gc.isenabled()  # restored at every yield, not held across it
             break
+    assert during and not any(during)  # paused while merging
     gen.close()
     assert gc.isenabled()
 

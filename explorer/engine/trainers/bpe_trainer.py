@@ -30,7 +30,7 @@ from itertools import chain
 
 import numpy as np
 
-from explorer.engine.gc_pause import gc_paused
+from explorer.engine.gc_pause import paused_steps
 from explorer.engine.pretokenizers.byte_level import bytes_to_unicode
 from explorer.engine.pretokenizers.patterns import GPT2
 from explorer.engine.trainers.bpe_marks import marked_symbols, merge_words_capped, word_symbols
@@ -165,6 +165,16 @@ def train_bpe_from_counts(
     ``details``: with ``config.step_pairs``, whether this merge lists its top pairs (None:
     every merge; listing costs a walk of the heap's top, ~0.1 ms late in a big run).
     """
+    # The merge loop allocates millions of small objects but never a cycle: the cyclic GC's
+    # full scans would only cost time (10-20%), so it is paused during each step.
+    return (yield from paused_steps(_train_from_counts(counts, config, symbol_order, stop,
+                                                       details)))
+
+
+def _train_from_counts(
+    counts: WordCounts, config: BpeConfig, symbol_order: Sequence[str],
+    stop: Callable[[], bool] | None, details: Callable[[], bool] | None,
+) -> Generator[TrainEvent, None, TrainedBpe]:
     id_to_word: list[str] = []
     word_to_id: dict[str, int] = {}
     for tok in (*config.special_tokens, *_alphabet(counts, config)):
@@ -194,104 +204,101 @@ def train_bpe_from_counts(
     # Symbol lengths in characters, per word (only needed to apply a length cap).
     lens = [[1] * len(w) for w in words] if cap is not None else None
 
-    # The merge loop allocates millions of small objects but never a cycle: the cyclic GC's
-    # full scans would only cost time (10-20%), so it is paused until merging ends.
-    with gc_paused():
-        yield PhaseStarted("counting", len(words))
-        pair_counts, where = _count_pairs(words, wcounts, len(id_to_word))
-        # Heap entries are single ints ordered like (-count, pair, seq): ``seq`` (push order,
-        # HF's tie-break between entries of one pair) indexes ``positions``, the words where
-        # the pair was found when pushed. One int compare per sift step instead of a tuple's.
-        positions: list[set[int] | None] = []
-        heap: list[int] = []
-        for k, pos in where.items():
+    yield PhaseStarted("counting", len(words))
+    pair_counts, where = _count_pairs(words, wcounts, len(id_to_word))
+    # Heap entries are single ints ordered like (-count, pair, seq): ``seq`` (push order,
+    # HF's tie-break between entries of one pair) indexes ``positions``, the words where
+    # the pair was found when pushed. One int compare per sift step instead of a tuple's.
+    positions: list[set[int] | None] = []
+    heap: list[int] = []
+    for k, pos in where.items():
+        c = pair_counts[k]
+        if c > 0:
+            heap.append(-c << _COUNT_SHIFT | k << _SEQ_BITS | len(positions))
+            positions.append(pos)
+    del where
+    heapq.heapify(heap)
+
+    target = max(config.vocab_size - len(id_to_word), 0)
+    yield PhaseStarted("merging", target)
+    merges: list[tuple[int, int]] = []
+    every = max(1, target // max(1, config.summaries))
+    t0 = time.perf_counter()
+    heappop, heappush, heapreplace = heapq.heappop, heapq.heappush, heapq.heapreplace
+    min_freq = config.min_frequency
+    vocab_size = config.vocab_size
+    last_count = 0
+    step_pairs = config.step_pairs
+    # HF never uncounts the merged occurrences of a pair: they stay in its count. They
+    # are summed in ``stale``, so that the live count of every pair is
+    # ``pair_counts - stale``, exactly a recount of the words (for the step table).
+    stale: defaultdict[int, int] = defaultdict(int)
+    stop_reason = ""
+    while len(word_to_id) < vocab_size and heap:
+        if stop is not None and stop():
+            stop_reason = STOPPED_EARLY
+            break
+        top = heap[0]
+        key = top >> _SEQ_BITS & _PAIR_MASK
+        count = pair_counts[key]
+        if count < 0:
+            # Only with a length cap: a pair formed too long was never counted but is
+            # still uncounted when destroyed. HF reads its i32 count as u64: it wraps to
+            # a huge count, so the pair is merged next. Do the same.
+            count += _U64
+        if top >> _COUNT_SHIFT != -count:  # stale: re-queue with the current count
+            heapreplace(heap, -count << _COUNT_SHIFT | top & _LOW_MASK)
+            continue
+        if count < 1 or min_freq > count:
+            stop_reason = (f"the most frequent pair occurs {count:,} times, below the "
+                           f"minimum frequency {min_freq:,}" if count >= 1 else "")
+            break
+        top_pairs: tuple[PairCount, ...] = ()
+        if step_pairs and (details is None or details()):
+            top_pairs = _top_pairs(heap, pair_counts, stale, step_pairs, id_to_word)
+        heappop(heap)
+        if count >= _U64 >> 1:
+            count -= _U64  # events show the real (negative) count
+        seq = top & _SEQ_MASK
+        pos = positions[seq]
+        positions[seq] = None
+        a, b = key >> _SHIFT, key & _MASK
+        right = id_to_word[b]
+        if prefix is not None and right.startswith(prefix):
+            right = right[len(prefix):]  # HF: the merged token drops b's prefix
+        token = id_to_word[a] + right
+        new = word_to_id.get(token)
+        if new is None:
+            new = word_to_id[token] = len(id_to_word)
+            id_to_word.append(token)
+        merges.append((a, b))
+        last_count = count
+        if lens is None:
+            touched, merged = _merge_words(words, wcounts, pos, a, b, new, pair_counts)
+        else:
+            touched, merged = merge_words_capped(words, lens, wcounts, pos, a, b, new,
+                                                 pair_counts, cap or 0, _SHIFT)
+        stale[key] += merged
+        for k, p in touched.items():
             c = pair_counts[k]
             if c > 0:
-                heap.append(-c << _COUNT_SHIFT | k << _SEQ_BITS | len(positions))
-                positions.append(pos)
-        del where
-        heapq.heapify(heap)
-
-        target = max(config.vocab_size - len(id_to_word), 0)
-        yield PhaseStarted("merging", target)
-        merges: list[tuple[int, int]] = []
-        every = max(1, target // max(1, config.summaries))
-        t0 = time.perf_counter()
-        heappop, heappush, heapreplace = heapq.heappop, heapq.heappush, heapq.heapreplace
-        min_freq = config.min_frequency
-        vocab_size = config.vocab_size
-        last_count = 0
-        step_pairs = config.step_pairs
-        # HF never uncounts the merged occurrences of a pair: they stay in its count. They
-        # are summed in ``stale``, so that the live count of every pair is
-        # ``pair_counts - stale``, exactly a recount of the words (for the step table).
-        stale: defaultdict[int, int] = defaultdict(int)
-        stop_reason = ""
-        while len(word_to_id) < vocab_size and heap:
-            if stop is not None and stop():
-                stop_reason = STOPPED_EARLY
-                break
-            top = heap[0]
-            key = top >> _SEQ_BITS & _PAIR_MASK
-            count = pair_counts[key]
-            if count < 0:
-                # Only with a length cap: a pair formed too long was never counted but is
-                # still uncounted when destroyed. HF reads its i32 count as u64: it wraps to
-                # a huge count, so the pair is merged next. Do the same.
-                count += _U64
-            if top >> _COUNT_SHIFT != -count:  # stale: re-queue with the current count
-                heapreplace(heap, -count << _COUNT_SHIFT | top & _LOW_MASK)
-                continue
-            if count < 1 or min_freq > count:
-                stop_reason = (f"the most frequent pair occurs {count:,} times, below the "
-                               f"minimum frequency {min_freq:,}" if count >= 1 else "")
-                break
-            top_pairs: tuple[PairCount, ...] = ()
-            if step_pairs and (details is None or details()):
-                top_pairs = _top_pairs(heap, pair_counts, stale, step_pairs, id_to_word)
-            heappop(heap)
-            if count >= _U64 >> 1:
-                count -= _U64  # events show the real (negative) count
-            seq = top & _SEQ_MASK
-            pos = positions[seq]
-            positions[seq] = None
-            a, b = key >> _SHIFT, key & _MASK
-            right = id_to_word[b]
-            if prefix is not None and right.startswith(prefix):
-                right = right[len(prefix):]  # HF: the merged token drops b's prefix
-            token = id_to_word[a] + right
-            new = word_to_id.get(token)
-            if new is None:
-                new = word_to_id[token] = len(id_to_word)
-                id_to_word.append(token)
-            merges.append((a, b))
-            last_count = count
-            if lens is None:
-                touched, merged = _merge_words(words, wcounts, pos, a, b, new, pair_counts)
-            else:
-                touched, merged = merge_words_capped(words, lens, wcounts, pos, a, b, new,
-                                                     pair_counts, cap or 0, _SHIFT)
-            stale[key] += merged
-            for k, p in touched.items():
-                c = pair_counts[k]
-                if c > 0:
-                    heappush(heap, -c << _COUNT_SHIFT | k << _SEQ_BITS | len(positions))
-                    positions.append(p)
-            if config.merge_events:
-                yield Merge(len(merges) - 1, id_to_word[a], id_to_word[b], token, new, count,
-                            len(id_to_word), top_pairs, _tied(top_pairs, a, b, count))
-            if len(merges) % every == 0:
-                yield MergeSummary(
-                    len(merges), target, len(id_to_word), count, time.perf_counter() - t0
-                )
-        if len(word_to_id) < vocab_size and not stop_reason:
-            stop_reason = ("no pair left to merge: every word of the corpus is already a "
-                           "single token")
-        # Free the millions of small containers while the GC is still paused: once it is back
-        # on, its first young-generation pass would otherwise walk them all (~10% of a run).
-        heap.clear()
-        positions.clear()
-        words.clear()
+                heappush(heap, -c << _COUNT_SHIFT | k << _SEQ_BITS | len(positions))
+                positions.append(p)
+        if config.merge_events:
+            yield Merge(len(merges) - 1, id_to_word[a], id_to_word[b], token, new, count,
+                        len(id_to_word), top_pairs, _tied(top_pairs, a, b, count))
+        if len(merges) % every == 0:
+            yield MergeSummary(
+                len(merges), target, len(id_to_word), count, time.perf_counter() - t0
+            )
+    if len(word_to_id) < vocab_size and not stop_reason:
+        stop_reason = ("no pair left to merge: every word of the corpus is already a "
+                       "single token")
+    # Free the millions of small containers while the GC is still paused: once it is back
+    # on, its first young-generation pass would otherwise walk them all (~10% of a run).
+    heap.clear()
+    positions.clear()
+    words.clear()
     yield MergeSummary(len(merges), target, len(id_to_word), last_count, time.perf_counter() - t0)
     return TrainedBpe(
         vocab=tuple(id_to_word),

@@ -26,7 +26,7 @@ from dataclasses import dataclass, replace
 import numpy as np
 
 from explorer.engine.errors import TokenizerError
-from explorer.engine.gc_pause import gc_paused
+from explorer.engine.gc_pause import paused_steps
 from explorer.engine.sentencepiece.pieces import f32
 from explorer.engine.trainers.corpus import Corpus
 from explorer.engine.trainers.events import (
@@ -125,6 +125,16 @@ def train_unigram_from_counts(
     ``line_final``: how often each word ended its line (refines seeding; optional).
     ``stop``: checked after each EM step and pruning round; True finalizes there.
     """
+    # Arrays, lists and tuples without cycles: the cyclic GC would only walk them (and the
+    # window's GUI-thread collector waits while it is paused, see gc_pause), so it is paused
+    # during each step.
+    return (yield from paused_steps(_train_from_counts(words, config, line_final, stop)))
+
+
+def _train_from_counts(
+    words: dict[str, int], config: UnigramConfig, line_final: dict[str, int] | None,
+    stop: Callable[[], bool] | None,
+) -> Generator[TrainEvent, None, TrainedUnigram]:
     if not words:
         raise TrainingError("the corpus has no words to train on")
     required = required_chars(words, config.character_coverage)
@@ -138,55 +148,52 @@ def train_unigram_from_counts(
         line_final = mask_rare(line_final, required)
     yield WordsCounted(len(words), sum(words.values()), len(required))
 
-    # Arrays, lists and tuples without cycles: the cyclic GC would only walk them (and the
-    # window's GUI-thread collector waits while it is paused, see gc_pause).
-    with gc_paused():
-        yield PhaseStarted("seeding")
-        seeds, lattice = yield from seeds_and_lattice(
-            words, required, line_final=line_final, max_len=config.max_piece_length,
-            by_script=config.split_by_unicode_script, seed_size=config.seed_size,
-            split_digits=config.split_digits)
-        pieces = [s for s, _ in seeds]
-        raw = np.array([f for _, f in seeds])
-        logp = np.log(raw) - math.log(raw.sum())
-        alive = np.ones(len(pieces), bool)
-        desired = int(config.vocab_size * 1.1)
-        details = config.step_details
-        if details:
-            order = np.argsort(-logp, kind="stable")[:SEEDS_SHOWN]
-            yield SeedsReady(len(pieces), tuple((pieces[i], float(logp[i])) for i in order))
+    yield PhaseStarted("seeding")
+    seeds, lattice = yield from seeds_and_lattice(
+        words, required, line_final=line_final, max_len=config.max_piece_length,
+        by_script=config.split_by_unicode_script, seed_size=config.seed_size,
+        split_digits=config.split_digits)
+    pieces = [s for s, _ in seeds]
+    raw = np.array([f for _, f in seeds])
+    logp = np.log(raw) - math.log(raw.sum())
+    alive = np.ones(len(pieces), bool)
+    desired = int(config.vocab_size * 1.1)
+    details = config.step_details
+    if details:
+        order = np.argsort(-logp, kind="stable")[:SEEDS_SHOWN]
+        yield SeedsReady(len(pieces), tuple((pieces[i], float(logp[i])) for i in order))
 
-        def stopped() -> bool:
-            return stop is not None and stop()
+    def stopped() -> bool:
+        return stop is not None and stop()
 
-        for rnd in range(1_000):
+    for rnd in range(1_000):
+        if stopped():
+            break
+        yield PhaseStarted("em", config.num_sub_iterations)
+        for sub in range(config.num_sub_iterations):
+            full = _with_unk(logp, alive)
+            expected, loglik = lattice.forward_backward(full)
+            _, num_tokens = lattice.viterbi_counts(full)
+            keep = alive & (expected >= MIN_EXPECTED)
+            total = expected[keep].sum()
+            logp = np.where(keep, digamma(np.maximum(expected, MIN_EXPECTED)) -
+                            digamma(np.array([total]))[0], -np.inf)
+            alive = keep
+            lattice.keep(alive)
+            yield EmStep(rnd, sub, -loglik, int(alive.sum()), num_tokens,
+                         snapshot(pieces, logp, alive, required, config) if details else None)
             if stopped():
                 break
-            yield PhaseStarted("em", config.num_sub_iterations)
-            for sub in range(config.num_sub_iterations):
-                full = _with_unk(logp, alive)
-                expected, loglik = lattice.forward_backward(full)
-                _, num_tokens = lattice.viterbi_counts(full)
-                keep = alive & (expected >= MIN_EXPECTED)
-                total = expected[keep].sum()
-                logp = np.where(keep, digamma(np.maximum(expected, MIN_EXPECTED)) -
-                                digamma(np.array([total]))[0], -np.inf)
-                alive = keep
-                lattice.keep(alive)
-                yield EmStep(rnd, sub, -loglik, int(alive.sum()), num_tokens,
-                             snapshot(pieces, logp, alive, required, config) if details else None)
-                if stopped():
-                    break
-            if alive.sum() <= desired or stopped():
-                break
-            yield PhaseStarted("pruning")
-            removed = prune(pieces, logp, alive, lattice, desired, config)
-            lattice.keep(alive)
-            yield PruneStep(rnd, removed, int(alive.sum()),
-                            snapshot(pieces, logp, alive, required, config) if details else None)
+        if alive.sum() <= desired or stopped():
+            break
+        yield PhaseStarted("pruning")
+        removed = prune(pieces, logp, alive, lattice, desired, config)
+        lattice.keep(alive)
+        yield PruneStep(rnd, removed, int(alive.sum()),
+                        snapshot(pieces, logp, alive, required, config) if details else None)
 
-        yield PhaseStarted("finalizing")
-        return finalize(pieces, logp, alive, required, config)
+    yield PhaseStarted("finalizing")
+    return finalize(pieces, logp, alive, required, config)
 
 
 def snapshot(pieces: list[str], logp: FloatArray, alive: np.ndarray,
