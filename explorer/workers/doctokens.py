@@ -309,13 +309,15 @@ def update_document(base: DocTokens, text: str, max_window: int | None = None,
         # hi - 1 must then come out as before.
         start = base.cp_starts[max(0, lo - 1)]
         end = base.cp_starts[min(nseg, hi + 1)] + delta
+        if not exact:  # context: the line next to each checked segment is enough
+            start, end = _line_context(base, text, lo, hi, start, end, delta)
         if settled is not None and (end - start > EXACT_WINDOW or (
                 max_window is not None and end - start > max_window)):
             lo, hi, start, window, toks, exact_start = settled
             converged = False
             break
         lead = base.cp_starts[lo] - start
-        trail = base.cp_starts[min(nseg, hi + 1)] - base.cp_starts[hi]
+        trail = end - (base.cp_starts[hi] + delta) if hi < nseg else 0
         if max_window is not None and end - start > max_window:
             return None
         window = text[start:end]
@@ -341,7 +343,7 @@ def update_document(base: DocTokens, text: str, max_window: int | None = None,
             right *= 4
         else:  # (as before: both sides grow)
             left, right = left * 4, right * 4
-    trail = base.cp_starts[min(nseg, hi + 1)] - base.cp_starts[hi]
+    trail = len(window) - (base.cp_starts[hi] + delta - start) if hi < nseg else 0
     lead = base.cp_starts[lo] - start
     new = cut_segments(window, toks, len(window) - trail, lead)
     segments = base.segments[:lo] + new + base.segments[hi:]
@@ -465,6 +467,29 @@ def _safe_cut(toks: CompactTokens, at: int) -> bool:
     i = bisect_left(toks.starts, at)
     return ((i == len(toks.starts) or toks.starts[i] == at)
             and (i == 0 or toks.ends[i - 1] <= at))
+
+
+def _line_context(base: DocTokens, text: str, lo: int, hi: int, start: int, end: int,
+                  delta: int) -> tuple[int, int]:
+    """The window ``[start, end)`` of an update cut down to one line of context on each side.
+
+    The context before segment ``lo`` and after segment ``hi - 1`` is only there so that
+    those two segments, which must come out as before, are encoded with text around them (a
+    window's first and last tokens can differ from the whole text's: a dummy prefix, dropped
+    trailing whitespace). Their agreement is what is checked; the line next to each does the
+    same as the whole segment next to it, and a long segment of short lines is not encoded
+    for nothing (a line of Thai: ~1.3 µs per character of window)."""
+    first = base.cp_starts[lo]
+    if lo > 0 and first - start > 1:
+        line = text.rfind("\n", start, first - 1)
+        if line >= 0:
+            start = line + 1
+    if hi < len(base.segments):
+        after = base.cp_starts[hi] + delta  # segment hi's start in the new text
+        line = text.find("\n", after, end - 1)
+        if line >= 0:
+            end = line + 1
+    return start, end
 
 
 def _encode_update(base: DocTokens, window: str, start: int,

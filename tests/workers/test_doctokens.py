@@ -74,6 +74,24 @@ def test_single_edit_reencodes_a_small_window():
     assert change.first_token == doc.tok_starts[change.first_segment]
 
 
+def test_context_around_an_edit_is_one_line_not_a_segment(monkeypatch):
+    """The segments before and after the checked ones are context only: one line of each is
+    encoded (a segment holds many short lines)."""
+    text = "".join(f"line {i} has some words in it\n" for i in range(2000))
+    doc = _full(encode_document(TIK, text))
+    windows: list[str] = []
+    encode = TIK.encode_compact
+    monkeypatch.setattr(TIK, "encode_compact", lambda w: windows.append(w) or encode(w))
+    pos = text.index("line 1000")
+    new = text[:pos] + "X" + text[pos:]
+    doc2, _change = update_document(doc, new)  # type: ignore[misc]
+    assert _flat(doc2) == _expected(TIK, new)
+    k = doc.segment_of_offset(pos)
+    checked = doc.cp_starts[k + 2] - doc.cp_starts[k - 1]  # the edited segment, its two
+    line = len("line 1000 has some words in it\n")
+    assert len(windows) == 1 and len(windows[0]) <= checked + 1 + 2 * line
+
+
 def test_lookups():
     text = "ab 😀 cd\nef\n"
     doc = _full(encode_document(TIK, text))
