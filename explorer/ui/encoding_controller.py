@@ -231,6 +231,14 @@ class EncodingController(QObject):
             return
         self._submit()
 
+    def encode_due_now(self) -> None:
+        """Run the small re-encode the last edit scheduled now, not after the event loop's
+        next round (the window calls this once Qt has laid the edit out and every other
+        view has seen it: its colours then make the edit's one and only paint)."""
+        if self._quick.isActive():
+            self._quick.stop()
+            self._encode_quickly()
+
     def _encode_quickly(self) -> None:
         """Re-encode a small window here and now; else hand the encode to a worker."""
         if self._tokenizer is None:

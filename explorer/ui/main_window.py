@@ -417,6 +417,9 @@ class MainWindow(QMainWindow):
         self.loader.loaded.connect(self._on_loaded)
         self.loader.failed.connect(self._on_load_failed)
         self.linker.current_changed.connect(self.cursor_token_changed)
+        # Last of the document's contentsChanged slots (the edit's repaint and the painter's
+        # shift have run): a keystroke's small re-encode and its colours, before any paint.
+        self.editor.document().contentsChanged.connect(self.controller.encode_due_now)
 
     def _on_contents_change(self, _pos: int, removed: int, added: int) -> None:
         if removed or added:

@@ -66,6 +66,15 @@ def window(qtbot, errors):
     w.controller.shutdown()
 
 
+@pytest.fixture
+def worker_results(monkeypatch):
+    """Every re-encode runs on the worker: an edit's result lands after the edit, never
+    inside it (tests of what the window shows while a result is on its way)."""
+    from explorer.workers import jobs
+
+    monkeypatch.setattr(jobs, "QUICK_MAX_WINDOW", 0)
+
+
 def wait_highlighted(qtbot, w, timeout=20000):
     """Wait until text, result and painting agree."""
     qtbot.waitUntil(lambda: w.is_highlighted and w.doc is not None

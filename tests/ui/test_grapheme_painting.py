@@ -231,7 +231,7 @@ def test_click_and_table_link_tokens_inside_a_cluster(qtbot, window):
     assert enc.tokens[inner].token_bytes.hex(" ").upper()[:8] in row_bytes.upper()
 
 
-def test_colours_shifted_for_an_edit_stay_on_whole_clusters(qtbot, window):
+def test_colours_shifted_for_an_edit_stay_on_whole_clusters(qtbot, window, worker_results):
     """Before the result lands, a ZWJ typed between two emoji joins them into one cluster:
     the shifted colours must not keep an edge inside it."""
     text = "a 😀😀 b\n"  # cl100k: " 😀" is one token, the second 😀 three bytes

@@ -90,7 +90,8 @@ def test_a_keystroke_paints_the_editor_once_with_its_colours(qtbot, window):
     assert len(counter.regions) >= before + 1
 
 
-def test_a_held_keystroke_shifts_its_colours_only_if_the_hold_expires(qtbot, window):
+def test_a_held_keystroke_shifts_its_colours_only_if_the_hold_expires(qtbot, window,
+                                                                     worker_results):
     """While the paint waits for the result, the edit's old colours are not moved (the result
     repaints the line: one layout of it instead of two); if the hold expires first, the
     waiting edits are replayed in order, so the colours stay on their characters."""

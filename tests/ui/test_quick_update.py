@@ -84,3 +84,17 @@ def test_typing_fast_ends_exact_and_idle(qtbot, window, submits):
     ctl = window.controller
     assert not ctl.busy and ctl.up_to_date
     assert window.doc.ids().tolist() == window.tokenizer.encode(window.text()).ids
+
+
+def test_a_keystroke_is_coloured_before_its_first_paint(qtbot, window):
+    """The quick re-encode runs inside the edit, once Qt has laid it out: when the edit
+    returns, the result and its colours are there (the edit's one paint shows them)."""
+    window.set_text(TEXT)
+    wait_highlighted(qtbot, window)
+    ctl = window.controller
+    cur = window.editor.textCursor()
+    cur.setPosition(TEXT.index("line 150") + 4)
+    cur.insertText("XY")  # synchronous, no event loop round after it
+    assert ctl.applied_revision == ctl.revision and not ctl.busy
+    assert not window.paint_hold.holding
+    assert painted_ranges(window) == expected_ranges(window)

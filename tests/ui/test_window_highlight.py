@@ -134,7 +134,7 @@ def test_patched_text_copy_equals_qt_text(qtbot, window):
     assert window.doc.token_count == 0
 
 
-def test_colours_move_with_typed_text_before_the_result_lands(qtbot, window):
+def test_colours_move_with_typed_text_before_the_result_lands(qtbot, window, worker_results):
     window.set_text("hello world\n")
     wait_highlighted(qtbot, window)
     first = window.editor.document().begin()
