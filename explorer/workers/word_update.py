@@ -111,14 +111,14 @@ def update_words(base: DocTokens, text: str, p: int, s: int) -> tuple[DocTokens,
     tail = np.searchsorted(old_points, t - delta)
     wa, wb = np.searchsorted(win_points, [pt, t])
     points = ResumePoints(
-        int_array((np.concatenate([old_points[:head], win_points[wa:wb],
-                                   old_points[tail:] + delta]) - r0).tolist()),
+        _int32_array(np.concatenate([old_points[:head], win_points[wa:wb],
+                                     old_points[tail:] + delta]) - r0),
         _float_array(np.concatenate([old_states[:head], win_states[wa:wb], old_states[tail:]])),
     )
     region_text = text[r0:r1 + delta]
     unknown = _unknown_ids(base, ka, kb + 1, toks, ids)
-    compact = CompactTokens(int_array(ids.tolist()), int_array(starts.tolist()),
-                            int_array(ends.tolist()), irregular, unknown, points)
+    compact = CompactTokens(_int32_array(ids), _int32_array(starts), _int32_array(ends),
+                            irregular, unknown, points)
     new = cut_segments(region_text, compact, len(region_text))
     old_segs = base.segments[ka:kb + 1]
     totals = spliced_totals(base, old_segs, new)
@@ -177,7 +177,9 @@ def _meeting_point(win_points: np.ndarray, old_points: np.ndarray, e_new: int,
     document, ``u`` the window's last one (after ``t``): tokens in ``[t, u)`` are compared.
     None when there are not two such word starts."""
     after = win_points[win_points > e_new]
-    common = after[np.isin(after - delta, old_points)]
+    # (both ascending: a binary search per point, not isin's sort of both)
+    at = np.minimum(np.searchsorted(old_points, after - delta), max(len(old_points) - 1, 0))
+    common = after[old_points[at] == after - delta] if len(old_points) else after[:0]
     if len(common) < 2:
         return None
     return int(common[0]), int(after[-1])
@@ -246,6 +248,13 @@ def _unknown_ids(base: DocTokens, lo: int, hi: int, toks: CompactTokens,
 def _moved(tok: Token, shift: int) -> Token:
     """``tok`` with its span moved by ``shift``."""
     return tok if shift == 0 else replace(tok, start=tok.start + shift, end=tok.end + shift)
+
+
+def _int32_array(values: np.ndarray) -> array:
+    """``values`` as an ``array('i')``, through its bytes (no Python int per entry)."""
+    out = int_array()
+    out.frombytes(values.astype(np.int32).tobytes())
+    return out
 
 
 def _float_array(values: np.ndarray) -> array:
