@@ -21,11 +21,14 @@ i.e. what a window without incremental re-encoding would pay per keystroke at be
 the views do not settle in between; the latency still ends with the repaint).
 
 ``--phases``: where each keystroke's wall time goes, p50/p95 over the edits, from marks
-set around the steps (no profiler: its per-call cost swamps the small calls): the key
-handled by Qt and the window (``contentsChange`` slots included), the worker's wait to
-start, its incremental re-encode (``update_document``), the result's wait for the GUI
-thread, the painter's new colours (``set_result``: format ranges, relayout), the wait for
-the repaint, and the repaint itself (editor text and hex boxes) until the event loop is idle.
+set around the steps (no profiler: its per-call cost swamps the small calls). Each step runs
+from the mark before it in time to its own: Qt's edit and layout (``contentsChange`` slots
+included) until the window's last ``contentsChanged`` slot, the wait for the re-encode to
+start (none when it runs in the edit itself; on a worker, the thread's start), the
+incremental re-encode (``update_document``), the result's wait for the GUI thread, the
+painter's new colours (``set_result``: format ranges, relayout), the rest of the key's
+handling, the wait for the repaint, and the repaint itself (editor text and hex boxes) until
+the event loop is idle.
 """
 
 from __future__ import annotations
@@ -130,9 +133,10 @@ def tiktoken_pattern() -> str:
     return tok.info.extra["pattern"]
 
 
-PHASES = ("key handled", "worker started", "re-encoded", "result received", "colours set",
-          "repaint started", "idle")
-"""Marks of one keystroke, in order; each phase runs from the mark before to its own."""
+PHASES = ("edit laid out", "re-encode started", "re-encoded", "result received", "colours set",
+          "key handled", "repaint started", "idle")
+"""Marks of one keystroke; each phase runs from the mark before it in time to its own (a
+re-encode on a worker starts after the key is handled, a quick one inside the edit)."""
 
 
 def install_marks(marks: dict[str, float], editor) -> None:
@@ -155,7 +159,8 @@ def install_marks(marks: dict[str, float], editor) -> None:
             return result
         setattr(owner, name, call)
 
-    wrapped(jobs_module, "update_document", "worker started", "re-encoded")
+    wrapped(jobs_module, "update_document", "re-encode started", "re-encoded")
+    wrapped(controller_module.EncodingController, "encode_due_now", "edit laid out", None)
     wrapped(controller_module.EncodingController, "_on_result", "result received", None)
     wrapped(painter_module.TokenPainter, "set_result", None, "colours set")
 
@@ -171,12 +176,13 @@ def install_marks(marks: dict[str, float], editor) -> None:
 
 def phase_times(marks: dict[str, float], start: float, end: float) -> dict[str, float]:
     """Milliseconds of each phase of one keystroke (a phase whose mark is missing: 0)."""
-    out: dict[str, float] = {}
+    at = {name: marks[name] for name in PHASES if name in marks and name != "idle"}
+    at["idle"] = end
+    out = dict.fromkeys(PHASES, 0.0)
     last = start
-    for name in PHASES:
-        at = end if name == "idle" else marks.get(name, last)
-        out[name] = max(0.0, at - last) * 1000
-        last = max(last, at)
+    for name in sorted(at, key=at.__getitem__):
+        out[name] = max(0.0, at[name] - last) * 1000
+        last = max(last, at[name])
     return out
 
 
