@@ -287,9 +287,13 @@ def same_ranges(a: list[QTextLayout.FormatRange], b: list[QTextLayout.FormatRang
     """True when two lists of format ranges are equal (Qt lays a block out again for new
     formats: a long line of a complex script costs milliseconds, and most lines of a big
     re-encoded segment come out as they were)."""
-    return len(a) == len(b) and all(
-        x.start == y.start and x.length == y.length and x.format == y.format
-        for x, y in zip(a, b, strict=True))
+    # Spans first, formats only when every span matches: comparing two formats costs
+    # ~1.3 µs, and an edited line's spans differ from the edit on (a long line of Thai:
+    # 0.33 ms for the formats of its 218 ranges).
+    return (len(a) == len(b)
+            and all(x.start == y.start and x.length == y.length
+                    for x, y in zip(a, b, strict=True))
+            and all(x.format == y.format for x, y in zip(a, b, strict=True)))
 
 
 def _range(start: int, end: int, fmt: QTextCharFormat) -> QTextLayout.FormatRange:
