@@ -1,11 +1,10 @@
 """``python -m explorer``: the same CLI as the ``tokenizer-explorer`` command."""
 
 import multiprocessing
-import sys
 
-from explorer.cli import main
+from explorer.cli import run
 
 # In the frozen app, process-pool workers (corpus statistics) start this executable again:
 # freeze_support() runs them instead of the CLI (a no-op everywhere else).
 multiprocessing.freeze_support()
-sys.exit(main())
+run()

@@ -9,12 +9,14 @@ and exits 2, never a traceback.
 from __future__ import annotations
 
 import argparse
+import atexit
+import contextlib
 import json
 import os
 import sys
 from collections.abc import Iterator, Sequence
 from itertools import islice
-from typing import TextIO
+from typing import NoReturn, TextIO
 
 from explorer import __version__
 from explorer.engine.errors import TokenizerError
@@ -426,3 +428,31 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 0
     except KeyboardInterrupt:
         return 130
+
+
+def run() -> NoReturn:
+    """The process's entry (the ``tokenizer-explorer`` command, ``python -m explorer``):
+    :func:`main`, then :func:`exit_process`."""
+    exit_process(main())
+
+
+def exit_process(code: int) -> NoReturn:
+    """Exit with ``code``; once Qt has run, without tearing the interpreter down.
+
+    At interpreter shutdown Python's last collection frees PySide wrappers in whatever order
+    the module dicts give, after their Qt objects went: freeing a ``QTextCharFormat``
+    wrapper then aborted the process (``free(): invalid pointer``, in shiboken's
+    deallocator, from ``finalize_modules``), in one run of two to eight of a 2.2M-character
+    screenshot. Everything the app must do on exit is done by then (the window's close
+    saved the text and synced the settings, the workers were stopped); the ``atexit``
+    handlers run here (multiprocessing's children, temporary folders), the standard streams
+    are flushed, and the process ends with ``os._exit``.
+    """
+    qt = sys.modules.get("PySide6.QtCore")
+    if qt is None or qt.QCoreApplication.instance() is None:
+        sys.exit(code)
+    atexit._run_exitfuncs()
+    for stream in (sys.stdout, sys.stderr):
+        with contextlib.suppress(Exception):
+            stream.flush()
+    os._exit(code)

@@ -161,7 +161,7 @@ def test_sdist_and_wheel_from_it_hold_resources_and_entry_points(tmp_path):
         assert f"explorer/resources/{f}" in names, f"wheel lacks explorer/resources/{f}"
     assert "explorer/ui/panels/registry.py" in names
     assert not any(n.startswith(("tests/", "resources/")) for n in names)
-    assert re.search(r"^tokenizer-explorer = explorer\.cli:main$", entry_points, re.M)
+    assert re.search(r"^tokenizer-explorer = explorer\.cli:run$", entry_points, re.M)
     assert "Requires-Dist: PySide6-Essentials" in metadata
 
 
