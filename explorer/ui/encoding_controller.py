@@ -8,10 +8,12 @@ burst of typing does not restart a long encode per keystroke. Latest request win
 superseded requests never land.
 
 A keystroke's re-encode of a small window (:func:`~explorer.workers.jobs.quick_update`, a few
-ms at most) runs on the GUI thread as soon as Qt has handled the key, when no worker is busy:
-handing it to a worker and its result back cost more than the encode (thread wake-ups, and
-the GIL shared with Qt's own calls into Python), ~1.3 ms of a 7 ms keystroke. Anything
-bigger, or failing, goes to a worker as before.
+ms at most) runs on the GUI thread when no worker is busy: inside the edit, once Qt has laid
+it out (the window calls :meth:`EncodingController.encode_due_now` from the document's last
+``contentsChanged`` slot), else on the event loop's next round. Handing it to a worker and
+its result back cost more than the encode (thread wake-ups, the GIL shared with Qt's own
+calls into Python), ~1.3 ms of a 7 ms keystroke. Anything bigger, or failing, goes to a
+worker as before.
 
 The controller keeps its own copy of the text, patched from each ``contentsChange`` (position,
 removed, added) so a keystroke does not copy a 10 MB document out of Qt. The patch is exact
