@@ -227,8 +227,6 @@ class EncodingController(QObject):
             self._runner.cancel()
             return
         if self._base() is not None and self._runner.current is None:
-            if self.applied_revision == self.revision:
-                return  # a trailing call after a quick encode took every change
             self._quick.start()  # (after the key's own handling: see the module notes)
             return
         self._submit()
@@ -247,7 +245,7 @@ class EncodingController(QObject):
             return
         base = self._base()
         if base is not None and self.applied_revision == self.revision:
-            return  # up to date already
+            return  # up to date (a trailing throttle call after a quick encode took all)
         same = None if base is None else self._unchanged_since(base)
         if base is None or same is None or self._runner.current is not None:
             self._submit()

@@ -304,12 +304,13 @@ def update_document(base: DocTokens, text: str, max_window: int | None = None,
     settled: tuple | None = None  # an agreeing window whose state did not come back (yet)
     while True:
         lo, hi = max(0, k0 - left), min(nseg, k1 + 1 + right)
-        # Segments lo - 1 and hi are encoded too, as context only (a SentencePiece text
-        # starts with a dummy-prefix piece and drops trailing whitespace): segments lo and
-        # hi - 1 must then come out as before.
+        # Text around segments lo and hi - 1 is encoded too, as context only (a SentencePiece
+        # text starts with a dummy-prefix piece and drops trailing whitespace): those two
+        # segments must then come out as before. The context is segments lo - 1 and hi for
+        # the exact path (its start is a resume point), else one line of each.
         start = base.cp_starts[max(0, lo - 1)]
         end = base.cp_starts[min(nseg, hi + 1)] + delta
-        if not exact:  # context: the line next to each checked segment is enough
+        if not exact:
             start, end = _line_context(base, text, lo, hi, start, end, delta)
         if settled is not None and (end - start > EXACT_WINDOW or (
                 max_window is not None and end - start > max_window)):
