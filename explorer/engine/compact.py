@@ -18,7 +18,7 @@ import threading
 import weakref
 from array import array
 from bisect import bisect_right
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING
 
@@ -131,6 +131,11 @@ class TokenTable:
         k = None if p is None else _key(p)
         self._keys[token_id] = k
         return k
+
+    def known_flags(self) -> Callable[[int], tuple[bool, bool] | None]:
+        """A lookup of the flags :meth:`flags` has found so far (None: not looked up yet);
+        for hot loops, which call :meth:`flags` on a miss."""
+        return self._flags.get
 
     def flags(self, token_id: int) -> tuple[bool, bool]:
         """``(special, unknown)`` of a regular token with id ``token_id``."""

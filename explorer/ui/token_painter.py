@@ -46,6 +46,7 @@ from bisect import bisect_left, bisect_right
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from itertools import islice
+from operator import itemgetter
 
 from PySide6.QtCore import QObject, QTimer, Signal
 from PySide6.QtGui import (
@@ -118,6 +119,7 @@ class TokenFormats:
         self._colors = [QColor(c) for c in PALETTES[palette].colors(dark)]
         self._shades = [second_shade(c, dark) for c in self._colors]
         self._cache: dict[tuple[int, bool, bool, bool], QTextCharFormat] = {}
+        self._plain: list[QTextCharFormat] | None = None
         self._ranges: dict[tuple[int, int, int], QTextLayout.FormatRange] = {}
         """Format ranges made, by ``(start, end, id(format))`` (this object keeps every
         format it hands out alive, so an id is never another format's)."""
@@ -161,6 +163,29 @@ class TokenFormats:
             found = self._ranges[key] = _range(start, end, fmt)
         return found
 
+    def ranges(self, spans: list[Span]) -> list[QTextLayout.FormatRange]:
+        """:meth:`range_of` of each ``(start, end, format)`` (a line's worth at a time)."""
+        found = self._ranges
+        if len(found) + len(spans) > RANGE_CACHE:
+            found.clear()
+        get = found.get
+        out = []
+        add = out.append
+        for s, e, fmt in spans:
+            key = (s, e, id(fmt))
+            r = get(key)
+            if r is None:
+                r = found[key] = _range(s, e, fmt)
+            add(r)
+        return out
+
+    def plain_formats(self) -> list[QTextCharFormat]:
+        """The formats of tokens with no flags: index ``2 * slot + shaded``."""
+        if self._plain is None:
+            self._plain = [self.format_of(slot, False, False, shaded)
+                           for slot in range(self.size) for shaded in (False, True)]
+        return self._plain
+
     def format_of(self, slot: int, special: bool, unknown: bool,
                   shaded: bool = False) -> QTextCharFormat:
         """Format of a token in palette slot ``slot`` with these flags (``shaded``: the
@@ -179,6 +204,9 @@ class TokenFormats:
             self._cache[key] = fmt
         return fmt
 
+
+PLAIN_FLAGS = (False, False)
+"""``(special, unknown)`` of an ordinary token."""
 
 Span = tuple[int, int, QTextCharFormat]
 """A token's code-point ``(start, end)`` in the block and its format."""
@@ -220,7 +248,13 @@ def block_ranges(doc: DocTokens, line: int, text: str, formats: TokenFormats,
     stop = bisect_left(starts, hi, first) if hi > lo else bisect_right(starts, hi, first)
     size = formats.size
     prev_slot, prev_shaded = shade_state(doc, k, first, size)
-    flags, format_of = doc.flags, formats.format_of
+    # A token without flags (almost every one) takes its slot's plain format from a list;
+    # only flagged ones (special, unknown) and the segment's irregular tokens go through
+    # format_of: two calls a token fewer on a long line.
+    plain = formats.plain_formats()
+    flags_of = doc.table.flags
+    known_flags = doc.table.known_flags()
+    irregular = seg.irregular
     last_s = last_e = -1
     for j, tid, t_start, t_end in zip(range(first, stop), ids[first:stop], starts[first:stop],
                                       ends[first:stop], strict=True):
@@ -239,7 +273,10 @@ def block_ranges(doc: DocTokens, line: int, text: str, formats: TokenFormats,
                 shared.append(len(spans) - 1)
             continue
         last_s, last_e = s, e
-        spans.append((s, e, format_of(slot, *flags(seg, j), shaded)))
+        flagged = (doc.flags(seg, j) if irregular is not None and j in irregular
+                   else known_flags(tid) or flags_of(tid))
+        spans.append((s, e, plain[slot + slot + shaded] if flagged == PLAIN_FLAGS
+                      else formats.format_of(slot, *flagged, shaded)))
         if first_only:
             break
     # ASCII without CR LF: one code point per grapheme, nothing to split
@@ -247,12 +284,11 @@ def block_ranges(doc: DocTokens, line: int, text: str, formats: TokenFormats,
         split = split_clusters(text, spans, shared)
         if split:
             spans = _cut_out(spans, split, formats.split)
-    range_of = formats.range_of
     u16 = Utf16Map(text)
     if u16.length_utf16 != len(text):  # astral characters: two UTF-16 units each
         to16 = u16.to_utf16
-        return [range_of(to16(s), to16(e), fmt) for s, e, fmt in spans]
-    return [range_of(s, e, fmt) for s, e, fmt in spans]
+        spans = [(to16(s), to16(e), fmt) for s, e, fmt in spans]
+    return formats.ranges(spans)
 
 
 def shade_state(doc: DocTokens, k: int, index: int, size: int) -> tuple[int, bool]:
@@ -363,23 +399,34 @@ def snap_to_graphemes(text: str, ranges: list[QTextLayout.FormatRange]
 
 def _cut_out(spans: list[Span], split: list[tuple[int, int]],
              split_format: QTextCharFormat) -> list[Span]:
-    """Token spans minus the ``split`` runs, plus one ``split_format`` span per run."""
-    out = [(s, e, split_format) for s, e in split]
-    starts = [s for s, _ in split]
-    for s, e, fmt in spans:
-        i = max(0, bisect_right(starts, s) - 1)
-        pos = s
+    """Token spans minus the ``split`` runs, plus one ``split_format`` span per run.
+
+    ``split`` is sorted and disjoint (:func:`split_clusters`); ``spans`` are in token
+    order (their starts never decrease). Most spans meet no run and are kept whole."""
+    pieces: list[Span] = []
+    add = pieces.append
+    n = len(split)
+    i = 0  # the first run that ends after the current span's start
+    for span in spans:
+        s, e, fmt = span
+        while i < n and split[i][1] <= s:
+            i += 1
+        if i == n or split[i][0] >= e:
+            add(span)
+            continue
+        pos, k = s, i
         while pos < e:
-            while i < len(split) and split[i][1] <= pos:
-                i += 1
-            if i == len(split) or split[i][0] >= e:
-                out.append((pos, e, fmt))
+            while k < n and split[k][1] <= pos:
+                k += 1
+            if k == n or split[k][0] >= e:
+                add((pos, e, fmt))
                 break
-            if split[i][0] > pos:
-                out.append((pos, split[i][0], fmt))
-            pos = split[i][1]
-    out.sort(key=lambda r: r[0])
-    return out
+            if split[k][0] > pos:
+                add((pos, split[k][0], fmt))
+            pos = split[k][1]
+    pieces += [(s, e, split_format) for s, e in split]
+    pieces.sort(key=itemgetter(0))  # (two sorted runs: one merge)
+    return pieces
 
 
 class TokenPainter(QObject):

@@ -13,6 +13,8 @@ from itertools import pairwise
 
 import pytest
 from conftest import click_table_row, wait_highlighted
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from painting_oracle import (
     expected_ranges,
     grapheme_boundaries,
@@ -23,9 +25,16 @@ from painting_oracle import (
 from PySide6.QtCore import QPoint, Qt
 from PySide6.QtGui import QTextCursor
 
+from explorer.bundled import resource_path
 from explorer.engine.offsets import Utf16Map
 from explorer.ui.editor import SPLIT_NOTE, cluster_bounds, snap_to_clusters
-from explorer.ui.token_painter import SPLIT_COLORS, TokenFormats, split_clusters
+from explorer.ui.token_painter import (
+    SPLIT_COLORS,
+    TokenFormats,
+    _cut_out,
+    block_ranges,
+    split_clusters,
+)
 
 pytestmark = pytest.mark.usefixtures("no_qt_warnings")
 
@@ -249,3 +258,53 @@ def test_colours_shifted_for_an_edit_stay_on_whole_clusters(qtbot, window, worke
     wait_highlighted(qtbot, window)
     assert painted_ranges(window) == expected_ranges(window)
     assert_edges_on_graphemes(window)
+
+
+def _cut_out_by_points(spans, split, split_format):
+    """Reference for ``_cut_out``: each code point outside the runs keeps its token's
+    format, runs of neighbouring code points of one token become one span."""
+    inside = {x for s, e in split for x in range(s, e)}
+    out = [(s, e, split_format) for s, e in split]
+    for s, e, fmt in spans:
+        run = None
+        for x in range(s, e):
+            if x in inside:
+                run = None
+                continue
+            if run is not None and run[1] == x:
+                run[1] = x + 1
+            else:
+                run = [x, x + 1]
+                out.append(run)
+                run.append(fmt)
+    return sorted(((s, e, f) for s, e, f in out), key=lambda r: r[0])
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.integers(1, 4), min_size=1, max_size=30), st.data())
+def test_cut_out_keeps_every_code_point_outside_the_split_runs(widths, data):
+    # token spans in order (never empty), some overlapping the one before (byte-level BPE)
+    spans, pos = [], 0
+    for k, w in enumerate(widths):
+        back = data.draw(st.integers(0, min(pos, 1)))
+        spans.append((pos - back, pos + w, f"fmt{k}"))
+        pos += w
+    edges = sorted(set(data.draw(st.lists(st.integers(0, max(pos, 1)), max_size=8))))
+    split = [(a, b) for a, b in zip(edges[::2], edges[1::2], strict=False) if b > a]
+    got = _cut_out(spans, split, "split")
+    assert got == _cut_out_by_points(spans, split, "split")
+
+
+def test_flagged_tokens_keep_their_format_on_the_fast_path(qapp):
+    from explorer.engine.formats import load_tokenizer
+    from explorer.engine.generators import run_to_end
+    from explorer.workers.doctokens import encode_document
+
+    tok = load_tokenizer(resource_path("vocab", "cl100k_base.tiktoken"))
+    text = "hello <|endoftext|> world"
+    doc = run_to_end(encode_document(tok, text))
+    formats = TokenFormats()
+    ranges = block_ranges(doc, 0, text, formats)
+    special = [r for r in ranges if r.format.fontUnderline()]
+    assert [(r.start, r.length) for r in special] == [(6, len("<|endoftext|>"))]
+    assert all(r.format in formats.plain_formats() for r in ranges if r not in special)
