@@ -97,6 +97,11 @@ def utf16_columns(text: str) -> list[int]:
     return cols
 
 
+Box = tuple[float, float, float, float, int]
+"""A hex box's ``(x, y, width, height, code point)`` (plain numbers: a ``QRectF`` per box
+cost two Qt objects on a line of hundreds)."""
+
+
 def line_boxes(layout: QTextLayout, text: str, k: int,
                missing: set[int]) -> list[tuple[QRectF, int]]:
     """Rectangles (relative to the block) and code points of the characters of visual line
@@ -105,14 +110,24 @@ def line_boxes(layout: QTextLayout, text: str, k: int,
     Only clusters holding such a character are measured: the cluster around it is found
     with Qt's cursor positions (``previousCursorPosition``/``nextCursorPosition``), and its
     width shared equally by its code points that need a glyph."""
+    top = layout.lineAt(k).y()
+    return [(QRectF(x, y + top, w, h), cp) for x, y, w, h, cp in
+            line_box_tuples(layout, text, k, missing)]
+
+
+def line_box_tuples(layout: QTextLayout, text: str, k: int, missing: set[int]) -> list[Box]:
+    """:func:`line_boxes` as plain numbers, relative to the line's top left."""
     line = layout.lineAt(k)
     first, stop = line.textStart(), line.textStart() + line.textLength()
     cols = utf16_columns(text)
     points = list(map(ord, text))
-    out: list[tuple[QRectF, int]] = []
+    out: list[Box] = []
+    add = out.append
+    height = line.height()
     i = bisect_left(cols, first)
     n = len(points)
     end, x2 = -1, 0.0  # the cluster before (a run of boxes reuses its end)
+    drawn = _NEEDS_GLYPH
     while i < n and cols[i] < stop:
         if points[i] not in missing:
             i += 1
@@ -126,15 +141,28 @@ def line_boxes(layout: QTextLayout, text: str, k: int,
         x2 = line.cursorToX(end)[0]
         a = bisect_left(cols, start)
         j = bisect_left(cols, end, a)
-        cluster = [cp for cp in points[a:j] if needs_glyph(cp)]
+        if j == a + 1:  # one code point (it is missing, so it needs a glyph)
+            add((min(x1, x2), 0.0, abs(x2 - x1), height, points[a]))
+            i = max(j, i + 1)
+            continue
+        cluster = []
+        for cp in points[a:j]:
+            needs = drawn.get(cp)
+            if needs is None:
+                needs = drawn[cp] = needs_glyph(cp)
+            if needs:
+                cluster.append(cp)
         step = (x2 - x1) / len(cluster)  # negative in right-to-left text
         for m, cp in enumerate(cluster):
             if cp in missing:
                 left, right = x1 + m * step, x1 + (m + 1) * step
-                out.append((QRectF(min(left, right), line.y(), abs(right - left),
-                                   line.height()), cp))
+                add((min(left, right), 0.0, abs(right - left), height, cp))
         i = max(j, i + 1)
     return out
+
+
+_NEEDS_GLYPH: dict[int, bool] = {}
+""":func:`needs_glyph` of the code points met in clusters so far."""
 
 
 class GlyphCoverage:
@@ -226,7 +254,7 @@ class MissingGlyphs(QObject):
         """Drawn hex boxes (see :meth:`paint_boxes`)."""
         self._line_images: dict[tuple, tuple[int, int, QImage] | None] = {}
         """The boxes of a visual line in one image (see :meth:`paint_boxes`)."""
-        self._line_boxes: dict[tuple, list[tuple[QRectF, int]]] = {}
+        self._line_boxes: dict[tuple, list[Box]] = {}
         """Boxes of a visual line, relative to its top left (see :meth:`_cached_line_boxes`)."""
         self.by_script: dict[str, list[int]] = {}
         self.label = ElidedLabel("", parent, min_chars=24)
@@ -271,11 +299,11 @@ class MissingGlyphs(QObject):
         cluster's width is shared equally by its code points that need a glyph: without a
         font each of them is drawn as one same-width empty box.
         """
-        return [(r.translated(at), cp) for at, _key, boxes in self._shown_lines(area)
-                for r, cp in boxes]
+        return [(QRectF(at.x() + x, at.y() + y, w, h), cp)
+                for at, _key, boxes in self._shown_lines(area) for x, y, w, h, cp in boxes]
 
     def _shown_lines(self, area: QRect | None
-                     ) -> Iterator[tuple[QPointF, tuple, list[tuple[QRectF, int]]]]:
+                     ) -> Iterator[tuple[QPointF, tuple, list[Box]]]:
         """Each shown visual line with boxes (reaching into ``area``, when given): its top
         left in the viewport, its key in the line cache, its boxes relative to that point."""
         ed = self.editor
@@ -310,7 +338,7 @@ class MissingGlyphs(QObject):
 
     def _cached_line_boxes(self, layout: QTextLayout, text: str, u16: Utf16Map, k: int,
                            width: float, direction: Qt.LayoutDirection
-                           ) -> tuple[tuple, list[tuple[QRectF, int]]]:
+                           ) -> tuple[tuple, list[Box]]:
         """:func:`line_boxes` of visual line ``k``, relative to the line's top, kept per
         line text (and the character each side, which shaping may join), where the line
         starts, the width and direction, and the font. A keystroke repaints its block, but
@@ -326,9 +354,7 @@ class MissingGlyphs(QObject):
         if found is None:
             if len(self._line_boxes) > LINE_BOXES:
                 self._line_boxes.clear()
-            y = line.y()
-            found = self._line_boxes[key] = [
-                (r.translated(0.0, -y), cp) for r, cp in line_boxes(layout, text, k, self.missing)]
+            found = self._line_boxes[key] = line_box_tuples(layout, text, k, self.missing)
         return key, found
 
     def paint_boxes(self, area: QRect | None = None) -> None:
@@ -354,29 +380,32 @@ class MissingGlyphs(QObject):
             if found is None:
                 if len(self._line_images) > LINE_IMAGES:
                     self._line_images.clear()
+                dx, dy = frac.x(), frac.y()
                 found = self._line_images[image_key] = self._line_image(
-                    [(r.translated(frac), cp) for r, cp in boxes], colors, ratio)
+                    [(x + dx, y + dy, w, h, cp) for x, y, w, h, cp in boxes], colors, ratio)
             if found is not None:
                 painter.drawImage(QPointF(x + found[0], y + found[1]), found[2])
         painter.end()
 
-    def _line_image(self, boxes: list[tuple[QRectF, int]], colors: tuple[int, int],
+    def _line_image(self, boxes: list[Box], colors: tuple[int, int],
                     ratio: float) -> tuple[int, int, QImage] | None:
         """The hex boxes of one visual line (``boxes`` relative to a whole-pixel point) in
         one transparent image, with its offset from that point; None when none is drawn."""
         placed: list[tuple[int, int, QImage]] = []
-        for rect, cp in boxes:
-            box = rect.adjusted(0.5, 1.5, -0.5, -1.5)
-            if box.width() < 3 or box.height() < 6:
+        images = self._images
+        get = images.get
+        floor = math.floor
+        for bx, by, bw, bh, cp in boxes:
+            left, top, width, height = bx + 0.5, by + 1.5, bw - 1.0, bh - 3.0
+            if width < 3 or height < 6:
                 continue
-            x, y = math.floor(box.left()), math.floor(box.top())
-            key = (cp, round(box.left() - x, 2), round(box.top() - y, 2),
-                   round(box.width(), 2), round(box.height(), 2), colors, ratio)
-            image = self._images.get(key)
+            x, y = floor(left), floor(top)
+            key = (cp, left - x, top - y, width, height, colors, ratio)
+            image = get(key)
             if image is None:
-                if len(self._images) > BOX_IMAGES:
-                    self._images.clear()
-                image = self._images[key] = self._box_image(key, self.editor.font())
+                if len(images) > BOX_IMAGES:
+                    images.clear()
+                image = images[key] = self._box_image(key, self.editor.font())
             placed.append((x, y, image))
         if not placed:
             return None
@@ -390,7 +419,7 @@ class MissingGlyphs(QObject):
         line.fill(Qt.GlobalColor.transparent)
         painter = QPainter(line)
         for x, y, image in placed:
-            painter.drawImage(QPointF(x - left, y - top), image)
+            painter.drawImage(x - left, y - top, image)
         painter.end()
         return left, top, line
 
