@@ -123,3 +123,23 @@ def test_new_lines_and_wrapping_still_repaint_and_resize(qtbot):
     assert editor.verticalScrollBar().maximum() >= editor.document().lineCount() - 30
     layout = editor.document().documentLayout()
     assert not layout.signalsBlocked()
+
+
+GREEK = ("Όλοι οι άνθρωποι γεννιούνται ελεύθεροι και ίσοι στην αξιοπρέπεια και τα "
+         "δικαιώματα. Είναι προικισμένοι με λογική και συνείδηση, και οφείλουν να "
+         "συμπεριφέρονται μεταξύ τους με πνεύμα αδελφοσύνης. ") * 2
+THAI = "ทุกคนมีสิทธิในการศึกษาการศึกษาจะต้องให้เปล่าอย่างน้อยในขั้นประถมศึกษา" * 4
+
+
+@pytest.mark.parametrize("para", [GREEK, THAI], ids=["spaces", "no-spaces"])
+@pytest.mark.parametrize("where", [0.02, 0.3, 0.5, 0.97])
+@pytest.mark.parametrize("key", ["a", Qt.Key.Key_Backspace])
+def test_a_wrapped_paragraph_repaints_every_changed_pixel(qtbot, para, where, key):
+    editor = _editor(qtbot, [LATIN, para, LATIN])
+    block = editor.document().findBlockByNumber(1)
+    assert block.layout().lineCount() >= 3
+    region, changed = _type_at(qtbot, editor, 1, int(len(para) * where), key)
+    assert changed, "typing changed nothing on screen"
+    width = editor.viewport().width()
+    for y in changed:
+        assert region.contains(QRect(0, y, width, 1)), f"row {y} changed but was not repainted"
