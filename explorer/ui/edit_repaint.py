@@ -1,4 +1,5 @@
-"""A keystroke repaints its line, and what is below it only when the line's height changed.
+"""A keystroke repaints its line; what is below it is moved, not painted, when the line's
+height changed.
 
 Qt's plain-text layout answers an edit that changes its block's height with a repaint of the
 whole viewport (``QPlainTextDocumentLayout::documentChanged``: "optimization potential"),
@@ -13,10 +14,11 @@ one block (between the document's ``contentsChange`` and ``contentsChanged``), t
 what changed:
 
 - the block alone when its height is the same (what Qt does too);
-- the block and everything below it in the viewport when its height changed but not its
-  number of lines (the lines below moved; those above did not);
-- the whole viewport and the document size (the scroll bar counts lines) when its number of
-  lines changed, as Qt does.
+- the block, when its height changed but not its number of lines, with the pixels of
+  everything below it moved by the change (``QWidget.scroll``: the lines below moved,
+  they did not change; Qt repaints the strip that uncovers); those above did not move;
+- the same, and the document size (the scroll bar counts lines), when its number of
+  lines changed.
 
 Edits that add or remove blocks, or that start or end outside one block, are left to Qt.
 """
@@ -73,17 +75,30 @@ class EditRepaint(QObject):
         if not block.isValid():
             layout.requestUpdate()
             return
-        rect = layout.blockBoundingRect(block)  # (lays the block out if Qt has not)
+        self.show_block(block, height, lines)
+
+    def show_block(self, block: QTextBlock, height: float, lines: int) -> None:
+        """Show ``block``, laid out again (now, if Qt has not), which was ``height`` high in
+        ``lines`` visual lines: repaint it, and when its height changed, move the pixels of
+        what is below it (``QWidget.scroll``; Qt paints what that uncovers). The token
+        painter shows a block whose colours changed its wrapping the same way."""
+        layout = self._editor.document().documentLayout()
+        new_height = layout.blockBoundingRect(block).height()
         if block.lineCount() != lines:
-            layout.documentSizeChanged.emit(layout.documentSize())
-            layout.requestUpdate()
-        elif rect.height() == height:
+            layout.documentSizeChanged.emit(layout.documentSize())  # (the scroll bar)
+        elif new_height == height:
             layout.updateBlock.emit(block)
-        else:
-            editor = self._editor
-            top = math.floor(editor.blockBoundingGeometry(block)
-                             .translated(editor.contentOffset()).top())
-            viewport = editor.viewport()
-            if top < viewport.height():
-                top = max(0, top)
-                viewport.update(QRect(0, top, viewport.width(), viewport.height() - top))
+            return
+        editor = self._editor
+        top = editor.blockBoundingGeometry(block).translated(editor.contentOffset()).top()
+        viewport = editor.viewport()
+        width, bottom = viewport.width(), viewport.height()
+        if top >= bottom:
+            return
+        old_end, new_end = math.ceil(top + height), math.ceil(top + new_height)
+        first = max(0, math.floor(top))
+        if 0 < old_end < bottom and 0 < new_end < bottom:
+            viewport.scroll(0, new_end - old_end, QRect(0, old_end, width, bottom - old_end))
+            viewport.update(QRect(0, first, width, max(old_end, new_end) - first))
+        else:  # the block reaches past the viewport's bottom: it is all there is below
+            viewport.update(QRect(0, first, width, bottom - first))

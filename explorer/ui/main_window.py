@@ -122,6 +122,7 @@ class MainWindow(QMainWindow):
         # (after the glyph boxes' filter: a held paint reaches neither)
         self.paint_hold = PaintHold(self.editor.viewport(), self)
         self.painter.holding = lambda: self.paint_hold.holding
+        self.painter.show_moved = self.edit_repaint.show_block
         self.paint_hold.expired.connect(self.painter.apply_shifts)
         self.text_changed.connect(self.missing_glyphs.update_text)
         self.loader = TokenizerLoader(report_error or message_box_reporter(self), self)

@@ -446,8 +446,14 @@ class TokenPainter(QObject):
         self._next_block = 0
         self._painting = False
         self._batch_depth = 0
-        self._dirty: list[tuple[QTextBlock, int]] = []
-        """Blocks whose formats changed in the current batch, with their line counts."""
+        self._dirty: list[tuple[QTextBlock, int, float]] = []
+        """Blocks whose formats changed in the current batch, with their line counts and
+        heights before."""
+        self.show_moved: Callable[[QTextBlock, float, int], None] | None = None
+        """Shows a block whose new colours changed its height (was, lines before): set by
+        the window (:meth:`~explorer.ui.edit_repaint.EditRepaint.show_block`: the pixels
+        below it are moved, not painted). None, or more than one such block: the whole
+        viewport is repainted."""
         self._shift: tuple[int, int, int] | None = None
         self._pending: list[tuple[int, int, int, int]] = []
         """Shifts waiting while the paint is held: ``(pos, removed, added, block count)``."""
@@ -708,7 +714,7 @@ class TokenPainter(QObject):
 
     def _set_formats(self, block: QTextBlock, ranges: list[QTextLayout.FormatRange]) -> None:
         """Give ``block`` these formats and have it laid out again (inside :meth:`_batch`)."""
-        self._dirty.append((block, block.lineCount()))
+        self._dirty.append((block, block.lineCount(), block.layout().boundingRect().height()))
         block.layout().setFormats(ranges)
         self._document.markContentsDirty(block.position(), block.length())
 
@@ -720,7 +726,8 @@ class TokenPainter(QObject):
         viewport (see the module notes), so its signals are held while formats are set;
         afterwards each changed block is laid out and repainted alone (of many, only the
         shown ones: the others are laid out when shown, Qt's layout is lazy anyway), and only
-        a block whose line count changed (wrapping moved) repaints everything below.
+        a block whose height changed (wrapping moved) has the pixels below it moved
+        (:attr:`show_moved`), or, when several did, the whole viewport repainted.
         """
         if self._batch_depth:  # inside another batch: that one shows the changes
             yield
@@ -745,18 +752,20 @@ class TokenPainter(QObject):
                 self._painting = painting
 
     def _show_changed(self, layout: QPlainTextDocumentLayout,
-                      dirty: list[tuple[QTextBlock, int]]) -> None:
+                      dirty: list[tuple[QTextBlock, int, float]]) -> None:
         if len(dirty) > FEW_BLOCKS:  # only the shown ones (finding them costs ~0.3 ms)
             first, last = self._visible()
-            dirty = [(b, n) for b, n in dirty if b.isValid() and first <= b.blockNumber() <= last]
-        whole = False
-        for block, lines in dirty:
+            dirty = [d for d in dirty if d[0].isValid() and first <= d[0].blockNumber() <= last]
+        moved: list[tuple[QTextBlock, float, int]] = []
+        for block, lines, height in dirty:
             if not block.isValid():
                 continue
-            layout.blockBoundingRect(block)  # lays it out now
-            if block.lineCount() != lines:
-                whole = True
-                break
-            layout.updateBlock.emit(block)
-        if whole:
+            if layout.blockBoundingRect(block).height() != height:  # (lays it out now)
+                moved.append((block, height, lines))
+            else:
+                layout.updateBlock.emit(block)
+        if len(moved) == 1 and self.show_moved is not None:
+            self.show_moved(*moved[0])  # repaint it, move the pixels below it
+        elif moved:  # (the scroll bar counts lines)
+            layout.documentSizeChanged.emit(layout.documentSize())
             layout.requestUpdate()

@@ -52,6 +52,23 @@ def _changed_rows(before: QImage, after: QImage) -> list[int]:
             != bytes(after.constScanLine(y))[:after.bytesPerLine()]]
 
 
+def _on_screen(editor: QPlainTextEdit) -> QImage:
+    """The viewport as the window's backing store holds it (what is on screen), unlike
+    ``grab()``, which renders it afresh."""
+    from PySide6.QtCore import QPoint
+    from PySide6.QtWidgets import QApplication
+
+    viewport = editor.viewport()
+    at = viewport.mapTo(editor.window(), QPoint(0, 0))
+    shot = QApplication.primaryScreen().grabWindow(editor.window().winId(), at.x(), at.y(),
+                                                    viewport.width(), viewport.height())
+    return shot.toImage().convertToFormat(QImage.Format.Format_RGB32)
+
+
+def _fresh(editor: QPlainTextEdit) -> QImage:
+    return _frame(editor).convertToFormat(QImage.Format.Format_RGB32)
+
+
 def _type_at(qtbot, editor: QPlainTextEdit, block_number: int, column: int,
              key: str | Qt.Key) -> tuple[QRegion, list[int]]:
     """Type ``key`` in block ``block_number`` at ``column``: the region repainted, and the
@@ -75,27 +92,48 @@ def _block_top(editor: QPlainTextEdit, block_number: int) -> int:
 
 
 @pytest.mark.parametrize("line", [1, 4])
-def test_every_changed_pixel_is_repainted(qtbot, line):
+def test_every_changed_pixel_is_shown(qtbot, line):
     editor = _editor(qtbot, [LATIN, HEBREW, LATIN, HEBREW, HEBREW, LATIN, "", LATIN])
-    region, changed = _type_at(qtbot, editor, line, 5, "a")
+    _region, changed = _type_at(qtbot, editor, line, 5, "a")
     assert changed, "typing changed nothing on screen"
-    width = editor.viewport().width()
-    for y in changed:
-        assert region.contains(QRect(0, y, width, 1)), f"row {y} changed but was not repainted"
+    # every changed row was repainted, or moved with what is above it changing height
+    assert _on_screen(editor) == _fresh(editor)
 
 
-def test_a_taller_line_repaints_from_its_top_down_only(qtbot):
-    lines = [LATIN] * 6 + [HEBREW] + [LATIN] * 3
+@pytest.mark.parametrize("key", ["a", Qt.Key.Key_Backspace])
+def test_a_line_whose_height_changes_moves_what_is_below_it(qtbot, key):
+    """A Latin letter typed into a Hebrew line makes it as tall as the editor font's
+    line (Backspace then shrinks it back): the block is repainted, the lines below it are
+    moved, not painted again, and the screen shows what a fresh paint shows."""
+    lines = [LATIN] * 3 + [HEBREW] * 2 + [LATIN] * 12
     editor = _editor(qtbot, lines)
-    height = editor.document().findBlockByNumber(6).layout().boundingRect().height()
-    top = _block_top(editor, 6)
-    region, _changed = _type_at(qtbot, editor, 6, 3, "a")
-    grown = editor.document().findBlockByNumber(6).layout().boundingRect().height()
+    if key == Qt.Key.Key_Backspace:  # a Latin letter to delete first
+        _type_at(qtbot, editor, 3, 3, "a")
+    assert _on_screen(editor) == _fresh(editor)
+    block = editor.document().findBlockByNumber(3)
+    height = block.layout().boundingRect().height()
+    top = _block_top(editor, 3)
+    region, _changed = _type_at(qtbot, editor, 3, 3 if key == "a" else 4, key)
+    grown = editor.document().findBlockByNumber(3).layout().boundingRect().height()
     if grown == height:
         pytest.skip("the fallback font for Hebrew is as tall as the editor font here")
-    bounds = region.boundingRect()
-    assert bounds.top() >= top - 1  # Qt alone repaints the whole viewport
-    assert bounds.bottom() >= editor.viewport().height() - 1
+    assert _on_screen(editor) == _fresh(editor), "the screen differs from a fresh paint"
+    assert region.boundingRect().top() >= top - 1
+    below = int(top + max(height, grown)) + 3
+    width = editor.viewport().width()
+    # the lines below were moved, not painted (a shrinking line uncovers a strip at the
+    # bottom of the viewport, which is painted)
+    assert not region.intersects(QRect(0, below, width, editor.viewport().height() - 40 - below))
+
+
+def test_the_screen_matches_a_fresh_paint_after_typing(qtbot):
+    lines = [LATIN, HEBREW, LATIN, HEBREW, HEBREW, LATIN, "", LATIN] * 3
+    editor = _editor(qtbot, lines)
+    for block_number, column, key in [(1, 3, "a"), (3, 0, "b"), (4, 10, Qt.Key.Key_Backspace),
+                                      (1, 4, Qt.Key.Key_Backspace), (0, 5, "c"),
+                                      (2, 5, Qt.Key.Key_Return), (5, 2, "d")]:
+        _type_at(qtbot, editor, block_number, column, key)
+        assert _on_screen(editor) == _fresh(editor), (block_number, column, key)
 
 
 def test_a_same_height_edit_repaints_its_block_only(qtbot):
@@ -116,9 +154,12 @@ def test_new_lines_and_wrapping_still_repaint_and_resize(qtbot):
     cursor = editor.textCursor()
     cursor.setPosition(block.position() + len(LATIN))
     editor.setTextCursor(cursor)
+    editor.setCursorWidth(0)
     for _ in range(40):  # the line wraps: one more visual line
         QTest.keyClick(editor, "x")
+        qtbot.wait(5)
     qtbot.wait(30)
+    assert _on_screen(editor) == _fresh(editor)
     assert editor.document().lineCount() > lines + 1
     assert editor.verticalScrollBar().maximum() >= editor.document().lineCount() - 30
     layout = editor.document().documentLayout()
@@ -134,12 +175,34 @@ THAI = "ทุกคนมีสิทธิในการศึกษากา
 @pytest.mark.parametrize("para", [GREEK, THAI], ids=["spaces", "no-spaces"])
 @pytest.mark.parametrize("where", [0.02, 0.3, 0.5, 0.97])
 @pytest.mark.parametrize("key", ["a", Qt.Key.Key_Backspace])
-def test_a_wrapped_paragraph_repaints_every_changed_pixel(qtbot, para, where, key):
+def test_a_wrapped_paragraph_shows_every_changed_pixel(qtbot, para, where, key):
     editor = _editor(qtbot, [LATIN, para, LATIN])
     block = editor.document().findBlockByNumber(1)
     assert block.layout().lineCount() >= 3
-    region, changed = _type_at(qtbot, editor, 1, int(len(para) * where), key)
+    _region, changed = _type_at(qtbot, editor, 1, int(len(para) * where), key)
     assert changed, "typing changed nothing on screen"
-    width = editor.viewport().width()
-    for y in changed:
-        assert region.contains(QRect(0, y, width, 1)), f"row {y} changed but was not repainted"
+    assert _on_screen(editor) == _fresh(editor)
+
+
+def test_the_window_shows_what_a_fresh_paint_shows_after_typing(qtbot, window):
+    """The whole window (token colours set after each edit, paints held for them, hex
+    boxes drawn over characters without a font): after each keystroke the screen is what
+    painting the editor afresh gives, lines moved by a taller line included."""
+    from conftest import wait_highlighted
+
+    devanagari = "सभी मनुष्यों को गौरव और अधिकारों के मामले में जन्मजात स्वतंत्रता प्राप्त है"
+    window.restore(text="\n".join([LATIN, HEBREW, devanagari, LATIN, GREEK, HEBREW, LATIN,
+                                   devanagari, LATIN] * 2))
+    wait_highlighted(qtbot, window)
+    editor = window.editor
+    editor.setCursorWidth(0)
+    for block_number, column, key in [(1, 3, "a"), (2, 5, "b"), (2, 5, Qt.Key.Key_Backspace),
+                                      (4, 40, "c"), (7, 2, "d"), (1, 3, Qt.Key.Key_Backspace)]:
+        block = editor.document().findBlockByNumber(block_number)
+        cursor = editor.textCursor()
+        cursor.setPosition(block.position() + column)
+        editor.setTextCursor(cursor)
+        QTest.keyClick(editor, key)
+        wait_highlighted(qtbot, window)
+        qtbot.wait(60)
+        assert _on_screen(editor) == _fresh(editor), (block_number, column, key)
