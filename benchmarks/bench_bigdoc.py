@@ -257,4 +257,7 @@ def main() -> None:
 
 
 if __name__ == "__main__":
+    from explorer.cli import exit_process
+
     main()
+    exit_process(0)  # (no interpreter teardown once Qt ran: see exit_process)

@@ -50,7 +50,8 @@ def main() -> None:
     parser.add_argument("--text-file", default=None,
                         help="paste this file's text instead of botchan repeated")
     args = parser.parse_args()
-    use_settings_dir(Path(tempfile.mkdtemp(prefix="bench-paste-")))
+    settings = tempfile.TemporaryDirectory(prefix="bench-paste-")  # removed at exit
+    use_settings_dir(Path(settings.name))
     app = application()
     if args.text_file is not None:  # a real document (repeating botchan warms every cache)
         text = Path(args.text_file).read_text(encoding="utf-8-sig")
@@ -106,4 +107,7 @@ def main() -> None:
 
 
 if __name__ == "__main__":
+    from explorer.cli import exit_process
+
     main()
+    exit_process(0)  # (no interpreter teardown once Qt ran: see exit_process)

@@ -41,7 +41,6 @@ import argparse  # noqa: E402
 import os  # noqa: E402
 import random  # noqa: E402
 import statistics  # noqa: E402
-import sys  # noqa: E402
 import tempfile  # noqa: E402
 from pathlib import Path  # noqa: E402
 
@@ -345,4 +344,6 @@ def main() -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    from explorer.cli import exit_process
+
+    exit_process(main())  # (no interpreter teardown once Qt ran: see exit_process)
