@@ -103,7 +103,11 @@ def test_real_vocab_fast_equals_naive(piece):
 
 
 text_strategy = st.text(
-    alphabet=st.characters(blacklist_categories=("Cs",)), max_size=200
+    # Not "Cn" (unassigned in this Python's Unicode, 14.0): `regex` classifies characters
+    # of newer Unicode versions by its own newer tables, tiktoken's Rust regex by older
+    # ones, so e.g. U+323B0 (CJK Extension J, Unicode 17) is a letter to one and not to
+    # the other (a known gap, in the issue notes).
+    alphabet=st.characters(blacklist_categories=("Cs", "Cn")), max_size=200
 ) | st.text(alphabet=" \t\n\r\u00a0a1'éあ😀\u0301", max_size=60)
 
 
