@@ -22,6 +22,7 @@ import math
 import unicodedata
 from bisect import bisect_left
 from collections.abc import Iterable, Iterator
+from functools import cache
 
 import numpy as np
 from PySide6.QtCore import QEvent, QLoggingCategory, QObject, QPointF, QRect, QRectF, Qt
@@ -69,6 +70,7 @@ def quiet_font_probe_warnings() -> None:
     QLoggingCategory.setFilterRules(FONT_PROBE_RULE)
 
 
+@cache
 def needs_glyph(cp: int) -> bool:
     """False for code points that are never drawn (controls, format, spaces, selectors)."""
     if 0xFE00 <= cp <= 0xFE0F or 0xE0100 <= cp <= 0xE01EF:  # variation selectors
@@ -102,21 +104,13 @@ Box = tuple[float, float, float, float, int]
 cost two Qt objects on a line of hundreds)."""
 
 
-def line_boxes(layout: QTextLayout, text: str, k: int,
-               missing: set[int]) -> list[tuple[QRectF, int]]:
-    """Rectangles (relative to the block) and code points of the characters of visual line
-    ``k`` of ``layout`` (the block's text is ``text``) that are in ``missing``.
+def line_boxes(layout: QTextLayout, text: str, k: int, missing: set[int]) -> list[Box]:
+    """The boxes (relative to the line's top left) and code points of the characters of
+    visual line ``k`` of ``layout`` (the block's text is ``text``) that are in ``missing``.
 
     Only clusters holding such a character are measured: the cluster around it is found
     with Qt's cursor positions (``previousCursorPosition``/``nextCursorPosition``), and its
     width shared equally by its code points that need a glyph."""
-    top = layout.lineAt(k).y()
-    return [(QRectF(x, y + top, w, h), cp) for x, y, w, h, cp in
-            line_box_tuples(layout, text, k, missing)]
-
-
-def line_box_tuples(layout: QTextLayout, text: str, k: int, missing: set[int]) -> list[Box]:
-    """:func:`line_boxes` as plain numbers, relative to the line's top left."""
     line = layout.lineAt(k)
     first, stop = line.textStart(), line.textStart() + line.textLength()
     cols = utf16_columns(text)
@@ -127,7 +121,6 @@ def line_box_tuples(layout: QTextLayout, text: str, k: int, missing: set[int]) -
     i = bisect_left(cols, first)
     n = len(points)
     end, x2 = -1, 0.0  # the cluster before (a run of boxes reuses its end)
-    drawn = _NEEDS_GLYPH
     while i < n and cols[i] < stop:
         if points[i] not in missing:
             i += 1
@@ -145,13 +138,7 @@ def line_box_tuples(layout: QTextLayout, text: str, k: int, missing: set[int]) -
             add((min(x1, x2), 0.0, abs(x2 - x1), height, points[a]))
             i = max(j, i + 1)
             continue
-        cluster = []
-        for cp in points[a:j]:
-            needs = drawn.get(cp)
-            if needs is None:
-                needs = drawn[cp] = needs_glyph(cp)
-            if needs:
-                cluster.append(cp)
+        cluster = [cp for cp in points[a:j] if needs_glyph(cp)]
         step = (x2 - x1) / len(cluster)  # negative in right-to-left text
         for m, cp in enumerate(cluster):
             if cp in missing:
@@ -159,10 +146,6 @@ def line_box_tuples(layout: QTextLayout, text: str, k: int, missing: set[int]) -
                 add((min(left, right), 0.0, abs(right - left), height, cp))
         i = max(j, i + 1)
     return out
-
-
-_NEEDS_GLYPH: dict[int, bool] = {}
-""":func:`needs_glyph` of the code points met in clusters so far."""
 
 
 class GlyphCoverage:
@@ -354,7 +337,7 @@ class MissingGlyphs(QObject):
         if found is None:
             if len(self._line_boxes) > LINE_BOXES:
                 self._line_boxes.clear()
-            found = self._line_boxes[key] = line_box_tuples(layout, text, k, self.missing)
+            found = self._line_boxes[key] = line_boxes(layout, text, k, self.missing)
         return key, found
 
     def paint_boxes(self, area: QRect | None = None) -> None:

@@ -151,20 +151,10 @@ class TokenFormats:
         return self.format_of(color_index(tok.id, len(self._colors)), tok.special, tok.unknown,
                               shaded)
 
-    def range_of(self, start: int, end: int, fmt: QTextCharFormat) -> QTextLayout.FormatRange:
-        """A format range ``[start, end)`` with ``fmt`` (one of this object's formats), kept
-        and handed out again (Qt copies ranges it is given; a new one costs ~1.7 µs of
-        Python attribute setting, and a repainted line mostly has the ranges it had)."""
-        key = (start, end, id(fmt))
-        found = self._ranges.get(key)
-        if found is None:
-            if len(self._ranges) >= RANGE_CACHE:
-                self._ranges.clear()
-            found = self._ranges[key] = _range(start, end, fmt)
-        return found
-
     def ranges(self, spans: list[Span]) -> list[QTextLayout.FormatRange]:
-        """:meth:`range_of` of each ``(start, end, format)`` (a line's worth at a time)."""
+        """A format range per ``(start, end, format)`` (formats of this object), kept and
+        handed out again (Qt copies ranges it is given; a new one costs ~1.7 µs of Python
+        attribute setting, and a repainted line mostly has the ranges it had)."""
         found = self._ranges
         if len(found) + len(spans) > RANGE_CACHE:
             found.clear()
@@ -219,7 +209,7 @@ def block_ranges(doc: DocTokens, line: int, text: str, formats: TokenFormats,
     Every range edge is a grapheme-cluster boundary (see :func:`split_clusters`). Edges
     are worked out in code points and turned into UTF-16 units once, at the end.
     ``first_only``: just the first token's range, whole (not cut at split clusters).
-    The ranges may be shared with other calls (:meth:`TokenFormats.range_of`): read them,
+    The ranges may be shared with other calls (:meth:`TokenFormats.ranges`): read them,
     do not change them.
 
     A keystroke's line is worked out again on the GUI thread before it is repainted: the

@@ -245,13 +245,13 @@ def test_boxes_after_an_edit_measure_only_the_changed_line(qtbot, errors, monkey
     assert lines >= 3
     glyphs.boxes()  # measured once
     measured: list[int] = []
-    real = missing_glyphs.line_box_tuples
+    real = missing_glyphs.line_boxes
 
     def counting(layout, text, k, missing):
         measured.append(k)
         return real(layout, text, k, missing)
 
-    monkeypatch.setattr(missing_glyphs, "line_box_tuples", counting)
+    monkeypatch.setattr(missing_glyphs, "line_boxes", counting)
     cur = QTextCursor(block)
     cur.setPosition(block.position() + block.length() - 3)  # in "end", the last line
     cur.insertText(HINDI[:2])
