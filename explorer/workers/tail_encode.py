@@ -300,9 +300,10 @@ def _encode_flat(tokenizer: Tokenizer, text: str) -> CompactTokens:
         for j, tok in (seg.irregular or {}).items():
             irregular[base + j] = replace(tok, start=tok.start + shift, end=tok.end + shift)
     out.irregular = irregular
-    regular = set(out.ids) if not irregular else {
-        i for k, i in enumerate(out.ids) if k not in irregular}
-    out.unknown_ids = frozenset(i for i in regular if table.flags(i)[1])
+    if any(seg.unknown for seg in doc.segments):  # (else no regular token is unknown)
+        regular = set(out.ids) if not irregular else {
+            i for k, i in enumerate(out.ids) if k not in irregular}
+        out.unknown_ids = frozenset(i for i in regular if table.flags(i)[1])
     return out
 
 

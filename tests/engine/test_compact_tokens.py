@@ -90,3 +90,17 @@ def test_byte_fallback_tokens_are_kept_as_arrays():
     assert sum(1 for i in compact.ids if i in byte_ids) > 100  # scripts the 4k lacks
     assert not compact.irregular
     _check(tok, text)
+
+
+def test_bpe_compact_with_a_pattern_that_skips_characters():
+    """A split pattern that matches only some characters (tiktoken drops the rest): the
+    arrays take the one-pre-token-at-a-time way, with ``finditer``'s spans; pre-tokens of
+    several tokens (split UTF-8 included) are laid out in both ways, memoised or not."""
+    from explorer.engine.bpe.tokenizer import ByteLevelBPETokenizer
+
+    cl100k = load_tokenizer(resource_path("vocab", "cl100k_base.tiktoken"))
+    ranks = cl100k.vocab.bytes_to_id
+    for pattern in (r"\p{L}+|\p{N}", r"[^\s]+|\s+(?!\S)|\s+"):
+        tok = ByteLevelBPETokenizer(ranks, pattern)
+        for text in (TEXT, TEXT + TEXT, "𠀋😀 x  \n 😀👍🏽", ""):
+            _check(tok, text)

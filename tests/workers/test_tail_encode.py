@@ -222,6 +222,26 @@ def test_the_child_encodes_in_windows_exactly_as_one_encode(cl100k):
     assert seen_irregular  # (byte fallback, [UNK] runs)
 
 
+def test_the_childs_flat_tokens_keep_regular_unknown_ids(tmp_path):
+    """A BPE tokenizer.json whose ``[UNK]`` is its vocabulary entry: the unknown tokens are
+    regular, named in ``unknown_ids`` (found only when a segment counts unknown tokens)."""
+    import tokenizers
+    from tokenizers import models, pre_tokenizers
+
+    from explorer.workers.tail_encode import _encode_flat
+
+    hf = tokenizers.Tokenizer(models.BPE({"[UNK]": 0, "a": 1, "b": 2, "ab": 3, "x": 4},
+                                         [("a", "b")], unk_token="[UNK]"))
+    hf.pre_tokenizer = pre_tokenizers.Whitespace()
+    hf.save(str(tmp_path / "unk.json"))
+    tok = load_tokenizer(tmp_path / "unk.json")
+    text = "ab x zz ab\nq ab\n" * 2000
+    one = tok.encode_compact(text)
+    assert one.unknown_ids == {0}
+    assert _encode_flat(tok, text) == one
+    assert _encode_flat(tok, "ab x ab\n" * 2000).unknown_ids == frozenset()
+
+
 def _prefetched(vocab, text):
     """The child :func:`prefetch_tail` started (and nothing else left from other tests)."""
     tail_encode.prefetch_tail(str(vocab), text)

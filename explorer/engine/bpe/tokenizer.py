@@ -15,7 +15,12 @@ from __future__ import annotations
 
 import copy
 import dataclasses
+from array import array
 from collections.abc import Iterator, Mapping, Sequence
+from itertools import chain, compress, count, repeat
+from operator import is_, itemgetter
+
+import numpy as np
 
 from explorer.engine.bpe.layout import (
     GC_PAUSE_CHARS,
@@ -39,6 +44,16 @@ from explorer.engine.pretokenizers.byte_level import bytes_to_piece
 from explorer.engine.pretokenizers.regex_split import RegexSplitter
 from explorer.engine.tokenizer import PipelineStages, PreToken, Tokenizer, TokenizerInfo
 from explorer.engine.vocab import Vocab
+
+_ID, _REL_START, _REL_END = itemgetter(0), itemgetter(3), itemgetter(4)
+"""A layout entry's id, relative start and relative end (:mod:`~explorer.engine.bpe.layout`)."""
+_REL_STARTS, _REL_ENDS = itemgetter(0), itemgetter(1)
+"""Of ``ByteLevelBPETokenizer._spans``' values."""
+
+
+def _no_piece(_token_id: int) -> str:
+    """The layouts made for arrays need no piece."""
+    return ""
 
 
 class ByteLevelBPETokenizer(Tokenizer):
@@ -70,8 +85,8 @@ class ByteLevelBPETokenizer(Tokenizer):
         self.splitter = RegexSplitter(pattern)
         self._pieces: dict[int, str] = {}
         self._layouts: dict[str, Layout] = {}  # chunk -> token layout (see bpe.layout)
-        # chunk -> its single id, or (ids, relative starts, relative ends)
-        self._spans: dict[str, int | tuple[tuple[int, ...], ...]] = {}
+        # chunk of several tokens -> (their relative starts, their relative ends)
+        self._spans: dict[str, tuple[tuple[int, ...], tuple[int, ...]]] = {}
         self._info = TokenizerInfo(
             name=name,
             format=format,
@@ -165,9 +180,7 @@ class ByteLevelBPETokenizer(Tokenizer):
     def encode_compact(self, text: str) -> CompactTokens:
         """:meth:`encode` as arrays (every token is its vocabulary entry: none irregular)."""
         allowed, _ = resolve(self.vocab.special_tokens, "all", ())
-        ids: list[int] = []
-        starts: list[int] = []
-        ends: list[int] = []
+        ids, starts, ends = int_array(), int_array(), int_array()
         specials = self.vocab.special_tokens
         with gc_paused(len(text) >= GC_PAUSE_CHARS):
             for segment, seg_start, is_special in split_specials(text, allowed):
@@ -177,35 +190,76 @@ class ByteLevelBPETokenizer(Tokenizer):
                     ends.append(seg_start + len(segment))
                 else:
                     self._compact_segment(segment, seg_start, ids, starts, ends)
-        return CompactTokens(int_array(ids), int_array(starts), int_array(ends))
+        return CompactTokens(ids, starts, ends)
 
-    def _compact_segment(self, segment: str, offset: int, ids: list[int], starts: list[int],
-                         ends: list[int]) -> None:
-        spans = self._spans
-        get_spans = spans.get
-        add_id, add_start, add_end = ids.append, starts.append, ends.append
-        splitter = self.splitter
-        for chunk, start in splitter.split_with_starts(segment):
+    def _compact_segment(self, segment: str, offset: int, ids: array, starts: array,
+                         ends: array) -> None:
+        """Append the tokens of ``segment`` (at ``offset``) to the arrays.
+
+        The pre-tokens' ids come from the model's memo (its misses encoded together, as
+        :meth:`encode_ordinary_ids` does); a pre-token of one token spans itself, and only
+        the pre-tokens of several tokens look up their tokens' spans within them
+        (``_spans``, laid out once per distinct pre-token). The arrays are filled by C-level
+        and numpy passes: no Python loop per token.
+        """
+        chunks = self.splitter.split(segment)
+        lens = np.fromiter(map(len, chunks), np.int64, len(chunks))
+        if int(lens.sum()) != len(segment):  # (the pattern skipped characters: slow way)
+            self._compact_by_chunk(segment, offset, ids, starts, ends)
+            return
+        each = self.model.encode_each(chunks)
+        counts = np.fromiter(map(len, each), np.int64, len(each))
+        chunk_ends = np.cumsum(lens)
+        chunk_ends += offset
+        chunk_starts = chunk_ends - lens
+        tok_starts = np.repeat(chunk_starts, counts)
+        tok_ends = np.repeat(chunk_ends, counts)
+        several = np.flatnonzero(counts > 1)
+        if several.size:
+            spans = self._chunk_spans([chunks[k] for k in several.tolist()],
+                                      [each[k] for k in several.tolist()])
+            sizes = counts[several]
+            total = int(sizes.sum())
+            first_token = np.cumsum(counts) - counts
+            at = np.repeat(first_token[several] - (np.cumsum(sizes) - sizes), sizes)
+            at += np.arange(total)
+            base = tok_starts[at]
+            tok_ends[at] = base + np.fromiter(chain.from_iterable(map(_REL_ENDS, spans)),
+                                              np.int64, total)
+            tok_starts[at] = base + np.fromiter(chain.from_iterable(map(_REL_STARTS, spans)),
+                                                np.int64, total)
+        ids.extend(chain.from_iterable(each))
+        starts.frombytes(tok_starts.astype(np.int32).tobytes())
+        ends.frombytes(tok_ends.astype(np.int32).tobytes())
+
+    def _chunk_spans(self, chunks: list[str], each: list[tuple[int, ...]]
+                     ) -> list[tuple[tuple[int, ...], tuple[int, ...]]]:
+        """``(relative starts, relative ends)`` of the tokens ``each[k]`` of ``chunks[k]``
+        (pre-tokens of several tokens), memoised per pre-token."""
+        memo = self._spans
+        found = list(map(memo.get, chunks))
+        if None not in found:
+            return found  # type: ignore[return-value]
+        id_bytes = self.vocab.id_to_bytes
+        for k in compress(count(), map(is_, found, repeat(None))):
+            layout = chunk_layout(chunks[k], each[k], id_bytes, _no_piece)
+            found[k] = spans = (tuple(map(_REL_START, layout)), tuple(map(_REL_END, layout)))
+            if len(memo) >= self.model.cache_limit:
+                memo.clear()
+            memo[chunks[k]] = spans
+        return found  # type: ignore[return-value]
+
+    def _compact_by_chunk(self, segment: str, offset: int, ids: array, starts: array,
+                          ends: array) -> None:
+        """:meth:`_compact_segment` for a pattern that skips characters (spans by
+        ``finditer``), one pre-token at a time."""
+        id_bytes = self.vocab.id_to_bytes
+        for chunk, start in self.splitter.split_with_starts(segment):
             pos = offset + start
-            hit = get_spans(chunk)
-            if hit is None:
-                layout = chunk_layout(chunk, self.model.encode_chunk(chunk),
-                                      self.vocab.id_to_bytes, self._piece)
-                hit = (tuple(x[0] for x in layout), tuple(x[3] for x in layout),
-                       tuple(x[4] for x in layout))
-                if len(layout) == 1:
-                    hit = layout[0][0]
-                if len(spans) >= self.model.cache_limit:
-                    spans.clear()
-                spans[chunk] = hit
-            if hit.__class__ is int:
-                add_id(hit)
-                add_start(pos)
-                add_end(pos + len(chunk))
-            else:
-                ids += hit[0]
-                starts += map(pos.__add__, hit[1])
-                ends += map(pos.__add__, hit[2])
+            layout = chunk_layout(chunk, self.model.encode_chunk(chunk), id_bytes, _no_piece)
+            ids.extend(map(_ID, layout))
+            starts.extend(map(pos.__add__, map(_REL_START, layout)))
+            ends.extend(map(pos.__add__, map(_REL_END, layout)))
 
     def _piece(self, token_id: int) -> str:
         p = self._pieces.get(token_id)
