@@ -17,7 +17,7 @@ from __future__ import annotations
 import threading
 import weakref
 from array import array
-from bisect import bisect_right
+from bisect import bisect_left, bisect_right
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING
@@ -94,6 +94,29 @@ class CompactTokens:
 
     def __len__(self) -> int:
         return len(self.ids)
+
+
+def joined_at(head: CompactTokens, at: int, tail: CompactTokens, shift: int) -> CompactTokens:
+    """One text's tokens from two encodes of it: ``head``'s before offset ``at``, then
+    ``tail``'s from there on. ``tail`` encoded the text from offset ``shift`` (its offsets
+    are relative to it), resumed at ``at``, one of ``head``'s resume points; no token of
+    either crosses ``at``."""
+    n = bisect_left(head.starts, at)
+    m = bisect_left(tail.starts, at - shift)
+    irregular = {i: tok for i, tok in head.irregular.items() if i < n}
+    irregular.update((n + j - m, replace(tok, start=tok.start + shift, end=tok.end + shift))
+                     for j, tok in tail.irregular.items() if j >= m)
+    resume = None
+    if head.resume is not None and tail.resume is not None:
+        k = bisect_left(head.resume.offsets, at)
+        q = bisect_left(tail.resume.offsets, at - shift)
+        resume = ResumePoints(
+            head.resume.offsets[:k] + shifted_array(tail.resume.offsets[q:], shift),
+            head.resume.states[:k] + tail.resume.states[q:])
+    return CompactTokens(head.ids[:n] + tail.ids[m:],
+                         head.starts[:n] + shifted_array(tail.starts[m:], shift),
+                         head.ends[:n] + shifted_array(tail.ends[m:], shift), irregular,
+                         head.unknown_ids | tail.unknown_ids, resume)
 
 
 class TokenTable:

@@ -50,7 +50,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from explorer.engine.compact import CompactTokens, ResumePoints
+from explorer.engine.compact import CompactTokens, ResumePoints, joined_at
 from explorer.engine.tokenizer import Tokenizer
 from explorer.workers.docstore import (
     Change,
@@ -168,6 +168,7 @@ def _encode_windows(tokenizer: Tokenizer, text: str, chunk: int, tail: TailStart
     first = True  # the first window's result is yielded as a partial result
     check: Segment | None = None  # what the next window must reproduce after its lead
     points: list[ResumePoints] = []  # exact resume points of the last windows, newest last
+    grown: tuple[CompactTokens, int, float] | None = None  # see _go_on_from
     while True:
         if tail is not None and not first:  # (the first window's partial result is out)
             started, tail = tail(tokenizer, text, bool(points)), None
@@ -176,7 +177,11 @@ def _encode_windows(tokenizer: Tokenizer, text: str, chunk: int, tail: TailStart
         end = text.find("\n", min(len(text), pos + size))
         end = len(text) if end == -1 else end + 1
         window = text[pos:end]
-        toks = _encode_window(tokenizer, window, pos, lead, points)
+        toks = None
+        if grown is not None:  # (the same window start, longer: go on from its last point)
+            toks, grown = _grown(tokenizer, window, *grown), None
+        if toks is None:
+            toks = _encode_window(tokenizer, window, pos, lead, points)
         if check is not None and not agrees(check, toks, lead):
             if retries < RETRIES and len(segments) >= 2:
                 # Start one segment earlier: the segment this window began with must then
@@ -205,6 +210,7 @@ def _encode_windows(tokenizer: Tokenizer, text: str, chunk: int, tail: TailStart
         new = cut_segments(window, toks, keep, lead) if keep > lead else []
         if len(new) < 2:  # no safe cut in this window: this tokenizer needs more text
             size *= 2
+            grown = _go_on_from(toks, keep)
             continue
         last = new.pop()
         segments.extend(new)
@@ -255,6 +261,34 @@ def _encode_window(tokenizer: Tokenizer, window: str, pos: int, lead: int,
         if point is not None:
             return tokenizer.encode_compact_resumed(window, (point[0] - pos, point[1]))
     return tokenizer.encode_compact(window)
+
+
+def _go_on_from(toks: CompactTokens, keep: int) -> tuple[CompactTokens, int, float] | None:
+    """A window with no safe cut is encoded again twice as long. With exact resume points
+    (a SentencePiece Unigram text can go 800k characters without a line start that starts a
+    token), only what follows its last point before ``keep`` is: ``(toks, offset, state)``
+    for :func:`_grown`; None when it has no such point."""
+    if toks.resume is None:
+        return None
+    k = bisect_left(toks.resume.offsets, keep) - 1
+    if k < 0 or toks.resume.offsets[k] <= 0:
+        return None
+    return toks, toks.resume.offsets[k], toks.resume.states[k]
+
+
+def _grown(tokenizer: Tokenizer, window: str, head: CompactTokens, at: int,
+           state: float) -> CompactTokens | None:
+    """The tokens of ``window``, which starts as the window ``head`` was encoded from: the
+    head's up to its resume point ``at``, then the rest encoded from a line start before
+    it (as a keystroke's words are, :func:`~explorer.workers.word_update.update_words`),
+    resumed at ``at`` with ``state``: exactly as encoding the whole window (see
+    :class:`ResumePoints`). None when that encode did not find the point (then it is not
+    exact)."""
+    line = window.rfind("\n", 0, max(0, at - 1)) + 1
+    tail = tokenizer.encode_compact_resumed(window[line:], (at - line, state))
+    if tail.resume is None:
+        return None
+    return joined_at(head, at, tail, line)
 
 
 def _keep_points(points: list[ResumePoints], toks: CompactTokens, pos: int, keep: int) -> None:

@@ -95,6 +95,29 @@ def test_near_ties_decided_by_the_running_score_come_out_as_one_whole_text_encod
     assert _flat(doc) == _whole(tok, text)
 
 
+def test_a_window_with_no_safe_cut_goes_on_from_its_last_exact_point(ties, monkeypatch):
+    """Lines longer than a window: the window grows, and the longer one re-encodes only
+    what follows its last exact resume point (not the whole window again); the result is
+    still sentencepiece's one encode, with near ties decided by the running score."""
+    tok, sp = ties
+    lines = [" ".join((["x"] * (k % 37) + ["y"] * (k % 11) + ["ab"] * 3) * 8)
+             for k in range(1, 80)]
+    text = "\n".join(lines)
+    grown: list[bool] = []
+    real = doctokens._grown
+
+    def counted(tokenizer, window, head, at, state):
+        result = real(tokenizer, window, head, at, state)
+        grown.append(result is not None)
+        return result
+
+    monkeypatch.setattr(doctokens, "_grown", counted)
+    doc = _run(encode_document(tok, text, chunk=512))
+    assert sum(grown) >= 5 and all(grown)
+    assert doc.ids().tolist() == sp.encode(text)
+    assert _flat(doc) == _whole(tok, text)
+
+
 @settings(max_examples=25, deadline=None)
 @given(words=st.lists(st.sampled_from(["x", "y", "ab", "a", "b", "xab", "\n", "\n\n", "  "]),
                       min_size=1, max_size=3000),

@@ -41,6 +41,11 @@ _UNICODE = 0x110000
 _HARD, _FIRST, _SECOND = 1, 2, 4  # roles of a character in the rules (_lookup_tables)
 
 
+def _codes(chars: Iterable[str]) -> np.ndarray:
+    """The code points of one-character strings (int64)."""
+    return np.fromiter(map(ord, chars), np.int64)
+
+
 class SentencePieceNormalizer:
     """A configured sentencepiece normalizer; immutable and thread-safe."""
 
@@ -326,14 +331,22 @@ class SentencePieceNormalizer:
             mapping = np.arange(_UNICODE, dtype=np.uint32)
             roles = np.zeros(_UNICODE, np.uint8)
             rules = self.charsmap.rules if self.charsmap is not None else {}
-            for key, value in rules.items():
-                if len(key) == 1 and len(value) == 1:
-                    mapping[ord(key)] = ord(value)
-                elif len(key) == 1:
-                    roles[ord(key)] |= _HARD
-                else:
-                    roles[ord(key[0])] |= _FIRST
-                    roles[ord(key[1])] |= _SECOND
+            # (array passes: nmt_nfkc's 224k rules took 0.19 s in a Python loop, paid by a
+            # model's first encode)
+            keys, values = list(rules), list(rules.values())
+            one = np.fromiter(map(len, keys), np.int64, len(keys)) == 1
+            one_one = one & (np.fromiter(map(len, values), np.int64, len(values)) == 1)
+            hard = one & ~one_one
+            mapping[_codes(compress(keys, one_one))] = _codes(compress(values, one_one))
+            roles[_codes(compress(keys, hard))] |= _HARD
+            longer = list(compress(keys, ~one))  # (their first two characters, in one
+            starts = np.zeros(len(longer), np.int64)  # string of them all)
+            np.cumsum(np.fromiter(map(len, longer), np.int64, len(longer))[:-1],
+                      out=starts[1:])
+            chars = np.frombuffer("".join(longer).encode("utf-32-le", "surrogatepass"),
+                                  np.uint32)
+            roles[chars[starts]] |= _FIRST
+            roles[chars[starts + 1]] |= _SECOND
             tables = self._tables = (mapping, roles)
         return tables
 
