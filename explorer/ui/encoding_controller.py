@@ -126,7 +126,10 @@ class EncodingController(QObject):
         """Switch tokenizer; the whole text is re-encoded at once."""
         self._tokenizer = tokenizer
         self._quick.stop()
-        self._debounce.flush()
+        # (a text change waiting to start an encode: the new tokenizer's encode below starts
+        # it; flushing it would start an encode only to cancel it, which a worker may already
+        # run, cancellable only after its first window: ~0.2 s of a big text's start-up)
+        self._debounce.cancel()
         self._runner.cancel()
         self._settler.cancel()
         if tokenizer is None:

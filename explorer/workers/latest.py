@@ -166,6 +166,10 @@ class Debounce(QObject):
         """True while a call is scheduled."""
         return self._timer.isActive()
 
+    def cancel(self) -> None:
+        """Drop a scheduled call."""
+        self._timer.stop()
+
     def flush(self) -> None:
         """Run a scheduled call now."""
         if self._timer.isActive():

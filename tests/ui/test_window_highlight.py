@@ -221,3 +221,25 @@ def test_reencode_is_told_where_the_text_changed(qtbot, window, monkeypatch):
         assert head + tail <= min(len(old), len(new))
     assert painted_ranges(window) == expected_ranges(window)
     assert window.doc.ids().tolist() == window.tokenizer.encode(window.text()).ids
+
+
+def test_a_new_tokenizer_starts_one_encode_for_a_text_change_that_waits(qtbot, window):
+    """A text set while no result of the current tokenizer is shown waits (debounced) to be
+    encoded; a tokenizer arriving meanwhile (the start-up: the text first, then the
+    vocabulary) starts one encode, not one for the wait that it then cancels (a worker may
+    already run it, cancellable only after its first window: two first windows at once)."""
+    from explorer.bundled import resource_path
+    from explorer.engine.formats import load_tokenizer
+
+    ctl = window.controller
+    other = load_tokenizer(resource_path("vocab", "o200k_base.tiktoken"))
+    ctl.set_tokenizer(other)
+    window.set_text("a new text\n" * 50)  # (the shown result is cl100k's: it waits)
+    assert ctl._debounce.pending()
+    submitted = []
+    real = ctl._runner.submit
+    ctl._runner.submit = lambda *a, **k: (submitted.append(a), real(*a, **k))[1]
+    ctl.set_tokenizer(load_tokenizer(resource_path("vocab", "cl100k_base.tiktoken")))
+    assert len(submitted) == 1 and not ctl._debounce.pending()
+    wait_highlighted(qtbot, window)
+    assert window.doc.text == window.text()
