@@ -17,6 +17,8 @@ from explorer.engine.formats import load_tokenizer
 TEXT = ("Hello wörld, naïve café!\n  indented\tcode(x) == 42\n\n"
         "<|endoftext|><s> </s> <unk> [CLS] x\u2047y 😀👍🏽 🇫🇷 𠀋 e\u0301 ﬁ Ⅻ 日本語のテキスト "
         "हिन्दी ภาษาไทย \x01\x7f end  ")
+ASCII = ("def f(x):\n    return x  # ok\n\n\tlast   line  \x01\x7f <|endoftext|>"
+         " <s> [CLS] end  ") * 3
 FILES = [
     ("gpt-tokenizer", "cl100k_base.tiktoken"),
     ("gpt-tokenizer", "o200k_base.tiktoken"),
@@ -52,6 +54,7 @@ def test_compact_tokens_rebuild_exactly(pkg, name):
     _check(tok, TEXT)
     _check(tok, TEXT * 3 + "\n" + TEXT.upper())
     _check(tok, "")
+    _check(tok, ASCII)  # (byte-level BPE: spans from the tokens' byte lengths)
 
 
 def test_bundled_unigram_and_bpe_compact():
@@ -102,5 +105,5 @@ def test_bpe_compact_with_a_pattern_that_skips_characters():
     ranks = cl100k.vocab.bytes_to_id
     for pattern in (r"\p{L}+|\p{N}", r"[^\s]+|\s+(?!\S)|\s+"):
         tok = ByteLevelBPETokenizer(ranks, pattern)
-        for text in (TEXT, TEXT + TEXT, "𠀋😀 x  \n 😀👍🏽", ""):
+        for text in (TEXT, TEXT + TEXT, "𠀋😀 x  \n 😀👍🏽", "", ASCII):
             _check(tok, text)

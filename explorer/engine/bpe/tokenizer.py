@@ -87,6 +87,7 @@ class ByteLevelBPETokenizer(Tokenizer):
         self._layouts: dict[str, Layout] = {}  # chunk -> token layout (see bpe.layout)
         # chunk of several tokens -> (their relative starts, their relative ends)
         self._spans: dict[str, tuple[tuple[int, ...], tuple[int, ...]]] = {}
+        self._sizes: np.ndarray | None = None  # see _byte_sizes
         self._info = TokenizerInfo(
             name=name,
             format=format,
@@ -203,6 +204,17 @@ class ByteLevelBPETokenizer(Tokenizer):
         and numpy passes: no Python loop per token.
         """
         chunks = self.splitter.split(segment)
+        if segment.isascii():  # (a token's characters are its bytes: spans by a cumsum)
+            ascii_ids = np.fromiter(chain.from_iterable(self.model.encode_each(chunks)),
+                                    np.int64)
+            sizes = self._byte_sizes()[ascii_ids]
+            if int(sizes.sum()) == len(segment):  # (else the pattern skipped characters)
+                tok_ends = np.cumsum(sizes)
+                tok_ends += offset
+                ids.frombytes(ascii_ids.astype(np.int32).tobytes())
+                starts.frombytes((tok_ends - sizes).astype(np.int32).tobytes())
+                ends.frombytes(tok_ends.astype(np.int32).tobytes())
+                return
         lens = np.fromiter(map(len, chunks), np.int64, len(chunks))
         if int(lens.sum()) != len(segment):  # (the pattern skipped characters: slow way)
             self._compact_by_chunk(segment, offset, ids, starts, ends)
@@ -231,6 +243,16 @@ class ByteLevelBPETokenizer(Tokenizer):
         ids.extend(chain.from_iterable(each))
         starts.frombytes(tok_starts.astype(np.int32).tobytes())
         ends.frombytes(tok_ends.astype(np.int32).tobytes())
+
+    def _byte_sizes(self) -> np.ndarray:
+        """Each ordinary token's length in bytes, by id (int64; 0 for ids without bytes)."""
+        sizes = self._sizes
+        if sizes is None:
+            table = self.vocab.id_to_bytes
+            sizes = np.fromiter((0 if b is None else len(b) for b in table), np.int64,
+                                len(table))
+            self._sizes = sizes
+        return sizes
 
     def _chunk_spans(self, chunks: list[str], each: list[tuple[int, ...]]
                      ) -> list[tuple[tuple[int, ...], tuple[int, ...]]]:
