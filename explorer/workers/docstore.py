@@ -489,4 +489,7 @@ def changed_lines_between(base: DocTokens, doc: DocTokens, lo: int, hi: int, cou
     limit = doc.cp_starts[lo + count]
     a = min(a, limit)
     b = max(a, min(b, limit))
-    return doc.line_of(a), doc.line_of(max(a, b - 1)) + 1
+    last = doc.line_of(max(a, b - 1))
+    if b >= len(doc.text):  # (to the end: the empty line after a final newline, too, whose
+        last = doc.line_of(len(doc.text))  # old text's tokens may be gone)
+    return doc.line_of(a), last + 1

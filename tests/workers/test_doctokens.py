@@ -340,6 +340,18 @@ def test_lines_left_out_of_the_repaint_keep_their_tokens(tok, data):
         text, doc = new_text, new
 
 
+@pytest.mark.parametrize("tok", [TIK, DUMMY], ids=["tiktoken", "context-sensitive"])
+def test_an_edit_that_leaves_a_final_newline_repaints_the_empty_last_line(tok):
+    """The last line's text replaced by the newline that ends the line before: the empty
+    line after it lost its tokens, so it is repainted (found by the property test above)."""
+    text = BASE + "a"
+    doc = _full(encode_document(tok, text, chunk=16))
+    new_text = text[:-6] + "\n"
+    new, change = update_document(doc, new_text)  # type: ignore[misc]
+    assert _line_tokens(doc)[-1] and not _line_tokens(new)[-1]
+    assert len(_line_tokens(new)) - 1 in new.repaint_lines(change)
+
+
 # ----- segments of at least SEGMENT_CHARS characters ---------------------------------------
 def _covering(doc) -> None:
     """Segments cover the text in order; every token lies inside its segment."""
