@@ -28,8 +28,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from itertools import compress, repeat
-from operator import is_not, itemgetter
+from operator import itemgetter
 
 import numpy as np
 
@@ -148,16 +147,12 @@ class BatchViterbi:
         # extra last node is where index -1 ("no node") lands: no piece, no children
         self.piece = np.full(count + 2, _EMPTY, np.int32)
         self.score = np.zeros(count + 2, np.float32)
-        found = list(map(entries.__getitem__, keys))
-        full = list(map(is_not, found, repeat(None)))
-        nodes_full = np.flatnonzero(np.array(full, bool)) + 1
-        pieces = list(compress(found, full))
-        self.piece[nodes_full] = np.fromiter(map(itemgetter(0), pieces), np.int32, len(pieces))
-        scores = np.fromiter(map(itemgetter(1), pieces), np.float64, len(pieces))
-        for k in compress(range(len(pieces)), map(itemgetter(2), pieces)):  # user-defined
-            key = keys[int(nodes_full[k]) - 1]
-            scores[k] = user_score(len(key.encode("utf-8", "surrogatepass")))
-        self.score[nodes_full] = scores  # (rounded to float32 as one by one)
+        for node, key in enumerate(keys, 1):
+            entry = entries[key]
+            if entry is not None:
+                self.piece[node] = entry[0]
+                nbytes = len(key.encode("utf-8", "surrogatepass"))
+                self.score[node] = user_score(nbytes) if entry[2] else entry[1]
         self.has_child = np.zeros(count + 2, bool)
         self.has_child[parent] = True
         nodes = np.arange(1, count + 1, dtype=np.int32)
