@@ -35,10 +35,35 @@ class IntTable:
         self._allocate(int(room * max(len(keys), 1) - 1).bit_length())
         self._place(keys, values)
 
-    def _allocate(self, bits: int) -> None:
-        bits = max(4, bits)
+    def state(self) -> tuple[int, int, int, bytes, bytes]:
+        """The table as plain values (for a cache): :meth:`from_state` rebuilds it without
+        placing a key again."""
+        return (self._room, self._size, self._reach, self._keys.tobytes(),
+                self._values.tobytes())
+
+    @classmethod
+    def from_state(cls, state: tuple[int, int, int, bytes, bytes]) -> IntTable:
+        """The table :meth:`state` described (its slot arrays read as they are)."""
+        room, size, reach, keys, values = state
+        table = cls.__new__(cls)
+        table._room, table._size = room, size
+        slot_keys = np.frombuffer(keys, np.int64)
+        slot_values = np.frombuffer(values, np.int32)
+        if len(slot_keys) != len(slot_values) or len(slot_keys) & (len(slot_keys) - 1):
+            raise ValueError("not the state of an IntTable")
+        table._shape(len(slot_keys).bit_length() - 1)
+        table._keys, table._values = slot_keys.copy(), slot_values.copy()  # (writable)
+        table._reach = reach
+        return table
+
+    def _shape(self, bits: int) -> None:
+        """Hash shift and slot mask for ``2 ** bits`` slots."""
         self._shift = np.uint64(64 - bits)
         self._mask = (1 << bits) - 1
+
+    def _allocate(self, bits: int) -> None:
+        bits = max(4, bits)
+        self._shape(bits)
         self._keys = np.full(1 << bits, MISSING, np.int64)
         self._values = np.zeros(1 << bits, np.int32)
         self._reach = 0

@@ -57,3 +57,24 @@ def test_added_keys_grow_the_table_and_answer_as_a_dict() -> None:
         asked = np.concatenate([np.array(list(expected), np.int64),
                                 rng.integers(10**12, 2 * 10**12, 500)])
         assert table.get(asked).tolist() == [expected.get(k, MISSING) for k in asked.tolist()]
+
+
+def test_a_table_rebuilt_from_its_state_finds_the_same_values_and_still_grows() -> None:
+    rng = np.random.default_rng(7)
+    keys = rng.choice(1 << 40, 5000, replace=False).astype(np.int64)
+    values = rng.integers(0, 1 << 30, 5000)
+    table = IntTable(keys, values, room=4)
+    again = IntTable.from_state(table.state())
+    probe = np.concatenate((keys, keys + (1 << 41)))
+    assert np.array_equal(again.get(probe), table.get(probe))
+    assert len(again) == len(table)
+    more = np.arange(1 << 42, (1 << 42) + 30000, dtype=np.int64)
+    again.add(more, more & 0xFFFF)  # (its arrays are its own: it grows)
+    assert np.array_equal(again.get(more), more & 0xFFFF)
+    assert np.array_equal(again.get(keys), values.astype(np.int32))
+
+
+def test_a_state_that_is_no_table_is_refused() -> None:
+    room, size, reach, keys, values = IntTable(np.arange(3), np.arange(3)).state()
+    with pytest.raises(ValueError):
+        IntTable.from_state((room, size, reach, keys[:-8], values[:-4]))

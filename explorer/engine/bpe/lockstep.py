@@ -26,42 +26,56 @@ NEVER = (1 << 31) - 1
 class PairRanks:
     """Every mergeable pair of a vocabulary: ``(id a, id b) -> rank(a + b)`` (= its id)."""
 
-    __slots__ = ("_dict", "byte_ids", "first", "stride", "table")
+    __slots__ = ("_ranks", "_token_bytes", "byte_ids", "first", "stride", "table")
 
     def __init__(self, ranks: dict[bytes, int]) -> None:
         """``ranks``: token bytes -> rank (= id), all 256 single bytes included.
 
         Finding the pairs takes ~0.3 s for a 100k vocabulary (a dict lookup per way of
-        cutting each token in two); they are kept in the vocabulary cache
-        (:func:`~explorer.engine.formats.vocab_cache.cached_by_key`, ~10 ms to load)."""
+        cutting each token in two) and placing them in the table ~0.1 s more (o200k: 446k
+        pairs); the placed table is kept in the vocabulary cache
+        (:func:`~explorer.engine.formats.vocab_cache.cached_by_key`: its slot arrays are
+        read back as they are, ~10 ms; this is on the path to a big text's first paint)."""
         from explorer.engine.formats.vocab_cache import cached_by_key
 
+        self._ranks = ranks
+        self._token_bytes: list[bytes] | None = None
         self.stride = max(ranks.values(), default=0) + 1
         self.byte_ids = np.array([ranks[bytes([b])] for b in range(256)], np.int64)
         lengths = np.fromiter(map(len, ranks), np.int64, len(ranks))
         values = np.fromiter(ranks.values(), np.int64, len(ranks))
         key = lengths.tobytes() + values.tobytes() + b"".join(ranks)
-        keys, values = cached_by_key(key, "bpe-mergeable-pairs-v1",
-                                     lambda: _mergeable_pairs(ranks, self.stride))
-        # (room 4: most lookups are of pairs that never merge, which probe to an empty slot)
-        self.table = IntTable(np.array(keys, np.int64), np.array(values, np.int64), room=4)
-        self._dict: dict[int, int] | None = None
+        try:
+            self.table = IntTable.from_state(cached_by_key(
+                key, "bpe-mergeable-pair-table-v1", lambda: _pair_table(ranks, self.stride)))
+        except (ValueError, TypeError):  # (a cache entry that is no table: made again)
+            self.table = IntTable.from_state(_pair_table(ranks, self.stride))
         grid = np.arange(65536, dtype=np.int64)
         self.first = self.of(self.byte_ids[grid >> 8], self.byte_ids[grid & 255])
         """Rank of each byte pair ``a b`` at index ``a * 256 + b`` (the first round)."""
 
-    def as_dict(self) -> dict[int, int]:
-        """The pairs as a dict ``a * stride + b -> rank`` (for the per-piece finish)."""
-        if self._dict is None:
-            keys = self.table.keys()
-            self._dict = dict(zip(keys.tolist(), self.table.get(keys).tolist(), strict=True))
-        return self._dict
+    def token_bytes(self) -> list[bytes]:
+        """Each id's token bytes (``b""`` for an id that is no token; for the per-piece
+        finish, which looks pairs up in ``ranks``)."""
+        if self._token_bytes is None:
+            out = [b""] * self.stride
+            for token, rank in self._ranks.items():
+                out[rank] = token
+            self._token_bytes = out
+        return self._token_bytes
 
     def of(self, left: np.ndarray, right: np.ndarray) -> np.ndarray:
         """Rank of merging ``left[i]`` with ``right[i]`` (int64), :data:`NEVER` if none."""
         found = self.table.get(left * self.stride + right).astype(np.int64)
         found[found < 0] = NEVER
         return found
+
+
+def _pair_table(ranks: dict[bytes, int], stride: int) -> tuple[int, int, int, bytes, bytes]:
+    """The :meth:`~IntTable.state` of the table of :func:`_mergeable_pairs` (room 4: most
+    lookups are of pairs that never merge, which probe to an empty slot)."""
+    keys, values = _mergeable_pairs(ranks, stride)
+    return IntTable(np.array(keys, np.int64), np.array(values, np.int64), room=4).state()
 
 
 def _mergeable_pairs(ranks: dict[bytes, int], stride: int) -> tuple[list[int], list[int]]:
@@ -160,8 +174,11 @@ def _in_piece_order(out_ids: list[np.ndarray], out_counts: list[np.ndarray],
 def _finish(pairs: PairRanks, sym: np.ndarray, rank: np.ndarray, counts: np.ndarray,
             which: np.ndarray, out_ids: list[np.ndarray], out_counts: list[np.ndarray],
             out_which: list[np.ndarray]) -> None:
-    """The pieces still merging, merged one by one in Python from where they are."""
-    get, stride = pairs.as_dict().get, pairs.stride
+    """The pieces still merging, merged one by one in Python from where they are.
+
+    A pair's rank is its concatenation's rank in ``ranks`` (what the table holds: no dict of
+    the table's pairs is built, ~0.15 s for o200k's 446k on a first encode's path)."""
+    get, token_bytes = pairs._ranks.get, pairs.token_bytes()
     flat_sym, flat_rank = sym.tolist(), rank.tolist()
     ids: list[int] = []
     lengths: list[int] = []
@@ -169,6 +186,7 @@ def _finish(pairs: PairRanks, sym: np.ndarray, rank: np.ndarray, counts: np.ndar
     for count in counts.tolist():
         syms = flat_sym[start:start + count]
         ranks = flat_rank[start:start + count]
+        parts = list(map(token_bytes.__getitem__, syms))
         start += count
         while True:
             best = min(ranks)
@@ -176,13 +194,14 @@ def _finish(pairs: PairRanks, sym: np.ndarray, rank: np.ndarray, counts: np.ndar
                 break
             i = ranks.index(best)
             syms[i] = best
-            del syms[i + 1], ranks[i + 1]
+            merged = parts[i] = parts[i] + parts[i + 1]
+            del syms[i + 1], ranks[i + 1], parts[i + 1]
             if i + 1 < len(syms):
-                ranks[i] = get(best * stride + syms[i + 1], NEVER)
+                ranks[i] = get(merged + parts[i + 1], NEVER)
             else:
                 ranks[i] = NEVER
             if i:
-                ranks[i - 1] = get(syms[i - 1] * stride + best, NEVER)
+                ranks[i - 1] = get(parts[i - 1] + merged, NEVER)
         ids += syms
         lengths.append(len(syms))
     out_ids.append(np.array(ids, np.int64))
