@@ -151,3 +151,69 @@ def test_document_reruns_come_from_the_cache() -> None:
     # included) decides exactly as sentencepiece's one pass
     whole = real(text, 0.0)
     assert list(whole[1]) == cold.ids.tolist()
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_reruns_made_ahead_are_the_reruns_a_pass_makes(seed: int) -> None:
+    """:meth:`WordPath.runs_ahead` (a helper process's re-runs, sent with its words): each
+    is the pieces a pass makes from any score with its key, and every key a word with a low
+    limit meets from its limit up to the re-basing guard is there."""
+    import numpy as np
+
+    from explorer.engine.unigram.binade import LOW_LIMIT
+
+    rng = random.Random(seed)
+    model = near_tie_model(rng)
+    if seed % 2:
+        model = tie_prone(model, rng)
+    path = model._words
+    words = sorted({SPACE + "".join(rng.choice("abcd") for _ in range(rng.randint(1, 12)))
+                    for _ in range(60)})
+    entries = [path._part_entry(w) for w in words]
+    limits = np.array([entry[2] for entry in entries])
+    word_max = np.array([entry[3] for entry in entries])
+    ahead = {(word, key): pieces for word, key, pieces in
+             path.runs_ahead(words, limits, word_max)}
+    assert len(ahead) > 40
+    compared = 0
+    for word, limit, most in zip(words, limits.tolist(), word_max.tolist(), strict=True):
+        for s in binade_scores(rng, 6):
+            key = path.binade_key(s, most, word)
+            if key is None or abs(s) < limit:
+                continue
+            if limit >= LOW_LIMIT:
+                assert (word, key) not in ahead
+                continue
+            assert (word, key) in ahead, (word, s, limit)
+            assert tuple(map(tuple, path.viterbi(word, s)[:2])) == ahead[(word, key)]
+            compared += 1
+    assert compared > 300
+    if seed % 2:  # (the tie-prone pieces give keys with a parity)
+        assert any(key & 3 != 2 for _, key in ahead)
+
+
+@pytest.mark.parametrize("few", [0, 1_000_000])
+def test_can_tie_finds_exactly_the_words_holding_a_tie_prone_piece(
+        few: int, monkeypatch: pytest.MonkeyPatch) -> None:
+    """:meth:`BinadeKeys._can_tie` against testing every piece: its substring sets (``few``
+    0) and its piece by piece test."""
+    import explorer.engine.unigram.binade as binade
+
+    monkeypatch.setattr(binade, "FEW_TIE_PIECES", few)
+    rng = random.Random(3)
+    model = tie_prone(near_tie_model(rng), rng)
+    path = model._words
+    path.binade_key(-3000.0, 1.0, SPACE + "a")  # (builds the keys)
+    keys = path._binade_keys
+    assert keys is not None
+    found = 0
+    for e in range(6, 18):
+        keys._can_tie(e, "")
+        unk, pieces, _ = keys._ties[e]
+        for _ in range(300):
+            word = SPACE * rng.randint(0, 1) + "".join(rng.choice("abcd")
+                                                      for _ in range(rng.randint(1, 14)))
+            naive = unk or any(piece in word for piece in pieces)
+            assert keys._can_tie(e, word) == naive, (e, word)
+            found += naive
+    assert 100 < found < 12 * 300

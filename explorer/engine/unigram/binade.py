@@ -15,6 +15,12 @@ an odd multiple of ``u / 2`` rounds half to even, and which neighbour is even de
 parity of ``S / u``. The cached result is keyed by the binade, its sign, and that parity
 when a piece that can tie at ``u`` occurs in the word (:meth:`BinadeKeys.key`; a trained
 model has a few such pieces in the upper binades, so most words need no parity).
+
+So a re-run can be made before any pass needs it, from a *representative* score of the
+binade (:func:`representative_bases`): a helper process solving a document's words ahead of
+its encode also re-runs each word whose limit is low at the binades above it, and the encode
+finds them cached (a 10 MB document with a 32k model re-ran ~3,100 distinct words there, one
+by one, on the encode's thread).
 """
 
 from __future__ import annotations
@@ -25,6 +31,25 @@ import numpy as np
 
 Pieces = tuple[tuple[int, ...], tuple[int, ...]]
 """A word's piece lengths and ids."""
+
+
+LOW_LIMIT = 65536.0
+"""Words whose limit is below this are re-run ahead of need (:func:`representative_bases`).
+Nearly every word of a trained model holds up to the re-basing guard (its limit is the
+guard less its ``word_max``: a re-run only in the last score units before a re-basing); the
+few thousand with lower limits are the ones a long text re-runs."""
+
+
+FEW_TIE_PIECES = 48
+"""Up to this many tie-prone pieces, :meth:`BinadeKeys._can_tie` tests each for ``in word``."""
+
+
+def representative_bases(e: int) -> tuple[float, float]:
+    """Two negative prefix scores in the middle of binade ``[2^(e-1), 2^e)``, an even and
+    an odd multiple of its ``u``: between them they give every key of that binade and sign
+    a word can have (:meth:`BinadeKeys.key` with or without parity)."""
+    even = -math.ldexp(1.5, e - 1)  # 3 * 2^22 u
+    return even, even - math.ldexp(1.0, e - 24)
 
 
 class BinadeKeys:
@@ -38,7 +63,7 @@ class BinadeKeys:
         self._pieces = pieces
         self._unk_id = unk_id
         self._span = span
-        self._ties: dict[int, tuple[bool, list[str]]] = {}
+        self._ties: dict[int, tuple[bool, frozenset[str], list[int]]] = {}
 
     def key(self, base: float, word_max: float, word: str) -> int | None:
         """The key under which ``word``'s re-run from ``base`` is cached, or None when its
@@ -65,13 +90,31 @@ class BinadeKeys:
     def _can_tie(self, e: int, word: str) -> bool:
         """Whether a candidate of ``word``'s pass may add a score that is an odd multiple
         of ``u / 2`` (a round-half-even tie) at ``e``: a piece with such a score occurs in
-        the word, or ``<unk>``'s score is one."""
+        the word, or ``<unk>``'s score is one.
+
+        Where there are many such pieces (a low binade has thousands: testing each for
+        ``in word`` cost ~0.7 ms a word), the word's substrings of each length such a
+        piece has are looked up in a set instead."""
         ties = self._ties.get(e)
         if ties is None:
             halves = self._scores / math.ldexp(1.0, e - 25)  # exact: a power-of-two scale
             whole = np.floor(halves)
             odd = np.flatnonzero((halves == whole) & (np.mod(whole, 2.0) == 1.0)).tolist()
-            ties = (self._unk_id in odd, [self._pieces[i] for i in odd if self._pieces[i]])
+            pieces = frozenset(self._pieces[i] for i in odd if self._pieces[i])
+            ties = (self._unk_id in odd, pieces, sorted(set(map(len, pieces))))
             self._ties[e] = ties
-        unk, pieces = ties
-        return unk or any(piece in word for piece in pieces)
+        unk, pieces, sizes = ties
+        if unk:
+            return True
+        if len(pieces) <= FEW_TIE_PIECES:
+            return any(piece in word for piece in pieces)
+        n = len(word)
+        for size in sizes:
+            if size > n:
+                break
+            if size == 1:
+                if not pieces.isdisjoint(word):
+                    return True
+            elif any(word[i:i + size] in pieces for i in range(n - size + 1)):
+                return True
+        return False

@@ -23,6 +23,7 @@ import math
 import re
 from array import array
 from collections.abc import Sequence
+from dataclasses import replace
 from itertools import compress
 
 from explorer.engine.errors import VocabFormatError
@@ -178,11 +179,17 @@ class UnigramModel:
         store = self._words.cache.rows
         since = store.size
         solve_words(self._words, texts)
-        return store.share(since if store.size >= since else 0)
+        share = store.share(since if store.size >= since else 0)
+        ahead = self._words.runs_ahead(share.words, share.limit, share.word_max)
+        return replace(share, ahead=ahead) if ahead else share
 
     def take_rows(self, share: RowsShare) -> int:
         """Add the rows of a :meth:`share_rows` of another copy of this model that this
-        one does not have (none when the word rows would be full); returns how many."""
+        one does not have (none when the word rows would be full), and the re-runs made
+        ahead with them; returns how many rows."""
+        keep = self._words.cache.keep_at_binade
+        for word, key, pieces in share.ahead:
+            keep(word, key, pieces)
         return self._words.cache.rows.take(share, ROWS_LIMIT)
 
     def encode_from(self, normalized: str, anchor: int | None, score: float) -> Resumed | None:

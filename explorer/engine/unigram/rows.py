@@ -59,6 +59,9 @@ class RowsShare:
     word_max: np.ndarray
     piece_len: np.ndarray
     piece_id: np.ndarray
+    ahead: Sequence[tuple[str, int, tuple[tuple[int, ...], tuple[int, ...]]]] = ()
+    """Re-runs of these words at the binades above their limits, made ahead of need:
+    ``(word, binade key, (lengths, ids))`` (:meth:`~.word_path.WordPath.runs_ahead`)."""
 
 
 def _grown(array: np.ndarray, used: int, need: int) -> np.ndarray:

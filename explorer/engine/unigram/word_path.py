@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from itertools import chain
 
 import numpy as np
@@ -24,7 +24,12 @@ import numpy as np
 from explorer.engine.int_table import IntTable
 from explorer.engine.sentencepiece.pieces import F32, PieceType, Segment, f32
 from explorer.engine.unigram.batch import BatchViterbi
-from explorer.engine.unigram.binade import BinadeKeys, Pieces
+from explorer.engine.unigram.binade import (
+    LOW_LIMIT,
+    BinadeKeys,
+    Pieces,
+    representative_bases,
+)
 from explorer.engine.unigram.limits import (
     CACHE_LIMIT,
     INF,
@@ -161,6 +166,37 @@ class WordPath:
             found = self.viterbi(word, base)[:2]
             self.cache.keep_at_binade(word, key, found)
         return found
+
+    def runs_ahead(self, words: Sequence[str], limits: np.ndarray, word_max: np.ndarray
+                   ) -> list[tuple[str, int, Pieces]]:
+        """Re-runs of ``words`` made before a pass needs them: every word whose limit is
+        below :data:`~.binade.LOW_LIMIT`, at each negative binade from its limit's up to the
+        re-basing guard's (one run per key), in one batch; as ``(word, key, pieces)`` for
+        :meth:`WordCache.keep_at_binade` (a helper process sends them with its words'
+        rows). Keys already cached here are skipped; binades too narrow for a word have no
+        key (a pass there re-runs it from its own score)."""
+        top = math.frexp(RESET_GUARD)[1]
+        cached = self.cache.at_binade
+        todo: list[tuple[str, int]] = []
+        bases: list[float] = []
+        for k in np.flatnonzero(np.asarray(limits) < LOW_LIMIT).tolist():
+            word, most = words[k], float(word_max[k])
+            for e in range(math.frexp(max(float(limits[k]), 1.0))[1], top + 1):
+                for base in representative_bases(e):
+                    key = self.binade_key(base, most, word)
+                    if key is None:
+                        break
+                    if (word, key) not in cached:
+                        todo.append((word, key))
+                        bases.append(base)
+                    if key & 3 == 2:  # (no parity in this key: one run serves both)
+                        break
+        if not todo:
+            return []
+        result = self.batch_viterbi().run([word for word, _ in todo], bases=np.array(bases))
+        lengths, ids = result.lengths_and_ids()
+        return [(word, key, (lens, pieces))
+                for (word, key), lens, pieces in zip(todo, lengths, ids, strict=True)]
 
     def score_array(self) -> np.ndarray:
         """:meth:`_score_table` as a float32 array."""
