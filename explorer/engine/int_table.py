@@ -49,7 +49,9 @@ class IntTable:
         table._room, table._size = room, size
         slot_keys = np.frombuffer(keys, np.int64)
         slot_values = np.frombuffer(values, np.int32)
-        if len(slot_keys) != len(slot_values) or len(slot_keys) & (len(slot_keys) - 1):
+        slots = len(slot_keys)
+        if (slots != len(slot_values) or slots < 16 or slots & (slots - 1)
+                or int(np.count_nonzero(slot_keys != MISSING)) != size):
             raise ValueError("not the state of an IntTable")
         table._shape(len(slot_keys).bit_length() - 1)
         table._keys, table._values = slot_keys.copy(), slot_values.copy()  # (writable)

@@ -69,6 +69,9 @@ class PrecompiledCharsMap:
     """Characters that begin some key: any other character passes through unchanged."""
     max_key_len: int = 0
     """Length in code points of the longest key."""
+    digest: bytes = b""
+    """SHA-256 of the blob (:meth:`from_bytes`; empty when built from rules): what derived
+    tables are cached under."""
 
     @classmethod
     def from_bytes(cls, blob: bytes) -> PrecompiledCharsMap:
@@ -87,8 +90,9 @@ class PrecompiledCharsMap:
             units.byteswap()
         normalized = blob[4 + trie_size :]
         # nmt_nfkc's 224k rules take ~0.3 s to unpack; the same blob recurs across models.
+        digest = hashlib.sha256(blob).digest()
         rules = cached_by_key(
-            hashlib.sha256(blob).digest(),
+            digest,
             "charsmap-rules-1",
             lambda: _unpack_rules(units, normalized),
         )
@@ -100,6 +104,7 @@ class PrecompiledCharsMap:
             rules=rules,
             first_chars=frozenset(map(itemgetter(0), rules)),
             max_key_len=max(map(len, rules), default=0),
+            digest=digest,
         )
 
     def __reduce__(self) -> tuple[Callable[[array, bytes], PrecompiledCharsMap],

@@ -30,6 +30,7 @@ from operator import itemgetter
 
 import numpy as np
 
+from explorer.engine.formats.vocab_cache import cached_by_key
 from explorer.engine.normalizers.base import Normalized
 from explorer.engine.normalizers.charsmap import PrecompiledCharsMap
 
@@ -325,30 +326,39 @@ class SentencePieceNormalizer:
         """Per code point: its one-to-one rule's replacement (itself when none), and its
         role in the other rules (``_HARD``: a one-character key that does not map to one
         character; ``_FIRST`` / ``_SECOND``: first / second character of a longer key).
-        Built on first use (5.5 MB)."""
+        Built on first use (5.5 MB), and kept in the vocabulary cache under the charsmap's
+        digest (nmt_nfkc's took ~50 ms to build, on the path to a document's first paint)."""
         tables = self._tables
         if tables is None:
-            mapping = np.arange(_UNICODE, dtype=np.uint32)
-            roles = np.zeros(_UNICODE, np.uint8)
-            rules = self.charsmap.rules if self.charsmap is not None else {}
-            # (array passes: nmt_nfkc's 224k rules took 0.19 s in a Python loop, paid by a
-            # model's first encode)
-            keys, values = list(rules), list(rules.values())
-            one = np.fromiter(map(len, keys), np.int64, len(keys)) == 1
-            one_one = one & (np.fromiter(map(len, values), np.int64, len(values)) == 1)
-            hard = one & ~one_one
-            mapping[_codes(compress(keys, one_one))] = _codes(compress(values, one_one))
-            roles[_codes(compress(keys, hard))] |= _HARD
-            longer = list(compress(keys, ~one))  # (their first two characters, in one
-            starts = np.zeros(len(longer), np.int64)  # string of them all)
-            np.cumsum(np.fromiter(map(len, longer), np.int64, len(longer))[:-1],
-                      out=starts[1:])
-            chars = np.frombuffer("".join(longer).encode("utf-32-le", "surrogatepass"),
-                                  np.uint32)
-            roles[chars[starts]] |= _FIRST
-            roles[chars[starts + 1]] |= _SECOND
-            tables = self._tables = (mapping, roles)
+            digest = self.charsmap.digest if self.charsmap is not None else b""
+            state = (cached_by_key(digest, "charsmap-tables-1", self._build_lookup_tables)
+                     if digest else None)
+            if not (isinstance(state, tuple) and len(state) == 2
+                    and len(state[0]) == 4 * _UNICODE and len(state[1]) == _UNICODE):
+                state = self._build_lookup_tables()  # (no digest, or an entry that is no table)
+            tables = self._tables = (np.frombuffer(state[0], np.uint32),
+                                     np.frombuffer(state[1], np.uint8))
         return tables
+
+    def _build_lookup_tables(self) -> tuple[bytes, bytes]:
+        """The arrays of :meth:`_lookup_tables`, as bytes."""
+        mapping = np.arange(_UNICODE, dtype=np.uint32)
+        roles = np.zeros(_UNICODE, np.uint8)
+        rules = self.charsmap.rules if self.charsmap is not None else {}
+        # (array passes: nmt_nfkc's 224k rules took 0.19 s in a Python loop)
+        keys, values = list(rules), list(rules.values())
+        one = np.fromiter(map(len, keys), np.int64, len(keys)) == 1
+        one_one = one & (np.fromiter(map(len, values), np.int64, len(values)) == 1)
+        hard = one & ~one_one
+        mapping[_codes(compress(keys, one_one))] = _codes(compress(values, one_one))
+        roles[_codes(compress(keys, hard))] |= _HARD
+        longer = list(compress(keys, ~one))  # (their first two characters, in one
+        starts = np.zeros(len(longer), np.int64)  # string of them all)
+        np.cumsum(np.fromiter(map(len, longer), np.int64, len(longer))[:-1], out=starts[1:])
+        chars = np.frombuffer("".join(longer).encode("utf-32-le", "surrogatepass"), np.uint32)
+        roles[chars[starts]] |= _FIRST
+        roles[chars[starts + 1]] |= _SECOND
+        return mapping.tobytes(), roles.tobytes()
 
     def _normalize_arrays(self, text: str, aligned: bool = True) -> Normalized | None:
         """:meth:`normalize` with arrays (None: the caller takes the general path).

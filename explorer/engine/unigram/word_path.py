@@ -14,6 +14,7 @@ rounding could decide (re-basing past 100000 included). The many-texts path
 
 from __future__ import annotations
 
+import hashlib
 import math
 import re
 from collections.abc import Iterable, Sequence
@@ -217,9 +218,19 @@ class WordPath:
                 unk_id=self.unk_id,
                 unk_score=self.unk_score,
                 user_score=user_defined_score,
+                cache_key=self._model_key(),
             )
             self._batch = batch
         return batch
+
+    def _model_key(self) -> bytes:
+        """Identifies the model's pieces, scores, types and matchable pieces (what its trie
+        and the trie's arrays are built from)."""
+        digest = hashlib.sha256("\0".join(self.pieces).encode("utf-8", "surrogatepass"))
+        digest.update(np.array(self.scores, np.float64).tobytes())
+        digest.update(np.array(self.types, np.int64).tobytes())
+        digest.update("\1".join(self._matchable).encode("utf-8", "surrogatepass"))
+        return digest.digest()
 
     def entry(self, word: str) -> CacheEntry:
         """``(segments, ids, limit, word_max)`` of ``word``: reusable while the prefix-score

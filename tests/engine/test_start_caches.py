@@ -1,0 +1,83 @@
+"""What a first encode builds once per vocabulary is kept in the vocabulary cache: read back,
+it is the same as built (the lock-step pair table of a ranks BPE, a Unigram model's trie
+arrays, the nmt_nfkc lookup tables), and an entry that is not what it should be is built
+again instead of breaking the encode."""
+
+from __future__ import annotations
+
+import marshal
+from pathlib import Path
+
+import numpy as np
+import pytest
+from sp_support import multilingual_lines, reference_model
+
+from explorer.engine.formats import load_tokenizer, vocab_cache
+
+
+@pytest.fixture
+def cache_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    d = tmp_path / "cache"
+    monkeypatch.setenv("EXPLORER_CACHE_DIR", str(d))
+    monkeypatch.delenv("EXPLORER_NO_VOCAB_CACHE", raising=False)
+    return d
+
+
+def spoil(entries: set[Path], value: object) -> None:
+    """Overwrite cache ``entries`` with a valid marshal of ``value`` (the wrong shape)."""
+    assert entries
+    for entry in entries:
+        entry.write_bytes(vocab_cache._MAGIC + marshal.dumps(value))
+
+
+def test_unigram_trie_arrays_from_the_cache_are_the_built_ones(cache_dir: Path) -> None:
+    path = reference_model("sentencepiece", "kyoto_ja_unigram_8000.model")
+    text = "\n".join(multilingual_lines()[:200])
+    fresh = load_tokenizer(path)
+    before = set(cache_dir.glob("*.marshal"))
+    fresh_batch = fresh.model._words.batch_viterbi()  # builds, and stores
+    stored = set(cache_dir.glob("*.marshal")) - before
+    assert len(stored) == 1
+    again = load_tokenizer(path)
+    cached_batch = again.model._words.batch_viterbi()  # reads
+    for name in ("char_index", "piece", "score", "has_child", "root_child"):
+        assert np.array_equal(getattr(cached_batch, name), getattr(fresh_batch, name)), name
+    assert (cached_batch.nchars, cached_batch.max_len) == (fresh_batch.nchars,
+                                                            fresh_batch.max_len)
+    expected = fresh.encode(text)
+    assert again.encode(text) == expected
+    spoil(stored, (b"", 1, b"\0", b"\0", b"", b""))
+    assert load_tokenizer(path).encode(text) == expected
+
+
+def test_nfkc_lookup_tables_from_the_cache_are_the_built_ones(cache_dir: Path) -> None:
+    path = reference_model("sentencepiece", "botchan_en_unigram_1000.model")
+    normalizer = load_tokenizer(path).normalizer
+    assert normalizer.charsmap is not None and normalizer.charsmap.digest
+    built = normalizer._build_lookup_tables()
+    before = set(cache_dir.glob("*.marshal"))
+    mapping, roles = normalizer._lookup_tables()  # (built, then stored)
+    stored = set(cache_dir.glob("*.marshal")) - before
+    again = load_tokenizer(path).normalizer._lookup_tables()  # (read)
+    assert mapping.tobytes() == again[0].tobytes() == built[0]
+    assert roles.tobytes() == again[1].tobytes() == built[1]
+    spoil(stored, (b"ab", b"c"))
+    spoilt = load_tokenizer(path).normalizer._lookup_tables()
+    assert (spoilt[0].tobytes(), spoilt[1].tobytes()) == built
+
+
+def test_bpe_pair_table_from_the_cache_is_the_built_one(cache_dir: Path) -> None:
+    from explorer.bundled import resource_path
+    from explorer.engine.bpe.lockstep import PairRanks
+
+    ranks = load_tokenizer(resource_path("vocab", "cl100k_base.tiktoken")).model.ranks
+    before = set(cache_dir.glob("*.marshal"))
+    built = PairRanks(ranks)  # (stores)
+    stored = set(cache_dir.glob("*.marshal")) - before
+    read = PairRanks(ranks)
+    keys = built.table.keys()
+    probe = np.concatenate((keys, keys + 1))
+    assert np.array_equal(read.table.get(probe), built.table.get(probe))
+    assert np.array_equal(read.first, built.first)
+    spoil(stored, (4, 1, 0, b"12345678", b"1234"))
+    assert np.array_equal(PairRanks(ranks).table.get(probe), built.table.get(probe))
