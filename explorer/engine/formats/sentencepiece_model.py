@@ -65,38 +65,53 @@ def parse_model_proto(data: bytes, *, source: str = "model") -> ModelProto:
 
 
 def _validate_pieces(proto: ModelProto, source: str) -> None:
-    seen: set[tuple[bool, str]] = set()
-    unk = []
-    bytes_found: set[int] = set()
-    byte_fallback = proto.trainer_spec.byte_fallback
+    """One-line errors for pieces sentencepiece would refuse: not UTF-8, empty, defined
+    twice, not exactly one unknown piece, byte pieces that are wrong or missing.
+
+    Whole-list passes first (the pieces read once: a loop over a 32k model's pieces took
+    ~70 ms of its load); the per-piece loop only runs to name what is wrong."""
+    items = proto.pieces
+    pieces = [sp.piece for sp in items]
+    types = [sp.type for sp in items]
     normal_kinds = (PieceType.NORMAL, PieceType.USER_DEFINED, PieceType.UNUSED)
-    for i, sp in enumerate(proto.pieces):
-        if not isinstance(sp.piece, str):  # proto2 keeps invalid UTF-8 as bytes
-            raise VocabFormatError(f"{source}: piece {i} is not valid UTF-8")
-        if not sp.piece:
-            raise VocabFormatError(f"{source}: piece {i} is empty")
-        key = (sp.type in normal_kinds, sp.piece)
-        if key in seen:
-            raise VocabFormatError(f"{source}: piece {sp.piece!r} is defined twice")
-        seen.add(key)
-        if sp.type == PieceType.UNKNOWN:
-            unk.append(i)
-        elif sp.type == PieceType.BYTE:
-            byte = piece_byte(sp.piece)
-            if not byte_fallback:
-                raise VocabFormatError(
-                    f"{source}: byte piece {sp.piece} found although byte_fallback is false"
-                )
-            if byte is None:
-                raise VocabFormatError(f"{source}: byte piece {sp.piece!r} is invalid")
-            bytes_found.add(byte)
-    if len(unk) != 1:
-        what = "is not defined" if not unk else f"is defined {len(unk)} times"
+    byte_fallback = proto.trainer_spec.byte_fallback
+    normal = [t in normal_kinds for t in types]
+    clean = (all(isinstance(p, str) for p in pieces) and "" not in pieces
+             and len(set(zip(normal, pieces, strict=True))) == len(pieces))
+    if not clean:
+        _name_bad_piece(pieces, normal, source)
+    unk = types.count(PieceType.UNKNOWN)
+    if unk != 1:
+        what = "is not defined" if not unk else f"is defined {unk} times"
         raise VocabFormatError(f"{source}: the unknown piece {what}")
+    byte_pieces = [p for p, t in zip(pieces, types, strict=True) if t == PieceType.BYTE]
+    if byte_pieces and not byte_fallback:
+        raise VocabFormatError(
+            f"{source}: byte piece {byte_pieces[0]} found although byte_fallback is false"
+        )
+    bytes_found: set[int] = set()
+    for piece in byte_pieces:
+        byte = piece_byte(piece)
+        if byte is None:
+            raise VocabFormatError(f"{source}: byte piece {piece!r} is invalid")
+        bytes_found.add(byte)
     if byte_fallback and len(bytes_found) != 256:
         raise VocabFormatError(
             f"{source}: byte_fallback is on but only {len(bytes_found)} of 256 byte pieces exist"
         )
+
+
+def _name_bad_piece(pieces: list[str], normal: list[bool], source: str) -> None:
+    """Raise the error for the first piece that is not UTF-8, empty or defined twice."""
+    seen: set[tuple[bool, str]] = set()
+    for i, (piece, is_normal) in enumerate(zip(pieces, normal, strict=True)):
+        if not isinstance(piece, str):  # proto2 keeps invalid UTF-8 as bytes
+            raise VocabFormatError(f"{source}: piece {i} is not valid UTF-8")
+        if not piece:
+            raise VocabFormatError(f"{source}: piece {i} is empty")
+        if (is_normal, piece) in seen:
+            raise VocabFormatError(f"{source}: piece {piece!r} is defined twice")
+        seen.add((is_normal, piece))
 
 
 def tokenizer_from_bytes(data: bytes, *, name: str = "sentencepiece") -> SentencePieceTokenizer:

@@ -22,12 +22,14 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
+import operator
 import re
 import struct
 import sys
 from array import array
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from itertools import compress
 from operator import itemgetter
 
 from explorer.engine.errors import VocabFormatError
@@ -51,6 +53,23 @@ def _from_parts(units: array, normalized: bytes) -> PrecompiledCharsMap:
     return PrecompiledCharsMap.from_bytes(struct.pack("<I", size) + little.tobytes() + normalized)
 
 
+def _key_parts(rules: dict[str, str]) -> tuple[tuple[str, ...], tuple[str, ...],
+                                                tuple[str, ...]]:
+    """See :meth:`PrecompiledCharsMap.key_parts` (C-level passes over the keys)."""
+    keys = list(rules)
+    one = list(map((1).__eq__, map(len, keys)))
+    multi = list(compress(keys, map(operator.not_, one)))
+    return (tuple(compress(keys, one)), tuple(set(map(itemgetter(0), multi))),
+            tuple(set(map(itemgetter(1), multi))))
+
+
+def _derived(rules: dict[str, str]) -> tuple[list[str], int, list[str], list[str], list[str]]:
+    """``(first characters of the keys, longest key, *key parts)`` of ``rules``."""
+    singles, multi_first, seconds = _key_parts(rules)
+    return (list(set(map(itemgetter(0), rules))), max(map(len, rules), default=0),
+            list(singles), list(multi_first), list(seconds))
+
+
 def _offset(unit: int) -> int:
     return (unit >> 10) << ((unit & (1 << 9)) >> 6)
 
@@ -72,6 +91,13 @@ class PrecompiledCharsMap:
     digest: bytes = b""
     """SHA-256 of the blob (:meth:`from_bytes`; empty when built from rules): what derived
     tables are cached under."""
+    parts: tuple[tuple[str, ...], tuple[str, ...], tuple[str, ...]] | None = None
+    """:meth:`key_parts`, when known (read from the vocabulary cache by :meth:`from_bytes`)."""
+
+    def key_parts(self) -> tuple[tuple[str, ...], tuple[str, ...], tuple[str, ...]]:
+        """The one-character keys, and the first and second characters of the longer keys
+        (each distinct), which a normalizer's fast paths test for."""
+        return self.parts if self.parts is not None else _key_parts(self.rules)
 
     @classmethod
     def from_bytes(cls, blob: bytes) -> PrecompiledCharsMap:
@@ -98,13 +124,19 @@ class PrecompiledCharsMap:
         )
         if not isinstance(rules, dict):
             rules = _unpack_rules(units, normalized)
+        # (what is derived from nmt_nfkc's 224k keys took ~0.1 s of each model's load)
+        derived = cached_by_key(digest, "charsmap-derived-1", lambda: _derived(rules))
+        if not (isinstance(derived, tuple) and len(derived) == 5):
+            derived = _derived(rules)
+        first, longest, singles, multi_first, seconds = derived
         return cls(
             units=units,
             normalized=normalized,
             rules=rules,
-            first_chars=frozenset(map(itemgetter(0), rules)),
-            max_key_len=max(map(len, rules), default=0),
+            first_chars=frozenset(first),
+            max_key_len=longest,
             digest=digest,
+            parts=(tuple(singles), tuple(multi_first), tuple(seconds)),
         )
 
     def __reduce__(self) -> tuple[Callable[[array, bytes], PrecompiledCharsMap],

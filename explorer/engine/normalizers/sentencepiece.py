@@ -22,11 +22,9 @@ U+FFFD rule) cannot occur in a Python ``str`` and is not modelled.
 
 from __future__ import annotations
 
-import operator
 import re
 from collections.abc import Iterable
 from itertools import compress
-from operator import itemgetter
 
 import numpy as np
 
@@ -77,15 +75,12 @@ class SentencePieceNormalizer:
         seconds: set[str] = set()
         rule_singles: list[str] = []
         if self.charsmap is not None:
-            # (C-level passes: nmt_nfkc has 224k rules, a Python loop over them was a
-            # quarter of a SentencePiece model's load)
-            keys = list(self.charsmap.rules)
-            one = list(map((1).__eq__, map(len, keys)))
-            rule_singles = list(compress(keys, one))
-            multi = list(compress(keys, map(operator.not_, one)))
+            # (nmt_nfkc has 224k rules: these come with the charsmap, from the cache)
+            parts = self.charsmap.key_parts()
+            rule_singles = list(parts[0])
             singles.update(rule_singles)
-            multi_first.update(map(itemgetter(0), multi))
-            seconds.update(map(itemgetter(1), multi))
+            multi_first.update(parts[1])
+            seconds.update(parts[2])
         self._special = _special_pattern(singles, multi_first - singles, seconds)
         # One-character rules as a str.translate table, for texts where no longer rule and
         # no user symbol can match: then rules apply character by character. A replacement
