@@ -25,6 +25,7 @@ updates them at once.
 
 from __future__ import annotations
 
+import time
 from pathlib import Path
 
 from PySide6.QtCore import Qt, QTimer, Signal
@@ -67,6 +68,11 @@ from explorer.workers.jobs import INCREMENTAL_MAX_WINDOW
 from explorer.workers.latest import Debounce
 
 TEXT_SIGNAL_MS = 250
+TEXT_WAITS_CHARS = 1_000_000
+"""A text this long is announced (``text_changed``: the missing-glyph scan, the panels that
+follow the text) only once its encode is done, or after :data:`TEXT_WAITS_S`: those take the
+GIL from the encode (the glyph scan of a 10 MB text ~90 ms) and the highlight comes first."""
+TEXT_WAITS_S = 5.0
 VIEWS_SETTLE_MS = 100
 """The token table, inspector and counts follow an edit this long after typing settles."""
 AUTOSAVE_MS = 1000
@@ -138,6 +144,7 @@ class MainWindow(QMainWindow):
         self.panels["tokens"].raise_()
 
         self._text_signal = Debounce(self._emit_text, TEXT_SIGNAL_MS, self)
+        self._text_waits_since: float | None = None
         self._views_steps: list[tuple[int, Change | None]] = []
         """Results not yet shown in the table, inspector and counts (see the module notes)."""
         self._views_stale = False
@@ -435,7 +442,18 @@ class MainWindow(QMainWindow):
                 self._autosave()
 
     def _emit_text(self) -> None:
-        self.text_changed.emit(self.text())
+        """``text_changed``, after the first encode of a big text (see
+        :data:`TEXT_WAITS_CHARS`)."""
+        text = self.text()
+        now = time.monotonic()
+        if len(text) >= TEXT_WAITS_CHARS and self.controller.busy:
+            if self._text_waits_since is None:
+                self._text_waits_since = now
+            if now - self._text_waits_since < TEXT_WAITS_S:
+                self._text_signal()  # (again after the debounce)
+                return
+        self._text_waits_since = None
+        self.text_changed.emit(text)
 
     def _on_loaded(self, source: str, tokenizer: Tokenizer) -> None:
         self.source = source

@@ -3,6 +3,8 @@
 
 from __future__ import annotations
 
+import random
+
 import pytest
 from conftest import wait_highlighted
 from painting_oracle import expected_ranges, painted_ranges, u16
@@ -243,3 +245,32 @@ def test_a_new_tokenizer_starts_one_encode_for_a_text_change_that_waits(qtbot, w
     assert len(submitted) == 1 and not ctl._debounce.pending()
     wait_highlighted(qtbot, window)
     assert window.doc.text == window.text()
+
+
+def test_a_big_text_is_announced_once_its_encode_is_done(qtbot, window, monkeypatch):
+    """``text_changed`` (the missing-glyph scan, the panels that follow the text) waits
+    while a big text's encode runs: it would take the GIL from it. A short text does not
+    wait, and a big one waits at most ``TEXT_WAITS_S``."""
+    import explorer.ui.main_window as main_window
+
+    monkeypatch.setattr(main_window, "TEXT_WAITS_CHARS", 5000)
+    monkeypatch.setattr(main_window, "TEXT_WAITS_S", 120.0)  # (a slow machine's encode)
+    seen: list[tuple[int, bool]] = []
+    window.text_changed.connect(lambda t: seen.append((len(t), window.controller.busy)))
+    window.set_text("a short text\n")
+    qtbot.waitUntil(lambda: bool(seen), timeout=5000)
+    wait_highlighted(qtbot, window)
+    seen.clear()
+    rng = random.Random(4)
+    big = "\n".join(" ".join("".join(rng.choice("abcdefghijklmnopqrstuvwxyz")
+                                     for _ in range(rng.randint(3, 9))) for _ in range(12))
+                    for _ in range(12_000))  # (new words: its encode runs ~1 s)
+    window.set_text(big)
+    qtbot.waitUntil(lambda: bool(seen), timeout=20_000)
+    assert seen == [(len(big), False)]
+    assert window.doc is not None and window.doc.text == big
+    seen.clear()
+    monkeypatch.setattr(main_window, "TEXT_WAITS_S", 0.0)
+    window.set_text(big + "x")
+    qtbot.waitUntil(lambda: bool(seen), timeout=20_000)
+    assert seen[0][0] == len(big) + 1
