@@ -78,15 +78,24 @@ def needs_glyph(cp: int) -> bool:
     return unicodedata.category(chr(cp)) not in NO_GLYPH_CATEGORIES
 
 
+SCAN_CHARS = 1 << 20
+"""Code points of a long text scanned at a time by :func:`distinct_non_ascii`."""
+
+
 def distinct_non_ascii(text: str) -> list[int]:
     """Sorted distinct code points above U+007F in ``text``."""
     if text.isascii():
         return []
     if len(text) <= SMALL_TEXT:
         return sorted(ord(c) for c in set(text) if ord(c) > 0x7F)
-    points = np.frombuffer(text.encode("utf-32-le", "surrogatepass"), dtype=np.uint32)
-    points = points[points > 0x7F]
-    return np.flatnonzero(np.bincount(points)).tolist() if len(points) else []
+    # (a slice at a time: the whole text as UTF-32 was 40 MB more at a 10 MB document's peak)
+    seen = np.zeros(0x110000, bool)
+    for at in range(0, len(text), SCAN_CHARS):
+        part = text[at:at + SCAN_CHARS]
+        if not part.isascii():
+            points = np.frombuffer(part.encode("utf-32-le", "surrogatepass"), dtype=np.uint32)
+            seen[points[points > 0x7F]] = True
+    return np.flatnonzero(seen).tolist()
 
 
 def utf16_columns(text: str) -> list[int]:

@@ -172,8 +172,10 @@ def test_reruns_made_ahead_are_the_reruns_a_pass_makes(seed: int) -> None:
     entries = [path._part_entry(w) for w in words]
     limits = np.array([entry[2] for entry in entries])
     word_max = np.array([entry[3] for entry in entries])
-    ahead = {(word, key): pieces for word, key, pieces in
-             path.runs_ahead(words, limits, word_max)}
+    runs = path.runs_ahead(words, limits, word_max)
+    assert runs is not None
+    ahead = {(word, key): runs.pieces(k)
+             for k, (word, key) in enumerate(zip(runs.words, runs.keys.tolist(), strict=True))}
     assert len(ahead) > 40
     compared = 0
     for word, limit, most in zip(words, limits.tolist(), word_max.tolist(), strict=True):
@@ -190,6 +192,14 @@ def test_reruns_made_ahead_are_the_reruns_a_pass_makes(seed: int) -> None:
     assert compared > 300
     if seed % 2:  # (the tie-prone pieces give keys with a parity)
         assert any(key & 3 != 2 for _, key in ahead)
+    # taken by another copy of the model: kept as arrays until a pass asks for one
+    other = type(model)(model.pieces, model.scores, model.types)._words
+    other.cache.take_ahead(runs)
+    word, key = next(iter(ahead))
+    assert other.cache.at_binade == {}
+    assert other.cache.at(word, key) == ahead[(word, key)]
+    assert other.cache.at_binade == {(word, key): ahead[(word, key)]}
+    assert other.cache.at(word, key + 1000) is None
 
 
 @pytest.mark.parametrize("few", [0, 1_000_000])

@@ -159,6 +159,16 @@ def test_hex_rows_and_large_text_scan():
     assert distinct_non_ascii(text) == sorted({ord(c) for c in text if ord(c) > 0x7F})
 
 
+def test_large_text_scan_across_slices(monkeypatch):
+    """A long text is scanned a slice at a time: characters in any slice are found, ASCII
+    slices are skipped, a surrogate pair is never cut (slices are of code points)."""
+    import explorer.ui.missing_glyphs as missing_glyphs
+
+    monkeypatch.setattr(missing_glyphs, "SCAN_CHARS", 1000)
+    text = "a" * 250_000 + "é" + "b" * 2999 + "𠀋" + "ü" * 3 + "c" * 5000 + "\u0928"
+    assert distinct_non_ascii(text) == [0xE9, 0xFC, 0x928, 0x2000B]
+
+
 def clusters_walked(layout, text: str, missing: set[int]) -> list[tuple[float, float, int]]:
     """Reference boxes of a block: every cluster walked from column 0 with Qt's cursor
     positions (the way the boxes were found before they were found per visual line)."""

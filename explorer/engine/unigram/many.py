@@ -314,12 +314,15 @@ def _rerun(
     bases = starts[redo].tolist()
     keys = list(map(solver.binade_key, bases, word_max[redo].tolist(),
                     [words[pos + k] for k in redo]))
-    found = solver.cache.at_binade
-    missing = [n for n, k in enumerate(redo)
-               if keys[n] is None or (words[pos + k], keys[n]) not in found]
+    at = solver.cache.at
+    found = [None if key is None else at(words[pos + k], key)
+             for k, key in zip(redo, keys, strict=True)]
+    missing = [n for n, pieces in enumerate(found) if pieces is None]
     if sum(len(words[pos + redo[n]]) for n in missing) < BATCH_MIN_CHARS:
         for n, k in enumerate(redo):
-            lengths, ids = solver.pieces_at(words[pos + k], bases[n], keys[n])
+            known = found[n]
+            lengths, ids = (known if known is not None
+                            else solver.pieces_at(words[pos + k], bases[n], keys[n]))
             yield list(lengths), list(ids)
         return
     result = solver.batch_viterbi().run([words[pos + redo[n]] for n in missing],
@@ -329,7 +332,7 @@ def _rerun(
     for n, k in enumerate(redo):
         pieces = solved.get(n)
         if pieces is None:
-            pieces = found[(words[pos + k], keys[n])]  # type: ignore[index]
+            pieces = found[n]
         elif keys[n] is not None:
             solver.cache.keep_at_binade(words[pos + k], keys[n], pieces)  # type: ignore[arg-type]
         yield list(pieces[0]), list(pieces[1])

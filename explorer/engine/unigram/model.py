@@ -181,15 +181,14 @@ class UnigramModel:
         solve_words(self._words, texts)
         share = store.share(since if store.size >= since else 0)
         ahead = self._words.runs_ahead(share.words, share.limit, share.word_max)
-        return replace(share, ahead=ahead) if ahead else share
+        return replace(share, ahead=ahead) if ahead is not None else share
 
     def take_rows(self, share: RowsShare) -> int:
         """Add the rows of a :meth:`share_rows` of another copy of this model that this
         one does not have (none when the word rows would be full), and the re-runs made
         ahead with them; returns how many rows."""
-        keep = self._words.cache.keep_at_binade
-        for word, key, pieces in share.ahead:
-            keep(word, key, pieces)
+        if share.ahead is not None:
+            self._words.cache.take_ahead(share.ahead)
         return self._words.cache.rows.take(share, ROWS_LIMIT)
 
     def encode_from(self, normalized: str, anchor: int | None, score: float) -> Resumed | None:

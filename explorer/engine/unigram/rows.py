@@ -26,6 +26,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from explorer.engine.int_table import MISSING, IntTable
+from explorer.engine.unigram.binade import RunsAhead
 from explorer.engine.unigram.word_keys import codes_of, end_to_end, word_keys
 
 
@@ -59,9 +60,9 @@ class RowsShare:
     word_max: np.ndarray
     piece_len: np.ndarray
     piece_id: np.ndarray
-    ahead: Sequence[tuple[str, int, tuple[tuple[int, ...], tuple[int, ...]]]] = ()
-    """Re-runs of these words at the binades above their limits, made ahead of need:
-    ``(word, binade key, (lengths, ids))`` (:meth:`~.word_path.WordPath.runs_ahead`)."""
+    ahead: RunsAhead | None = None
+    """Re-runs of these words at the binades above their limits, made ahead of need
+    (:meth:`~.word_path.WordPath.runs_ahead`)."""
 
 
 def _grown(array: np.ndarray, used: int, need: int) -> np.ndarray:

@@ -29,6 +29,7 @@ from explorer.engine.unigram.binade import (
     LOW_LIMIT,
     BinadeKeys,
     Pieces,
+    RunsAhead,
     representative_bases,
 )
 from explorer.engine.unigram.limits import (
@@ -161,24 +162,24 @@ class WordPath:
         ``base``, cached under its :meth:`binade_key` ``key`` (None: not cached)."""
         if key is None:
             return self.viterbi(word, base)[:2]
-        store = self.cache.at_binade
-        found = store.get((word, key))
+        found = self.cache.at(word, key)
         if found is None:
             found = self.viterbi(word, base)[:2]
             self.cache.keep_at_binade(word, key, found)
         return found
 
     def runs_ahead(self, words: Sequence[str], limits: np.ndarray, word_max: np.ndarray
-                   ) -> list[tuple[str, int, Pieces]]:
+                   ) -> RunsAhead | None:
         """Re-runs of ``words`` made before a pass needs them: every word whose limit is
         below :data:`~.binade.LOW_LIMIT`, at each negative binade from its limit's up to the
-        re-basing guard's (one run per key), in one batch; as ``(word, key, pieces)`` for
-        :meth:`WordCache.keep_at_binade` (a helper process sends them with its words'
-        rows). Keys already cached here are skipped; binades too narrow for a word have no
-        key (a pass there re-runs it from its own score)."""
+        re-basing guard's (one run per key), in one batch, for
+        :meth:`WordCache.take_ahead` (a helper process sends them with its words' rows).
+        Keys already cached here are skipped; binades too narrow for a word have no key (a
+        pass there re-runs it from its own score). None when there is nothing to run."""
         top = math.frexp(RESET_GUARD)[1]
         cached = self.cache.at_binade
-        todo: list[tuple[str, int]] = []
+        todo: list[str] = []
+        keys: list[int] = []
         bases: list[float] = []
         for k in np.flatnonzero(np.asarray(limits) < LOW_LIMIT).tolist():
             word, most = words[k], float(word_max[k])
@@ -188,16 +189,18 @@ class WordPath:
                     if key is None:
                         break
                     if (word, key) not in cached:
-                        todo.append((word, key))
+                        todo.append(word)
+                        keys.append(key)
                         bases.append(base)
                     if key & 3 == 2:  # (no parity in this key: one run serves both)
                         break
         if not todo:
-            return []
-        result = self.batch_viterbi().run([word for word, _ in todo], bases=np.array(bases))
-        lengths, ids = result.lengths_and_ids()
-        return [(word, key, (lens, pieces))
-                for (word, key), lens, pieces in zip(todo, lengths, ids, strict=True)]
+            return None
+        result = self.batch_viterbi().run(todo, bases=np.array(bases))
+        i32 = np.int32  # (sent to another process: half the bytes of int64)
+        return RunsAhead(todo, np.array(keys, i32), result.start.astype(i32),
+                         result.count.astype(i32), result.piece_len.astype(i32),
+                         result.piece_id.astype(i32))
 
     def score_array(self) -> np.ndarray:
         """:meth:`_score_table` as a float32 array."""
@@ -547,6 +550,20 @@ class WordCache(dict[str, CacheEntry]):
         """The words the many-texts path solved (:mod:`explorer.engine.unigram.many`)"""
         self.at_binade: dict[tuple[str, int], Pieces] = {}
         """(word, binade key) -> the word's pieces at any prefix score with that key"""
+        self._ahead: dict[tuple[str, int], int] = {}
+        """(word, binade key) -> a re-run made ahead: ``block << 24 | row`` in ``_blocks``"""
+        self._blocks: list[RunsAhead] = []
+
+    def at(self, word: str, key: int) -> Pieces | None:
+        """The cached re-run of ``word`` at binade ``key`` (one made ahead is moved into
+        :attr:`at_binade` when asked for), or None."""
+        found = self.at_binade.get((word, key))
+        if found is None and self._ahead:
+            where = self._ahead.pop((word, key), None)
+            if where is not None:
+                found = self._blocks[where >> 24].pieces(where & 0xFFFFFF)
+                self.keep_at_binade(word, key, found)
+        return found
 
     def keep_at_binade(self, word: str, key: int, pieces: Pieces) -> None:
         """Remember a re-run (the store is emptied when it reaches ``CACHE_LIMIT``)."""
@@ -554,6 +571,18 @@ class WordCache(dict[str, CacheEntry]):
         if len(store) >= CACHE_LIMIT:
             store.clear()
         store[(word, key)] = pieces
+
+    def take_ahead(self, runs: RunsAhead) -> None:
+        """Keep re-runs made ahead (another copy's :meth:`WordPath.runs_ahead`) as they
+        are, until asked for (emptied when they reach ``CACHE_LIMIT``)."""
+        ahead = self._ahead
+        if len(ahead) + len(runs.words) >= CACHE_LIMIT or len(self._blocks) >= 1 << 20:
+            ahead.clear()
+            self._blocks.clear()
+        block = len(self._blocks) << 24
+        self._blocks.append(runs)
+        ahead.update(zip(zip(runs.words, runs.keys.tolist(), strict=True),
+                         range(block, block + len(runs.words)), strict=True))
 
     def clear_words(self) -> None:
         """Forget the per-word path's entries only (the many-texts path's rows stay)."""
@@ -564,6 +593,8 @@ class WordCache(dict[str, CacheEntry]):
         super().clear()
         self.rows.clear()
         self.at_binade.clear()
+        self._ahead.clear()
+        self._blocks.clear()
 
 
 def user_defined_score(length: int) -> float:
