@@ -576,6 +576,8 @@ class WordCache(dict[str, CacheEntry]):
         """Keep re-runs made ahead (another copy's :meth:`WordPath.runs_ahead`) as they
         are, until asked for (emptied when they reach ``CACHE_LIMIT``)."""
         ahead = self._ahead
+        if len(runs.words) >= 1 << 24:  # (more than a row number holds: not kept)
+            return
         if len(ahead) + len(runs.words) >= CACHE_LIMIT or len(self._blocks) >= 1 << 20:
             ahead.clear()
             self._blocks.clear()
