@@ -317,9 +317,10 @@ encode; an edit re-encodes its segment and the two around it, ~1 kB at this size
 costs a keystroke less than splicing 231k-entry prefix sums (docs/benchmarks.md)."""
 
 
-def cut_segments(text: str, toks: CompactTokens, limit: int, begin: int = 0) -> list[Segment]:
+def cut_segments(text: str, toks: CompactTokens, limit: int, begin: int = 0,
+                 least: int | None = None) -> list[Segment]:
     """Split ``text[begin:limit]`` into segments at the line starts no token crosses, each
-    at least :data:`SEGMENT_CHARS` long but the last.
+    at least ``least`` (None: :data:`SEGMENT_CHARS`) long but the last.
 
     ``toks`` have offsets into ``text``; ``begin`` is 0 or a safe cut (tokens before it are
     context and dropped). When ``limit < len(text)`` the result stops at ``limit`` when it is
@@ -348,7 +349,8 @@ def cut_segments(text: str, toks: CompactTokens, limit: int, begin: int = 0) -> 
                        unknown_ids, points)
 
     seg_start, tok_start = begin, bisect_left(starts, begin) if begin else 0
-    least = SEGMENT_CHARS
+    if least is None:
+        least = SEGMENT_CHARS
     for cut, i in _safe_cuts(text, starts, ends, begin, min(limit, len(text) - 1), tok_start):
         if cut - seg_start < least and cut != limit:  # (the caller's end is always kept)
             continue

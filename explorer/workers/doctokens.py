@@ -100,7 +100,8 @@ TailStarter = Callable[[Tokenizer, str, bool], "TailEncode | None"]
 
 
 def encode_document(tokenizer: Tokenizer, text: str, chunk: int = CHUNK_CHARS,
-                    tail: TailStarter | None = None) -> Generator[Progress, None, DocTokens]:
+                    tail: TailStarter | None = None, segment_chars: int | None = None,
+                    ) -> Generator[Progress, None, DocTokens]:
     """First encode of ``text`` in chunks; yields :class:`Progress` after every chunk.
 
     Each window's last kept segment is encoded again as the start of the next window; the
@@ -113,10 +114,14 @@ def encode_document(tokenizer: Tokenizer, text: str, chunk: int = CHUNK_CHARS,
     start_tail`: a child process) that encodes the text's tail, whose tokens are taken over
     at a window boundary where they reproduce the segment the next window must reproduce,
     or that solves words ahead, taken at each window.
+
+    ``segment_chars``: the segments' least length (None: :data:`~.docstore.SEGMENT_CHARS`,
+    what the document keeps: an edit re-encodes about three; a child process that only
+    sends the tokens back cuts fewer, bigger ones).
     """
     big = len(text) >= GC_QUIET_CHARS
     with gc_quiet(big) as quiet, mapped_temporaries(big):
-        doc = yield from _encode_chunks(tokenizer, text, chunk, tail)
+        doc = yield from _encode_chunks(tokenizer, text, chunk, tail, segment_chars)
         quiet.succeeded = True
     return doc
 
@@ -147,19 +152,21 @@ def gc_quiet(active: bool) -> Iterator[_Outcome]:
         gc.enable()
 
 
-def _encode_chunks(tokenizer: Tokenizer, text: str, chunk: int,
-                   tail: TailStarter | None) -> Generator[Progress, None, DocTokens]:
+def _encode_chunks(tokenizer: Tokenizer, text: str, chunk: int, tail: TailStarter | None,
+                   segment_chars: int | None) -> Generator[Progress, None, DocTokens]:
     """The body of :func:`encode_document`: start and close the tail's helper."""
     helper: list[TailEncode] = []
     try:
-        return (yield from _encode_windows(tokenizer, text, chunk, tail, helper))
+        return (yield from _encode_windows(tokenizer, text, chunk, tail, helper,
+                                           segment_chars))
     finally:
         for started in helper:
             started.close()
 
 
 def _encode_windows(tokenizer: Tokenizer, text: str, chunk: int, tail: TailStarter | None,
-                    helper: list[TailEncode]) -> Generator[Progress, None, DocTokens]:
+                    helper: list[TailEncode], segment_chars: int | None,
+                    ) -> Generator[Progress, None, DocTokens]:
     """The windows of :func:`encode_document`; a tail helper started goes in ``helper``."""
     segments: list[Segment] = []
     pos, size = 0, chunk
@@ -203,11 +210,11 @@ def _encode_windows(tokenizer: Tokenizer, text: str, chunk: int, tail: TailStart
         if pos >= retry_until:  # past the place that needed retries
             retries = 0
         if end == len(text):
-            segments.extend(cut_segments(window, toks, len(window), lead))
+            segments.extend(cut_segments(window, toks, len(window), lead, segment_chars))
             break
         # Keep all but the last two lines: the window end may have changed their tokens.
         keep = window.rfind("\n", 0, window.rfind("\n", 0, len(window) - 1)) + 1
-        new = cut_segments(window, toks, keep, lead) if keep > lead else []
+        new = cut_segments(window, toks, keep, lead, segment_chars) if keep > lead else []
         if len(new) < 2:  # no safe cut in this window: this tokenizer needs more text
             size *= 2
             grown = _go_on_from(toks, keep)
