@@ -351,25 +351,34 @@ def cut_segments(text: str, toks: CompactTokens, limit: int, begin: int = 0,
     seg_start, tok_start = begin, bisect_left(starts, begin) if begin else 0
     if least is None:
         least = SEGMENT_CHARS
-    for cut, i in _safe_cuts(text, starts, ends, begin, min(limit, len(text) - 1), tok_start):
-        if cut - seg_start < least and cut != limit:  # (the caller's end is always kept)
-            continue
-        out.append(segment(text[seg_start:cut], tok_start, i, seg_start))
-        seg_start, tok_start = cut, i
+    cuts, firsts = _safe_cuts(text, starts, ends, begin, min(limit, len(text) - 1), tok_start)
+    # Greedy: each segment ends at the first safe cut at least `least` past its start (a
+    # search per segment, not a step per line: a 6 MB part has 160k safe cuts, 21k segments).
+    k, n = 0, len(cuts)
+    while True:
+        k = bisect_left(cuts, seg_start + least, k)
+        if k >= n:
+            break
+        out.append(segment(text[seg_start:cuts[k]], tok_start, firsts[k], seg_start))
+        seg_start, tok_start = cuts[k], firsts[k]
+        k += 1
+    if n and cuts[-1] == limit and seg_start != limit:  # (the caller's end is always kept;
+        out.append(segment(text[seg_start:limit], tok_start, firsts[-1], seg_start))
+        seg_start, tok_start = limit, firsts[-1]  # only the last safe cut can be it)
     if limit >= len(text) and (seg_start < len(text) or len(ids) > tok_start):
         out.append(segment(text[seg_start:], tok_start, len(ids), seg_start))
     return out
 
 
 def _safe_cuts(text: str, starts: array, ends: array, begin: int, stop: int,
-               tok_start: int) -> list[tuple[int, int]]:
-    """``(cut, i)`` for each line start ``cut`` in ``(begin, stop]`` that no token crosses,
-    ``i`` the first token at or after it, keeping the first cut of each ``i > tok_start`` (a
-    line start inside a token run that starts no token adds nothing). One numpy pass over
-    all the line starts instead of a search per line."""
+               tok_start: int) -> tuple[list[int], list[int]]:
+    """``(cuts, firsts)``: each line start ``cut`` in ``(begin, stop]`` that no token
+    crosses, in order, and ``i`` the first token at or after it, keeping the first cut of
+    each ``i > tok_start`` (a line start inside a token run that starts no token adds
+    nothing). One numpy pass over all the line starts instead of a search per line."""
     newlines = [m.end() for m in _NEWLINE.finditer(text, begin, stop)]
     if not newlines or not starts:
-        return []
+        return [], []
     cuts = np.array(newlines, np.int64)
     first = np.searchsorted(np.frombuffer(starts, np.int32), cuts)  # bisect_left
     ends_arr = np.frombuffer(ends, np.int32)
@@ -378,7 +387,7 @@ def _safe_cuts(text: str, starts: array, ends: array, begin: int, stop: int,
     cuts, first = cuts[ok], first[ok]
     fresh = np.ones(len(first), bool)
     fresh[1:] = first[1:] != first[:-1]  # first is non-decreasing: one cut per token index
-    return list(zip(cuts[fresh].tolist(), first[fresh].tolist(), strict=True))
+    return cuts[fresh].tolist(), first[fresh].tolist()
 
 
 _NEWLINE = re.compile("\n")

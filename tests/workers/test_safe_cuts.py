@@ -1,4 +1,5 @@
-"""cut_segments' line cuts (docstore._safe_cuts, numpy) against the line-by-line search."""
+"""cut_segments' line cuts (docstore._safe_cuts, numpy) against the line-by-line search,
+and its segments (a search per segment) against a step per line."""
 
 from __future__ import annotations
 
@@ -8,7 +9,8 @@ from bisect import bisect_left
 
 import pytest
 
-from explorer.workers.docstore import _safe_cuts
+from explorer.engine.compact import CompactTokens
+from explorer.workers.docstore import _safe_cuts, cut_segments
 
 
 def reference(text: str, starts: array, ends: array, begin: int, limit: int,
@@ -44,5 +46,53 @@ def test_same_cuts_as_the_search_per_line(seed: int) -> None:
     limit = rng.randint(begin, len(text)) if rng.random() < 0.5 else len(text)
     tok_start = bisect_left(starts, begin) if begin else 0
     stop = min(limit, len(text) - 1)
-    assert _safe_cuts(text, starts, ends, begin, stop, tok_start) == reference(
+    cuts, firsts = _safe_cuts(text, starts, ends, begin, stop, tok_start)
+    assert list(zip(cuts, firsts, strict=True)) == reference(
         text, starts, ends, begin, limit, tok_start)
+
+
+def segments_stepping(text: str, starts: array, ends: array, limit: int, begin: int,
+                      least: int) -> list[tuple[int, int, int]]:
+    """(start, end, first token) of each segment, a step per safe line start (as
+    cut_segments did before it searched per segment)."""
+    seg_start, tok_start = begin, bisect_left(starts, begin) if begin else 0
+    out = []
+    for cut, i in reference(text, starts, ends, begin, min(limit, len(text) - 1), tok_start):
+        if cut - seg_start < least and cut != limit:
+            continue
+        out.append((seg_start, cut, tok_start))
+        seg_start, tok_start = cut, i
+    if limit >= len(text) and (seg_start < len(text) or len(starts) > tok_start):
+        out.append((seg_start, len(text), tok_start))
+    return out
+
+
+@pytest.mark.parametrize("seed", range(300))
+def test_segments_as_a_step_per_line_cuts_them(seed: int) -> None:
+    rng = random.Random(seed)
+    lines = ["".join(rng.choice("ab ") for _ in range(rng.randint(0, 9)))
+             for _ in range(rng.randint(0, 30))]
+    text = "\n".join(lines)
+    starts, ends = array("i"), array("i")
+    pos = 0
+    while pos < len(text):  # (tokens that sometimes cross a line start)
+        size = rng.randint(1, 5)
+        starts.append(pos)
+        ends.append(min(len(text), pos + size))
+        pos += size
+    ids = array("i", range(len(starts)))
+    begin = 0
+    if rng.random() < 0.4 and "\n" in text:  # a safe cut, as callers pass
+        options = [c for c, _ in reference(text, starts, ends, 0, len(text), 0)]
+        begin = rng.choice(options) if options else 0
+    limit = rng.randint(begin, len(text)) if rng.random() < 0.5 else len(text)
+    if rng.random() < 0.5:  # (a caller's limit is often a safe cut)
+        later = [c for c, _ in reference(text, starts, ends, begin, len(text), 0) if c > begin]
+        limit = rng.choice(later) if later else limit
+    least = rng.choice([1, 3, 8, 20])
+    toks = CompactTokens(ids, starts, ends)
+    got = [(s.origin, s.origin + len(s.text), s.ids[0] if s.ids else None)
+           for s in cut_segments(text, toks, limit, begin, least)]
+    want = [(a, b, ids[i] if i < len(ids) and starts[i] < b else None)
+            for a, b, i in segments_stepping(text, starts, ends, limit, begin, least)]
+    assert got == want
