@@ -54,7 +54,7 @@ class IntTable:
                 or int(np.count_nonzero(slot_keys != MISSING)) != size):
             raise ValueError("not the state of an IntTable")
         table._shape(len(slot_keys).bit_length() - 1)
-        table._keys, table._values = slot_keys.copy(), slot_values.copy()  # (writable)
+        table._keys, table._values = slot_keys, slot_values  # (read-only: add copies them)
         table._reach = reach
         return table
 
@@ -79,6 +79,8 @@ class IntTable:
         """Add keys that are not in the table yet (distinct), growing it as needed."""
         keys = np.asarray(keys, np.int64)
         values = np.asarray(values, np.int32)
+        if not self._keys.flags.writeable:  # (slots read from a state: copied on first add)
+            self._keys, self._values = self._keys.copy(), self._values.copy()
         size = self._size + len(keys)
         if self._room * size > len(self._keys):  # grow: every key placed again
             held = self._keys != MISSING
