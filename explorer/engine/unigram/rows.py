@@ -139,7 +139,7 @@ class WordRows:
         self._word_max = _grown(self._word_max, size, size + n)
         self._piece_len = _grown(self._piece_len, pieces, pieces + m)
         self._piece_id = _grown(self._piece_id, pieces, pieces + m)
-        self._first[size:size + n] = first + pieces
+        self._first[size:size + n] = first.astype(np.int64) + pieces  # (a share: int32)
         self._count[size:size + n] = count
         self._limit[size:size + n] = limit
         self._word_max[size:size + n] = word_max
@@ -197,9 +197,13 @@ class WordRows:
             first, count = self._first[since:size], self._count[since:size]
             low = int(first.min()) if size > since else 0
             high = int((first + count).max()) if size > since else 0
-            return RowsShare(words, first - low, count.copy(), self._limit[since:size].copy(),
-                             self._word_max[since:size].copy(),
-                             self._piece_len[low:high].copy(), self._piece_id[low:high].copy())
+            # (int32 where int64 is only room: shares are pickled to another process, a
+            # 10 MB document's were 49 MB)
+            i32 = np.int32
+            return RowsShare(words, (first - low).astype(i32), count.astype(i32),
+                             self._limit[since:size].copy(), self._word_max[since:size].copy(),
+                             self._piece_len[low:high].astype(i32),
+                             self._piece_id[low:high].astype(i32))
 
     def take(self, share: RowsShare, limit: int) -> int:
         """Append the rows of ``share`` whose words are not here yet, unless that would
