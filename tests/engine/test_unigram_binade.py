@@ -40,15 +40,22 @@ def tie_prone(model: UnigramModel, rng: random.Random) -> UnigramModel:
     return UnigramModel(model.pieces, scores, model.types)
 
 
-@pytest.mark.parametrize("seed", range(8))
-def test_same_key_same_pieces(seed: int) -> None:
-    rng = random.Random(seed)
+def model_and_words(rng: random.Random, seed: int, count: int
+                    ) -> tuple[UnigramModel, list[str]]:
+    """A near-tie model (tie-prone for odd seeds) and up to ``count`` distinct words of it."""
     model = near_tie_model(rng)
     if seed % 2:
         model = tie_prone(model, rng)
-    path = model._words
     words = sorted({SPACE + "".join(rng.choice("abcd") for _ in range(rng.randint(1, 12)))
-                    for _ in range(80)})
+                    for _ in range(count)})
+    return model, words
+
+
+@pytest.mark.parametrize("seed", range(8))
+def test_same_key_same_pieces(seed: int) -> None:
+    rng = random.Random(seed)
+    model, words = model_and_words(rng, seed, 80)
+    path = model._words
     compared = differ = 0
     for word in words:
         word_max = path._part_entry(word)[3]
@@ -163,12 +170,8 @@ def test_reruns_made_ahead_are_the_reruns_a_pass_makes(seed: int) -> None:
     from explorer.engine.unigram.binade import LOW_LIMIT
 
     rng = random.Random(seed)
-    model = near_tie_model(rng)
-    if seed % 2:
-        model = tie_prone(model, rng)
+    model, words = model_and_words(rng, seed, 60)
     path = model._words
-    words = sorted({SPACE + "".join(rng.choice("abcd") for _ in range(rng.randint(1, 12)))
-                    for _ in range(60)})
     entries = [path._part_entry(w) for w in words]
     limits = np.array([entry[2] for entry in entries])
     word_max = np.array([entry[3] for entry in entries])

@@ -34,9 +34,9 @@ class PairRanks:
         Finding the pairs takes ~0.3 s for a 100k vocabulary (a dict lookup per way of
         cutting each token in two) and placing them in the table ~0.1 s more (o200k: 446k
         pairs); the placed table is kept in the vocabulary cache
-        (:func:`~explorer.engine.formats.vocab_cache.cached_by_key`: its slot arrays are
+        (:func:`~explorer.engine.formats.vocab_cache.cached_and_built`: its slot arrays are
         read back as they are, ~10 ms; this is on the path to a big text's first paint)."""
-        from explorer.engine.formats.vocab_cache import cached_by_key
+        from explorer.engine.formats.vocab_cache import cached_and_built
 
         self._ranks = ranks
         self._token_bytes: list[bytes] | None = None
@@ -45,11 +45,9 @@ class PairRanks:
         lengths = np.fromiter(map(len, ranks), np.int64, len(ranks))
         values = np.fromiter(ranks.values(), np.int64, len(ranks))
         key = lengths.tobytes() + values.tobytes() + b"".join(ranks)
-        try:
-            self.table = IntTable.from_state(cached_by_key(
-                key, "bpe-mergeable-pair-table-v1", lambda: _pair_table(ranks, self.stride)))
-        except (ValueError, TypeError):  # (a cache entry that is no table: made again)
-            self.table = IntTable.from_state(_pair_table(ranks, self.stride))
+        self.table = cached_and_built(key, "bpe-mergeable-pair-table-v1",
+                                      lambda: _pair_table(ranks, self.stride),
+                                      IntTable.from_state)
         grid = np.arange(65536, dtype=np.int64)
         self.first = self.of(self.byte_ids[grid >> 8], self.byte_ids[grid & 255])
         """Rank of each byte pair ``a b`` at index ``a * 256 + b`` (the first round)."""

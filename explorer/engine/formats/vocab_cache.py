@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import TypeVar
 
 T = TypeVar("T")
+R = TypeVar("R")
 
 _MAGIC = b"TXVC1\n"
 
@@ -65,8 +66,7 @@ def cached_by_key(key: bytes, kind: str, parse: Callable[[], T]) -> T:
     it is parsed from), from the cache when present: for data embedded in other files."""
     if os.environ.get("EXPLORER_NO_VOCAB_CACHE"):
         return parse()
-    digest = hashlib.sha256(kind.encode() + b"\0" + key).hexdigest()[:32]
-    entry = cache_dir() / f"{digest}.marshal"
+    entry = _key_entry(key, kind)
     try:
         data = entry.read_bytes()
         if data.startswith(_MAGIC):
@@ -76,6 +76,26 @@ def cached_by_key(key: bytes, kind: str, parse: Callable[[], T]) -> T:
     value = parse()
     _store(entry, value)
     return value
+
+
+def cached_and_built(key: bytes, kind: str, parse: Callable[[], T], build: Callable[[T], R]) -> R:
+    """``build`` of :func:`cached_by_key`'s value. An entry that ``build`` refuses (raises
+    ``ValueError``, ``TypeError``, ``IndexError`` or ``KeyError``: an entry of another shape)
+    is parsed again and stored over: a structure read back as it was stored (slot arrays,
+    tables) is checked by building it, not by a check beside each reader."""
+    value = cached_by_key(key, kind, parse)
+    try:
+        return build(value)
+    except (ValueError, TypeError, IndexError, KeyError):
+        value = parse()
+        if not os.environ.get("EXPLORER_NO_VOCAB_CACHE"):
+            _store(_key_entry(key, kind), value)
+        return build(value)
+
+
+def _key_entry(key: bytes, kind: str) -> Path:
+    digest = hashlib.sha256(kind.encode() + b"\0" + key).hexdigest()[:32]
+    return cache_dir() / f"{digest}.marshal"
 
 
 def _store(entry: Path, value: object) -> None:

@@ -33,7 +33,7 @@ from itertools import compress
 from operator import itemgetter
 
 from explorer.engine.errors import VocabFormatError
-from explorer.engine.formats.vocab_cache import cached_by_key
+from explorer.engine.formats.vocab_cache import cached_and_built
 
 _LEAF_BIT = 1 << 8
 _VALUE_MASK = (1 << 31) - 1
@@ -61,6 +61,20 @@ def _key_parts(rules: dict[str, str]) -> tuple[tuple[str, ...], tuple[str, ...],
     multi = list(compress(keys, map(operator.not_, one)))
     return (tuple(compress(keys, one)), tuple(set(map(itemgetter(0), multi))),
             tuple(set(map(itemgetter(1), multi))))
+
+
+def _a_dict(value: dict[str, str]) -> dict[str, str]:
+    """``value`` when it is a dict (rules read from the cache), else ``TypeError``."""
+    if not isinstance(value, dict):
+        raise TypeError("not a rules dict")
+    return value
+
+
+def _five(value: tuple) -> tuple:
+    """``value`` when it is a tuple of five (:func:`_derived`), else ``TypeError``."""
+    if not (isinstance(value, tuple) and len(value) == 5):
+        raise TypeError("not the charsmap's derived parts")
+    return value
 
 
 def _derived(rules: dict[str, str]) -> tuple[list[str], int, list[str], list[str], list[str]]:
@@ -117,18 +131,11 @@ class PrecompiledCharsMap:
         normalized = blob[4 + trie_size :]
         # nmt_nfkc's 224k rules take ~0.3 s to unpack; the same blob recurs across models.
         digest = hashlib.sha256(blob).digest()
-        rules = cached_by_key(
-            digest,
-            "charsmap-rules-1",
-            lambda: _unpack_rules(units, normalized),
-        )
-        if not isinstance(rules, dict):
-            rules = _unpack_rules(units, normalized)
+        rules = cached_and_built(digest, "charsmap-rules-1",
+                                 lambda: _unpack_rules(units, normalized), _a_dict)
         # (what is derived from nmt_nfkc's 224k keys took ~0.1 s of each model's load)
-        derived = cached_by_key(digest, "charsmap-derived-1", lambda: _derived(rules))
-        if not (isinstance(derived, tuple) and len(derived) == 5):
-            derived = _derived(rules)
-        first, longest, singles, multi_first, seconds = derived
+        first, longest, singles, multi_first, seconds = cached_and_built(
+            digest, "charsmap-derived-1", lambda: _derived(rules), _five)
         return cls(
             units=units,
             normalized=normalized,

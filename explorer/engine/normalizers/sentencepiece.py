@@ -28,7 +28,7 @@ from itertools import compress
 
 import numpy as np
 
-from explorer.engine.formats.vocab_cache import cached_by_key
+from explorer.engine.formats.vocab_cache import cached_and_built
 from explorer.engine.normalizers.base import Normalized
 from explorer.engine.normalizers.charsmap import PrecompiledCharsMap
 
@@ -38,6 +38,15 @@ _FAST_MIN = 256  # shorter texts: numpy's per-call costs exceed the saving
 _ARRAY_TEXT_MIN = 8192  # normalize_text: from this long the array path wins (English ~8k)
 _UNICODE = 0x110000
 _HARD, _FIRST, _SECOND = 1, 2, 4  # roles of a character in the rules (_lookup_tables)
+
+
+def _tables_of(state: tuple[bytes, bytes]) -> tuple[np.ndarray, np.ndarray]:
+    """The arrays of :meth:`SentencePieceNormalizer._lookup_tables` from their bytes
+    (``ValueError`` for bytes that are not such tables)."""
+    mapping, roles = state
+    if len(mapping) != 4 * _UNICODE or len(roles) != _UNICODE:
+        raise ValueError("not the normalizer's lookup tables")
+    return np.frombuffer(mapping, np.uint32), np.frombuffer(roles, np.uint8)
 
 
 def _codes(chars: Iterable[str]) -> np.ndarray:
@@ -326,13 +335,10 @@ class SentencePieceNormalizer:
         tables = self._tables
         if tables is None:
             digest = self.charsmap.digest if self.charsmap is not None else b""
-            state = (cached_by_key(digest, "charsmap-tables-1", self._build_lookup_tables)
-                     if digest else None)
-            if not (isinstance(state, tuple) and len(state) == 2
-                    and len(state[0]) == 4 * _UNICODE and len(state[1]) == _UNICODE):
-                state = self._build_lookup_tables()  # (no digest, or an entry that is no table)
-            tables = self._tables = (np.frombuffer(state[0], np.uint32),
-                                     np.frombuffer(state[1], np.uint8))
+            tables = self._tables = (
+                cached_and_built(digest, "charsmap-tables-1", self._build_lookup_tables,
+                                 _tables_of) if digest
+                else _tables_of(self._build_lookup_tables()))
         return tables
 
     def _build_lookup_tables(self) -> tuple[bytes, bytes]:

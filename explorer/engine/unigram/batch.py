@@ -32,7 +32,7 @@ from operator import itemgetter
 
 import numpy as np
 
-from explorer.engine.formats.vocab_cache import cached_by_key
+from explorer.engine.formats.vocab_cache import cached_and_built
 from explorer.engine.int_table import IntTable
 from explorer.engine.unigram.trie import Entry
 from explorer.engine.unigram.word_keys import codes_of
@@ -163,18 +163,16 @@ class BatchViterbi:
     ) -> None:
         """``cache_key``: identifies ``entries`` and ``user_score`` (the model's pieces,
         scores and types); the arrays are then kept in the vocabulary cache
-        (:func:`~explorer.engine.formats.vocab_cache.cached_by_key`): building them takes
+        (:func:`~explorer.engine.formats.vocab_cache.cached_and_built`): building them takes
         ~0.1 s for a 32k model, on the path to a document's first paint."""
 
         def build() -> TrieState:
             return _trie_state(entries, user_score)
 
-        state = build() if cache_key is None else cached_by_key(
-            cache_key, "unigram-batch-trie-v1", build)
-        try:
-            self._take(state)
-        except (ValueError, TypeError, IndexError):  # (a cache entry that is no trie)
+        if cache_key is None:
             self._take(build())
+        else:
+            cached_and_built(cache_key, "unigram-batch-trie-v1", build, self._take)
         self.unk_id = unk_id
         self.unk_score = np.float32(unk_score)
 
