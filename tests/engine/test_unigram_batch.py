@@ -356,3 +356,51 @@ def test_shared_rows_are_not_taken_past_the_limit() -> None:
     assert n > 10
     assert rows.take(share, limit=n) == 0 and rows.size == 0
     assert rows.take(share, limit=n + 1) == n == rows.size
+
+
+def test_shares_carry_their_words_keys_and_rows_keep_them() -> None:
+    """A share sends each word's key (the receiver does not hash the words again): the keys
+    are the words' own, a share taken in part keeps the keys of the words taken, and a
+    share without keys is keyed here. The rows' code points and keys are the ones the words
+    give (whichever way the rows came: solved here, or taken)."""
+    import dataclasses
+    import pickle
+
+    import numpy as np
+
+    from explorer.engine.unigram.word_keys import KeyedWords
+
+    tok = load_tokenizer(_path(UNIGRAM_TRAINED[0]))
+    copy = pickle.loads(pickle.dumps(tok))
+    shares = list(copy.cache_shares("\n".join(_corpus()), 2000))
+    for share in shares:
+        assert share.keys is not None
+        assert share.keys.tolist() == KeyedWords.of(share.words).keys.tolist()
+    rows = tok.model._cache.rows
+    for keyed in (True, False):
+        tok.model._cache.clear()
+        first = shares[0]
+        half = dataclasses.replace(first, words=first.words[::2], first=first.first[::2],
+                                   count=first.count[::2], limit=first.limit[::2],
+                                   word_max=first.word_max[::2],
+                                   keys=first.keys[::2] if keyed else None)
+        assert rows.take(half, limit=10**6) == len(half.words)
+        later = [s if keyed else dataclasses.replace(s, keys=None) for s in shares]
+        for share in later:
+            rows.take(share, limit=10**6)
+        words = rows._words[:rows.size]
+        assert len(set(words)) == rows.size
+        expected = KeyedWords.of(words)
+        assert rows._row_keys[:rows.size].tolist() == expected.keys.tolist()
+        assert rows._codes[:rows._code_count].tolist() == expected.codes.tolist()
+        assert rows.rows_of(expected.keys).tolist() == list(range(rows.size))
+    # the rows a cold encode solves here keep their words' keys and code points too
+    tok.model._cache.clear()
+    tok.encode_compact("\n".join(_corpus()))
+    words = rows._words[:rows.size]
+    expected = KeyedWords.of(words)
+    assert rows._row_keys[:rows.size].tolist() == expected.keys.tolist()
+    assert rows._codes[:rows._code_count].tolist() == expected.codes.tolist()
+    some = np.array([5, 1, 3, 3, 0])
+    assert KeyedWords.of(words).take(some).codes.tolist() == KeyedWords.of(
+        [words[k] for k in some]).codes.tolist()

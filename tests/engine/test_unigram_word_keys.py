@@ -13,8 +13,8 @@ from sp_support import multilingual_lines, trained_model
 from sp_support import udhr_paragraphs as udhr
 
 import explorer.engine.unigram.many as many
-import explorer.engine.unigram.rows as rows
 import explorer.engine.unigram.solve as solve
+import explorer.engine.unigram.word_keys as keys_module
 from explorer.engine.formats import load_tokenizer
 from explorer.engine.sentencepiece.pieces import SPACE_SYMBOL, word_splitter
 from explorer.engine.unigram.word_keys import (
@@ -98,7 +98,7 @@ def test_keys_that_collide_fall_back_to_the_strings(name: str, monkeypatch) -> N
     # the rows' keys collide too: a row of the same length is found for every word,
     # holding another word
     monkeypatch.setattr(solve, "word_keys", same_key)
-    monkeypatch.setattr(rows, "word_keys", same_key)
+    monkeypatch.setattr(keys_module, "word_keys", same_key)  # (the rows' KeyedWords.of)
     for cold in (True, False):
         if cold:
             tok.model._cache.clear()

@@ -27,7 +27,7 @@ import numpy as np
 
 from explorer.engine.int_table import MISSING, IntTable
 from explorer.engine.unigram.binade import RunsAhead
-from explorer.engine.unigram.word_keys import codes_of, end_to_end, word_keys
+from explorer.engine.unigram.word_keys import KeyedWords, codes_of, end_to_end
 
 
 class WordTable:
@@ -60,6 +60,10 @@ class RowsShare:
     word_max: np.ndarray
     piece_len: np.ndarray
     piece_id: np.ndarray
+    keys: np.ndarray | None = None
+    """The words' keys (:func:`~.word_keys.word_keys`): the receiver need not hash them
+    again (the code points are not sent: as ``uint32`` they made a multilingual document's
+    shares 60% bigger than the words themselves)."""
     ahead: RunsAhead | None = None
     """Re-runs of these words at the binades above their limits, made ahead of need
     (:meth:`~.word_path.WordPath.runs_ahead`)."""
@@ -108,6 +112,8 @@ class WordRows:
         self._code_first = np.zeros(1024, np.int64)
         self._code_len = np.zeros(1024, np.int64)
         self._code_count = 0
+        self._row_keys = np.zeros(1024, np.int64)
+        """Each row's word key (sent with a :meth:`share`)"""
 
     @property
     def row_of(self) -> dict[str, int]:
@@ -128,9 +134,10 @@ class WordRows:
 
     def append(self, words: Sequence[str], first: np.ndarray, count: np.ndarray,
                limit: np.ndarray, word_max: np.ndarray, piece_len: np.ndarray,
-               piece_id: np.ndarray) -> None:
+               piece_id: np.ndarray, keyed: KeyedWords | None = None) -> None:
         """Add ``words`` (new, distinct) whose pieces are ``piece_len/piece_id[first[k]:
-        first[k] + count[k]]`` (pieces no word points at are stored too, unused)."""
+        first[k] + count[k]]`` (pieces no word points at are stored too, unused).
+        ``keyed``: the words' code points and keys, when the caller has them."""
         n, m = len(words), len(piece_id)
         size, pieces = self.size, self._pieces
         self._first = _grown(self._first, size, size + n)
@@ -146,25 +153,26 @@ class WordRows:
         self._piece_len[pieces:pieces + m] = piece_len
         self._piece_id[pieces:pieces + m] = piece_id
         self._words += words
-        self._add_keys(words, size)
+        self._add_keys(KeyedWords.of(words) if keyed is None else keyed, size)
         self.size, self._pieces = size + n, pieces + m
 
-    def _add_keys(self, words: Sequence[str], size: int) -> None:
-        """Keep the code points and keys of ``words``, rows ``size`` on."""
-        n = len(words)
-        codes = codes_of("".join(words))
-        bounds = end_to_end(words)
+    def _add_keys(self, keyed: KeyedWords, size: int) -> None:
+        """Keep the code points and keys of the words of rows ``size`` on."""
+        n = len(keyed)
+        codes, bounds, keys = keyed.codes, keyed.bounds, keyed.keys
         used = self._code_count
-        if self._codes.dtype == np.uint16 and len(codes) and int(codes.max()) > 0xFFFF:
+        if (self._codes.dtype == np.uint16 and len(codes) and codes.dtype != np.uint16
+                and int(codes.max()) > 0xFFFF):
             self._codes = self._codes.astype(np.uint32)
         self._codes = _grown(self._codes, used, used + len(codes))
         self._codes[used:used + len(codes)] = codes
         self._code_first = _grown(self._code_first, size, size + n)
         self._code_len = _grown(self._code_len, size, size + n)
+        self._row_keys = _grown(self._row_keys, size, size + n)
         self._code_first[size:size + n] = bounds[:-1] + used
         self._code_len[size:size + n] = np.diff(bounds)
+        self._row_keys[size:size + n] = keys
         self._code_count = used + len(codes)
-        keys = word_keys(codes, bounds)
         # a key already held (a hash collision, or a word added twice) keeps its row: the
         # words that collide are told apart by rows_of's callers comparing code points
         fresh = np.flatnonzero(self._keys.get(keys) == MISSING)
@@ -203,7 +211,8 @@ class WordRows:
             return RowsShare(words, (first - low).astype(i32), count.astype(i32),
                              self._limit[since:size].copy(), self._word_max[since:size].copy(),
                              self._piece_len[low:high].astype(i32),
-                             self._piece_id[low:high].astype(i32))
+                             self._piece_id[low:high].astype(i32),
+                             self._row_keys[since:size].copy())
 
     def take(self, share: RowsShare, limit: int) -> int:
         """Append the rows of ``share`` whose words are not here yet, unless that would
@@ -211,14 +220,19 @@ class WordRows:
         with self.lock:
             # a word whose key is held is here (or collides with one that is: it is then
             # solved the string way when met, as any collided word)
-            keys = word_keys(codes_of("".join(share.words)), end_to_end(share.words))
+            keys = share.keys
+            if keys is None or len(keys) != len(share.words):
+                keys = KeyedWords.of(share.words).keys
             keep = self._keys.get(keys) == MISSING
             n = int(keep.sum())
             if not n or self.size + n >= limit:
                 return 0
-            self.append([w for w, k in zip(share.words, keep.tolist(), strict=True) if k],
-                        share.first[keep], share.count[keep], share.limit[keep],
-                        share.word_max[keep], share.piece_len, share.piece_id)
+            words = (share.words if n == len(keep) else
+                     [w for w, k in zip(share.words, keep.tolist(), strict=True) if k])
+            codes = codes_of("".join(words))
+            self.append(words, share.first[keep], share.count[keep], share.limit[keep],
+                        share.word_max[keep], share.piece_len, share.piece_id,
+                        KeyedWords(codes, end_to_end(words), keys[keep]))
             return n
 
     def table(self) -> WordTable:

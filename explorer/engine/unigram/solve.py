@@ -27,6 +27,7 @@ from explorer.engine.unigram.limits import (
 )
 from explorer.engine.unigram.rows import WordRows, WordTable
 from explorer.engine.unigram.word_keys import (
+    KeyedWords,
     TextWords,
     codes_of,
     end_to_end,
@@ -83,7 +84,8 @@ def text_rows(
     with store.lock:
         if store.size >= ROWS_LIMIT:
             store.reset()
-        rows = _rows_by_key(store, codes, words, lambda new: _solve_into(solver, store, new))
+        rows = _rows_by_key(store, codes, words,
+                            lambda new, keyed: _solve_into(solver, store, new, keyed))
         if rows is None:
             return None
         table = store.table()
@@ -92,16 +94,18 @@ def text_rows(
 
 
 def _rows_by_key(store: WordRows, codes: np.ndarray, words: TextWords,
-                 solve: Callable[[list[str]], None]) -> np.ndarray | None:
+                 solve: Callable[[list[str], KeyedWords], None]) -> np.ndarray | None:
     """The row of each of ``words`` (whose code points are ``codes``), found by key
-    (:mod:`.word_keys`); the distinct new ones are given to ``solve`` first, which appends
-    them to ``store``. None when a key collided (a row holds another word)."""
+    (:mod:`.word_keys`); the distinct new ones are given to ``solve`` first (as strings,
+    and as code points with their keys), which appends them to ``store``. None when a key
+    collided (a row holds another word)."""
     keys = word_keys(codes, words.bounds)
     rows = store.rows_of(keys)
     missing = np.flatnonzero(rows < 0)
     if missing.size:  # solve the new ones, then look up only where they occur
         _, first = np.unique(keys[missing], return_index=True)
-        solve(words.strings(missing[first]))  # (a key not held: no row holds the word)
+        new = missing[first]  # (a key not held: no row holds the word)
+        solve(words.strings(new), KeyedWords(codes, words.bounds, keys).take(new))
         rows[missing] = store.rows_of(keys[missing])
     if (rows < 0).any() or not store.holds(codes, words.bounds, rows):
         return None
@@ -126,8 +130,10 @@ def word_rows(solver: WordPath, words: list[str]) -> tuple[WordTable, np.ndarray
         return store.table(), rows
 
 
-def _solve_into(solver: WordPath, store: WordRows, words: list[str]) -> None:
-    """Solve ``words`` (new, distinct) and append them to ``store``, part by part.
+def _solve_into(solver: WordPath, store: WordRows, words: list[str],
+                keyed: KeyedWords | None = None) -> None:
+    """Solve ``words`` (new, distinct; ``keyed``: their code points and keys, when
+    known) and append them to ``store``, part by part.
 
     Words are cut where no piece crosses (between two characters no piece holds together,
     as :meth:`WordPath.entry` cuts them), each distinct part is solved once (and kept as a
@@ -139,10 +145,11 @@ def _solve_into(solver: WordPath, store: WordRows, words: list[str]) -> None:
     """
     joined = "".join(words)
     if len(joined) < BATCH_MIN_CHARS:  # (a keystroke's new words: the numpy cutting's fixed
-        _solve_whole(solver, store, words)  # cost is more than WordPath.entry, which cuts
-        return  # them into the same parts, each solved once in the per-word cache)
-    bounds = end_to_end(words)
-    codes = codes_of(joined)
+        _solve_whole(solver, store, words, keyed)  # cost is more than WordPath.entry, which
+        return  # cuts them into the same parts, each solved once in the per-word cache)
+    if keyed is None:
+        keyed = KeyedWords.of(words)
+    bounds, codes = keyed.bounds, keyed.codes
     wide = codes.astype(np.int64)
     cut = np.zeros(len(codes) + 1, bool)
     cut[bounds] = True
@@ -151,10 +158,11 @@ def _solve_into(solver: WordPath, store: WordRows, words: list[str]) -> None:
     del wide
     part_bounds = np.flatnonzero(cut)
     if len(part_bounds) == len(bounds):  # no word is cut
-        _solve_whole(solver, store, words)
+        _solve_whole(solver, store, words, keyed)
         return
     parts = TextWords(joined, part_bounds)
-    rows = _rows_by_key(store, codes, parts, lambda new: _solve_whole(solver, store, new))
+    rows = _rows_by_key(store, codes, parts,
+                        lambda new, keyed_new: _solve_whole(solver, store, new, keyed_new))
     if rows is None:  # a key collided: the string way
         every = list(parts)
         _solve_whole(solver, store, [p for p in dict.fromkeys(every) if p not in store.row_of])
@@ -181,28 +189,33 @@ def _solve_into(solver: WordPath, store: WordRows, words: list[str]) -> None:
     take += np.arange(int(piece_first[-1]))
     store.append([words[k] for k in several.tolist()], piece_first[:-1][starts],
                  np.add.reduceat(count, starts), limit, np.add.reduceat(bound, starts),
-                 table.piece_len[take], table.piece_id[take])
+                 table.piece_len[take], table.piece_id[take], keyed.take(several))
 
 
-def _solve_whole(solver: WordPath, store: WordRows, words: list[str]) -> None:
-    """Solve ``words`` (new, distinct) each as one and append them to ``store``."""
+def _solve_whole(solver: WordPath, store: WordRows, words: list[str],
+                 keyed: KeyedWords | None = None) -> None:
+    """Solve ``words`` (new, distinct; ``keyed``: their code points and keys, when known)
+    each as one and append them to ``store``."""
     if not words:
         return
     sizes = np.fromiter(map(len, words), np.int64, len(words))
     fits = sizes <= MAX_WORD
-    short = [words[k] for k in np.flatnonzero(fits).tolist()]
+    short_at = np.flatnonzero(fits)
+    short = words if len(short_at) == len(words) else [words[k] for k in short_at.tolist()]
     if int(sizes[fits].sum()) < BATCH_MIN_CHARS:
         short = []
-    solo = words if not short else [words[k] for k in np.flatnonzero(~fits).tolist()]
+    solo_at = np.arange(len(words)) if not short else np.flatnonzero(~fits)
     if short:
         result, batch_max, batch_limit = _solve_batch(solver, short)
         keep = batch_max < RESET_GUARD  # else sentencepiece would re-base scores inside
-        store.append(list(compress(short, keep.tolist())), result.start[keep],
-                     result.count[keep], batch_limit[keep], batch_max[keep],
-                     result.piece_len, result.piece_id)
-        solo = solo + list(compress(short, (~keep).tolist()))
-    if not solo:
+        kept_words = short if keep.all() else list(compress(short, keep.tolist()))
+        store.append(kept_words, result.start[keep], result.count[keep], batch_limit[keep],
+                     batch_max[keep], result.piece_len, result.piece_id,
+                     None if keyed is None else keyed.take(short_at[keep]))
+        solo_at = np.concatenate([solo_at, short_at[~keep]])
+    if not solo_at.size:
         return
+    solo = [words[k] for k in solo_at.tolist()]
     cache = solver.cache
     entries = []
     for word in solo:
@@ -214,4 +227,5 @@ def _solve_whole(solver: WordPath, store: WordRows, words: list[str]) -> None:
                  np.fromiter(map(_LIMIT, entries), np.float64, len(entries)),
                  np.fromiter(map(_WORD_MAX, entries), np.float64, len(entries)),
                  np.fromiter(chain.from_iterable(map(_LENGTHS, entries)), np.int64),
-                 np.fromiter(chain.from_iterable(map(_IDS, entries)), np.int64))
+                 np.fromiter(chain.from_iterable(map(_IDS, entries)), np.int64),
+                 None if keyed is None else keyed.take(solo_at))

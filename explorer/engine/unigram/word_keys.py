@@ -147,3 +147,43 @@ class TextWords(Sequence[str]):
         text = self.text
         return list(map(text.__getitem__, map(slice, self.bounds[which].tolist(),
                                               self.bounds[which + 1].tolist())))
+
+
+class KeyedWords:
+    """Words as their code points end to end, with their :func:`word_keys`: what a word row
+    store keeps of each word (:meth:`~explorer.engine.unigram.rows.WordRows.append`), handed
+    on where it is known already (the text's words, the parts they were cut into, a helper
+    process's rows) instead of being found again from the strings."""
+
+    __slots__ = ("bounds", "codes", "keys")
+
+    def __init__(self, codes: np.ndarray, bounds: np.ndarray, keys: np.ndarray) -> None:
+        self.codes = codes
+        """The words' code points, end to end (any unsigned dtype)."""
+        self.bounds = bounds
+        """Word ``k`` is ``codes[bounds[k]:bounds[k + 1]]`` (int64, from 0)."""
+        self.keys = keys
+        """Word ``k``'s key (int64)."""
+
+    @classmethod
+    def of(cls, words: Sequence[str]) -> KeyedWords:
+        """The code points and keys of ``words``."""
+        codes = codes_of("".join(words))
+        bounds = end_to_end(words)
+        return cls(codes, bounds, word_keys(codes, bounds))
+
+    def __len__(self) -> int:
+        return len(self.keys)
+
+    def take(self, which: np.ndarray) -> KeyedWords:
+        """The words at indices ``which`` (in that order)."""
+        if len(which) == len(self.keys) and (
+                not len(which) or bool((which == np.arange(len(which))).all())):
+            return self
+        first = self.bounds[which]
+        sizes = self.bounds[which + 1] - first
+        bounds = np.zeros(len(which) + 1, np.int64)
+        np.cumsum(sizes, out=bounds[1:])
+        at = np.repeat(first - bounds[:-1], sizes)
+        at += np.arange(int(bounds[-1]), dtype=np.int64)
+        return KeyedWords(self.codes[at], bounds, self.keys[which])
