@@ -8,7 +8,7 @@ the capability predicates so the UI asks instead of type-switching.
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from collections.abc import Collection, Iterator, Sequence
+from collections.abc import Callable, Collection, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Literal
 
@@ -103,11 +103,14 @@ class Tokenizer(ABC):
         """
         return self.encode_compact(text)
 
-    def cache_shares(self, text: str, step: int) -> Iterator[object]:
+    def cache_shares(self, text: str, step: int,
+                     floor: Callable[[], int] | None = None) -> Iterator[object]:
         """Work that makes a later encode of ``text`` faster, done ahead (in another process:
         the window's first encode of a big document) about ``step`` code points at a time,
-        as picklable data for :meth:`take_cache_share` of a copy of this tokenizer. Tokens
-        never depend on it, only speed. This default has nothing to share."""
+        as picklable data for :meth:`take_cache_share` of a copy of this tokenizer; the
+        text before ``floor()`` (asked before each step) needs none. Tokens never depend on
+        it, only speed. This default has nothing to share."""
+        del floor
         return iter(())
 
     def take_cache_share(self, share: object) -> None:

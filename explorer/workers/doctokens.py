@@ -246,6 +246,7 @@ def _take_tail(helper: TailEncode, text: str, at: int, check: Segment,
     (at document offset ``at``, past the helper's start), append their segments from ``at``
     to the end to ``segments`` and return True. (Polling takes the words a helper solving
     words has sent.)"""
+    helper.reached(at)
     toks = helper.poll()
     if toks is None or at <= helper.start or not agrees(check, toks, at - helper.start):
         return False

@@ -47,6 +47,7 @@ import pickle
 import queue
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import replace
 from multiprocessing import get_context
 from multiprocessing.connection import Connection
@@ -77,6 +78,15 @@ the thread catches up with it and solves words itself (a 10 MB document with a 3
 7.3-7.9 s from 1 MB in, 6.2-7.5 s from 2 or 3 MB in, 9.6-10.3 s without a child)."""
 SHARE_STEP = 262_144
 """Code points of text whose solved words a word-solving child sends at a time."""
+AHEAD_LEAD = 2 * SHARE_STEP
+"""A word-solving child keeps this far ahead of the thread's window: the thread reports
+where it is (:meth:`TailEncode.reached`), and a child the thread has caught up with skips to
+the line after that place plus this lead (the thread solves the words in between itself).
+Without it, a child that started too close was overtaken and both solved the same words;
+started farther, the thread solved everything before it cold (the all-language UDHR: each
+language's words are new, the thread runs warm at ~1.6x the child's pace)."""
+REPORT_STEP = SHARE_STEP // 2
+"""The thread reports its place to a word-solving child when it moved this far."""
 PREFETCH_AT = 0.4
 """A child started before the window encodes the text from ``PREFETCH_AT * len`` on. It
 starts ~2-3 s before the window's first encode, but shares the cores with the window's
@@ -131,6 +141,10 @@ class TailEncode:
         """Document offset from which the encode took the child's tokens (None: not)."""
         self._tokens: CompactTokens | None = None
         self._done = False
+        self._reported = 0
+        """The last place reported to the child (:meth:`reached`)."""
+        self._sent = threading.Event()
+        """Set once the work is written: the thread's places may follow on the same pipe."""
         # The work goes through a pipe written by a thread: passed as the process's
         # arguments, it would be written while starting it, and the child reads those only
         # after its interpreter has started and while it imports what unpickling needs
@@ -152,7 +166,8 @@ class TailEncode:
         finally:
             send.close()
             work_in.close()
-        threading.Thread(target=_send_work, args=(work_out, payload), daemon=True,
+        self._work = work_out
+        threading.Thread(target=_send_work, args=(work_out, payload, self._sent), daemon=True,
                          name="explorer-tail-work").start()
         # Its answers are read as they come (a child solving words ahead of a window that
         # does not poll yet would otherwise wait on a full pipe).
@@ -169,6 +184,18 @@ class TailEncode:
             except queue.Empty:
                 return None
         return self._tokens
+
+    def reached(self, offset: int) -> None:
+        """Tell a child solving words that the encode's thread is at document ``offset``
+        (it skips what the thread will reach before its next batch is solved:
+        :data:`AHEAD_LEAD`). Reported every :data:`REPORT_STEP` code points; never blocks
+        for long (a few bytes on a pipe the child drains at every batch)."""
+        if (not self.words or not self._sent.is_set() or self._done or self.failed
+                or offset - self._reported < REPORT_STEP or offset <= self.start):
+            return
+        self._reported = offset
+        with contextlib.suppress(OSError, ValueError):  # (the child ended: nothing to tell)
+            self._work.send(offset - self.start + AHEAD_LEAD)
 
     def _handle(self, kind: str, value: object) -> None:
         """One message of the child (or the reader's ``eof``)."""
@@ -236,6 +263,9 @@ class TailEncode:
         if self._process.is_alive():
             self._process.terminate()
         self._process.join(timeout=5)  # (the reader then ends at the pipe's end)
+        if self._sent.is_set():  # (else the writer thread still owns it, and closes it)
+            with contextlib.suppress(OSError):
+                self._work.close()
 
 
 def start_tail(tokenizer: Tokenizer, text: str, exact: bool = False) -> TailEncode | None:
@@ -336,12 +366,31 @@ def _receive(connection: Connection, inbox: queue.SimpleQueue[tuple[str, object]
             connection.close()
 
 
-def _send_work(connection: Connection, payload: bytes) -> None:
-    """Write the child's work (a thread: it blocks until the child reads it all)."""
-    with contextlib.suppress(OSError):  # (the child was stopped or died)
+def _send_work(connection: Connection, payload: bytes, sent: threading.Event) -> None:
+    """Write the child's work (a thread: it blocks until the child reads it all), then let
+    :meth:`TailEncode.reached` use the pipe (or close it when the write failed)."""
+    try:
         connection.send_bytes(payload)
-    with contextlib.suppress(OSError):
-        connection.close()
+    except OSError:  # (the child was stopped or died)
+        with contextlib.suppress(OSError):
+            connection.close()
+        return
+    sent.set()
+
+
+def _thread_place(work: Connection) -> Callable[[], int]:
+    """In the child: where the parent's thread will be by the next batch (the last place
+    :meth:`TailEncode.reached` sent, in the child's part; 0 before any)."""
+    least = 0
+
+    def floor() -> int:
+        nonlocal least
+        with contextlib.suppress(EOFError, OSError):
+            while work.poll():
+                least = int(work.recv())
+        return least
+
+    return floor
 
 
 def _help(work: Connection, connection: Connection) -> None:
@@ -352,7 +401,6 @@ def _help(work: Connection, connection: Connection) -> None:
     gc.disable()  # (a short life making millions of objects: collections only cost)
     try:
         tokenizer, text, step = pickle.loads(work.recv_bytes())
-        work.close()
         if step == PREFETCH:
             from explorer.engine.formats import load_tokenizer
 
@@ -362,7 +410,7 @@ def _help(work: Connection, connection: Connection) -> None:
             text = text[start:]
             step = SHARE_STEP if words else 0
         if step:
-            for share in tokenizer.cache_shares(text, step):
+            for share in tokenizer.cache_shares(text, step, _thread_place(work)):
                 connection.send(("share", share))
             connection.send(("done", None))
         else:
@@ -372,3 +420,4 @@ def _help(work: Connection, connection: Connection) -> None:
             connection.send(("error", f"{type(e).__name__}: {e}"))
     finally:
         connection.close()
+        work.close()

@@ -72,6 +72,9 @@ class _Answered:
     def poll(self):
         return self.tokens
 
+    def reached(self, offset):
+        pass
+
     def close(self):
         self.closed = True
 
@@ -311,3 +314,87 @@ def test_short_texts_and_missing_vocabularies_start_nothing_that_lingers(cl100k,
     doc = run(encode_document(cl100k, short, chunk=256, tail=start_tail))
     assert not tail_encode._prefetched and not early.running
     assert flat(doc) == whole_tokens(cl100k, short)
+
+
+def _numbered_words(share) -> set[int]:
+    """The line numbers a share holds (TEXT's lines end with their number: this model's
+    words run on over the line end, ``▁123\nThe``)."""
+    import re
+
+    found = (re.match(r"\u2581(\d+)\n", w) for w in share.words)
+    return {int(m.group(1)) for m in found if m}
+
+
+def test_a_child_solving_words_skips_what_the_thread_reaches_first(unigram):
+    """The thread's place, reported on the work pipe after the work, moves the child on:
+    its next batch starts at the line after that place, and what lies before is left to the
+    thread (the child's own protocol, run here in-process: deterministic)."""
+    import gc
+    import multiprocessing
+    import pickle
+    import threading
+
+    part = TEXT[5000:]
+    place = part.index("\n", 40_000) + 1  # the child is told to go on from here
+
+    class Work:  # the work pipe as the child reads it: the work, then the thread's place
+        def __init__(self):
+            self.places = [place - 10]  # (mid-line: the batch starts at the next line)
+
+        def recv_bytes(self):
+            return pickle.dumps((unigram, part, 8192))
+
+        def poll(self):
+            return bool(self.places)
+
+        def recv(self):
+            return self.places.pop(0)
+
+        def close(self):
+            pass
+
+    answers_in, answers_out = multiprocessing.Pipe(duplex=False)
+    helping = threading.Thread(target=tail_encode._help, args=(Work(), answers_out))
+    helping.start()  # (its answers fill the pipe: read them as they come)
+    shares = []
+    try:
+        while answers_in.poll(60):
+            kind, value = answers_in.recv()
+            if kind == "done":
+                break
+            assert kind == "share", value
+            shares.append(value)
+    finally:
+        helping.join(60)
+        gc.enable()  # (the child's protocol turns collections off for its short life)
+    first = int(part[place:].split("\n", 1)[0].rsplit(" ", 1)[1])
+    numbers = set().union(*map(_numbered_words, shares))
+    assert numbers and min(numbers) == first  # from the line after the place on, nothing before
+    assert max(numbers) == 1499  # and on to the end
+
+
+def test_the_thread_reports_its_place_to_a_child_solving_words(unigram, monkeypatch):
+    """:meth:`TailEncode.reached` sends the place plus the lead, in the child's part, once
+    the work is written, every ``REPORT_STEP`` code points; never for a child encoding a
+    tail (it does not read them)."""
+    monkeypatch.setattr(tail_encode, "AHEAD_LEAD", 100)
+    monkeypatch.setattr(tail_encode, "REPORT_STEP", 1000)
+    sent = []
+
+    class Pipe:
+        def send(self, value):
+            sent.append(value)
+
+    helper = TailEncode.__new__(TailEncode)
+    helper.start, helper.words, helper._done, helper.failed = 5000, True, False, False
+    helper._reported, helper._work = 0, Pipe()
+    helper._sent = tail_encode.threading.Event()
+    helper.reached(7000)
+    assert sent == []  # (the work is not written yet)
+    helper._sent.set()
+    for offset in (4000, 7000, 7500, 8100, 9200):
+        helper.reached(offset)
+    assert sent == [7000 - 5000 + 100, 8100 - 5000 + 100, 9200 - 5000 + 100]
+    helper.words = False
+    helper.reached(20_000)
+    assert len(sent) == 3

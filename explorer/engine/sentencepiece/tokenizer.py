@@ -22,7 +22,7 @@ from __future__ import annotations
 import copy
 import random
 from array import array
-from collections.abc import Collection, Iterator, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterator, Mapping, Sequence
 from itertools import compress
 from typing import Literal, Protocol
 
@@ -203,14 +203,22 @@ class SentencePieceTokenizer(Tokenizer):
         (an ``<unk>`` run and a control piece are kept whole)."""
         return self._compact(text, None, resumable=False)
 
-    def cache_shares(self, text: str, step: int) -> Iterator[object]:
+    def cache_shares(self, text: str, step: int,
+                     floor: Callable[[], int] | None = None) -> Iterator[object]:
         """A Unigram model's words of ``text`` solved, ``step`` code points (to a line end) at
-        a time: the word rows each added (:meth:`UnigramModel.share_rows`)."""
+        a time: the word rows each added (:meth:`UnigramModel.share_rows`). ``floor``: asked
+        before each batch, the place before which words need not be solved (the batch then
+        starts at the line after it)."""
         model = self.model
         if not isinstance(model, UnigramModel) or model.word_pattern is None:
             return
         pos = 0
         while pos < len(text):
+            least = floor() if floor is not None else 0
+            if least > pos:
+                pos = text.find("\n", least) + 1 or len(text)
+                if pos >= len(text):
+                    return
             end = text.find("\n", pos + step)
             end = len(text) if end == -1 else end + 1
             part = text[pos:end]
