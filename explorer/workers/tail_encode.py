@@ -20,7 +20,10 @@ solves the text's words ahead of the thread (:meth:`~explorer.engine.tokenizer.T
 cache_shares`), a quarter megabyte at a time, and the thread takes each batch of solved words
 at its next window (:meth:`~explorer.engine.tokenizer.Tokenizer.take_cache_share`): its
 windows then find their words solved, as in a second encode. The thread still decides every
-token from the exact running score; the words are the ones it would have solved itself.
+token from the exact running score; the words are the ones it would have solved itself. The
+thread reports its place on the work pipe (:meth:`TailEncode.reached`); a child it has
+caught up with skips ahead of it (:data:`AHEAD_LEAD`) instead of solving the words the
+thread is solving too.
 
 The child is started with ``spawn`` (a new interpreter, safe from a process with Qt
 threads); it receives the pickled tokenizer and its part of the text and sends back
