@@ -6,7 +6,6 @@
 
 from __future__ import annotations
 
-import re
 from array import array
 from bisect import bisect_left, bisect_right
 from collections.abc import Generator, Iterable, Sequence
@@ -376,10 +375,9 @@ def _safe_cuts(text: str, starts: array, ends: array, begin: int, stop: int,
     crosses, in order, and ``i`` the first token at or after it, keeping the first cut of
     each ``i > tok_start`` (a line start inside a token run that starts no token adds
     nothing). One numpy pass over all the line starts instead of a search per line."""
-    newlines = [m.end() for m in _NEWLINE.finditer(text, begin, stop)]
-    if not newlines or not starts:
+    cuts = _line_starts(text, begin, stop)
+    if not len(cuts) or not starts:
         return [], []
-    cuts = np.array(newlines, np.int64)
     first = np.searchsorted(np.frombuffer(starts, np.int32), cuts)  # bisect_left
     ends_arr = np.frombuffer(ends, np.int32)
     ok = first > tok_start
@@ -390,7 +388,19 @@ def _safe_cuts(text: str, starts: array, ends: array, begin: int, stop: int,
     return cuts[fresh].tolist(), first[fresh].tolist()
 
 
-_NEWLINE = re.compile("\n")
+LINE_SCAN_CHARS = 1 << 20
+"""Characters :func:`_line_starts` reads as code points at a time (4 MB each)."""
+
+
+def _line_starts(text: str, begin: int, stop: int) -> np.ndarray:
+    """The end of every ``\n`` in ``text[begin:stop]`` (int64): found in the text's code
+    points, a slice at a time (a match object per line was ~4% of a warm 10 MB encode)."""
+    found = []
+    for a in range(begin, stop, LINE_SCAN_CHARS):
+        b = min(a + LINE_SCAN_CHARS, stop)
+        codes = np.frombuffer(text[a:b].encode("utf-32-le", "surrogatepass"), np.uint32)
+        found.append(np.flatnonzero(codes == 10) + (a + 1))
+    return np.concatenate(found) if found else np.zeros(0, np.int64)
 
 
 def agrees(seg: Segment, window: CompactTokens, at: int) -> bool:

@@ -96,3 +96,20 @@ def test_segments_as_a_step_per_line_cuts_them(seed: int) -> None:
     want = [(a, b, ids[i] if i < len(ids) and starts[i] < b else None)
             for a, b, i in segments_stepping(text, starts, ends, limit, begin, least)]
     assert got == want
+
+
+@pytest.mark.parametrize("chunk", [1, 3, 7, 1 << 20])
+def test_line_starts_are_every_newline_end_whatever_the_slice(chunk, monkeypatch) -> None:
+    """The line starts are found in code points a slice at a time: the same at every slice
+    size, with characters past the BMP, lone surrogates and lines that end a slice."""
+    from explorer.workers import docstore
+
+    monkeypatch.setattr(docstore, "LINE_SCAN_CHARS", chunk)
+    rng = random.Random(chunk)
+    alphabet = ["\n", "a", "é", "😀", "\ud800", "𠀋", " ", "\n\n"]
+    for _ in range(100):
+        text = "".join(rng.choice(alphabet) for _ in range(rng.randrange(0, 40)))
+        begin = rng.randrange(0, len(text) + 1)
+        stop = rng.randrange(begin, len(text) + 1)
+        expected = [i + 1 for i in range(begin, stop) if text[i] == "\n"]
+        assert docstore._line_starts(text, begin, stop).tolist() == expected
