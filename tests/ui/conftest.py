@@ -4,8 +4,13 @@ check that no unexpected Qt warning was logged."""
 from __future__ import annotations
 
 import pytest
+from PySide6.QtCore import QStandardPaths
 
 from explorer.ui.settings import use_settings_dir
+
+# Qt's own state (a non-native file dialog's history in QtProject.conf, any standard
+# location) goes to Qt's test directories, never the user's ~/.config or ~/.local/share.
+QStandardPaths.setTestModeEnabled(True)
 
 # Messages of the offscreen platform and of fonts missing on CI machines: not our bugs.
 EXPECTED_QT_MESSAGES = (

@@ -80,3 +80,17 @@ def test_every_format_is_offered_and_opens(real_files) -> None:
         assert load_tokenizer(path).vocab_size > 0, path
     for other in ("notes.txt", "picture.png", "model.bin"):
         assert not QDir.match(every, other)
+
+
+def test_ui_tests_keep_qts_own_state_out_of_the_users_config() -> None:
+    """A non-native file dialog saves its history through QSettings("QtProject"): in the
+    tests it lands in Qt's test directories (CI runs added their clone's path to the
+    user's ~/.config/QtProject.conf before)."""
+    from pathlib import Path
+
+    from PySide6.QtCore import QStandardPaths
+
+    assert QStandardPaths.isTestModeEnabled()
+    config = QStandardPaths.writableLocation(QStandardPaths.StandardLocation.GenericConfigLocation)
+    assert Path(config) != Path.home() / ".config"
+    assert ".qttest" in Path(config).parts
