@@ -244,8 +244,8 @@ def _take_tail(helper: TailEncode, text: str, at: int, check: Segment,
                segments: list[Segment]) -> bool:
     """When the helper's tokens of ``text[helper.start:]`` are in and reproduce ``check``
     (at document offset ``at``, past the helper's start), append their segments from ``at``
-    to the end to ``segments`` and return True. (Polling takes the words a helper solving
-    words has sent.)"""
+    to the end to ``segments`` and return True. (A helper solving words is told the
+    thread's place, and polling takes the words it has sent.)"""
     helper.reached(at)
     toks = helper.poll()
     if toks is None or at <= helper.start or not agrees(check, toks, at - helper.start):

@@ -27,7 +27,7 @@ import numpy as np
 
 from explorer.engine.int_table import MISSING, IntTable
 from explorer.engine.unigram.binade import RunsAhead
-from explorer.engine.unigram.word_keys import KeyedWords, codes_of, end_to_end
+from explorer.engine.unigram.word_keys import KeyedWords
 
 
 class WordTable:
@@ -229,10 +229,9 @@ class WordRows:
                 return 0
             words = (share.words if n == len(keep) else
                      [w for w, k in zip(share.words, keep.tolist(), strict=True) if k])
-            codes = codes_of("".join(words))
             self.append(words, share.first[keep], share.count[keep], share.limit[keep],
                         share.word_max[keep], share.piece_len, share.piece_id,
-                        KeyedWords(codes, end_to_end(words), keys[keep]))
+                        KeyedWords.of(words, keys[keep]))
             return n
 
     def table(self) -> WordTable:

@@ -152,8 +152,8 @@ class TextWords(Sequence[str]):
 class KeyedWords:
     """Words as their code points end to end, with their :func:`word_keys`: what a word row
     store keeps of each word (:meth:`~explorer.engine.unigram.rows.WordRows.append`), handed
-    on where it is known already (the text's words, the parts they were cut into, a helper
-    process's rows) instead of being found again from the strings."""
+    on where it is known already (the text's words, the parts they were cut into, the keys
+    of a helper process's rows) instead of being found again from the strings."""
 
     __slots__ = ("bounds", "codes", "keys")
 
@@ -166,11 +166,11 @@ class KeyedWords:
         """Word ``k``'s key (int64)."""
 
     @classmethod
-    def of(cls, words: Sequence[str]) -> KeyedWords:
-        """The code points and keys of ``words``."""
+    def of(cls, words: Sequence[str], keys: np.ndarray | None = None) -> KeyedWords:
+        """The code points and keys of ``words`` (``keys``: theirs, when known)."""
         codes = codes_of("".join(words))
         bounds = end_to_end(words)
-        return cls(codes, bounds, word_keys(codes, bounds))
+        return cls(codes, bounds, word_keys(codes, bounds) if keys is None else keys)
 
     def __len__(self) -> int:
         return len(self.keys)
