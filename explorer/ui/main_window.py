@@ -312,8 +312,10 @@ class MainWindow(QMainWindow):
             text = load_text() if self._autosave is not None else None
             if text:  # (a --text-file's helper was started before the window)
                 prefetch_encode(source, text)
-        self.set_text(text if text else sample_text(DEFAULT_SAMPLE))
+        # The vocabulary loads on a worker while the editor takes the text (a 10 MB text
+        # is ~0.6 s of Qt's layout, which lets Python threads run).
         self.open_source(source)
+        self.set_text(text if text else sample_text(DEFAULT_SAMPLE))
 
     # ----- dialogs ------------------------------------------------------------------------
     def open_vocabulary_dialog(self) -> None:

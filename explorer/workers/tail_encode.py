@@ -90,11 +90,14 @@ started farther, the thread solved everything before it cold (the all-language U
 language's words are new, the thread runs warm at ~1.6x the child's pace)."""
 REPORT_STEP = SHARE_STEP // 2
 """The thread reports its place to a word-solving child when it moved this far."""
-PREFETCH_AT = 0.4
+PREFETCH_AT = 0.3
 """A child started before the window encodes the text from ``PREFETCH_AT * len`` on. It
-starts ~2-3 s before the window's first encode, but shares the cores with the window's
-start-up and its tokens come only when all are done; measured with cl100k on the 10 MB
-document, a child from a quarter in answered after the thread had passed the half."""
+starts ~1 s before the window's first encode, but shares the cores with the window's
+start-up and its tokens come only when all are done. Measured on the 10 MB document (from
+the text in the editor to the whole text highlighted, three runs each): o200k 0.86-1.07 s
+from 0.3 in, 0.98-1.18 s from 0.35, 1.01-1.06 s from 0.4; cl100k 0.83-0.87 s from 0.3,
+0.92-0.97 s from 0.4. From a quarter in the child answered after the thread had passed
+its start (and the thread went on alone until it did)."""
 FLAT_SEGMENT_CHARS = 2048
 """The least segment of the child's encode (its segments are joined again at once): 8x
 fewer than the document's 256, for a next window's context 2 kB longer (a 6 MB part cut
