@@ -181,3 +181,25 @@ def test_keys_are_the_documented_hash_for_short_and_long_words() -> None:
     text = "".join(words)
     bounds = np.cumsum([0] + [len(w) for w in words])
     assert word_keys(codes_of(text), bounds).tolist() == [reference(w) for w in words]
+
+
+def test_short_texts_find_their_words_by_key_while_the_string_map_is_behind() -> None:
+    """After a long text's words became rows by key, a short text (the string way's size)
+    finds its words by key too: the string map is not brought up to date for every row (a
+    first keystroke after a big document's encode), and the ids are sentencepiece's, new
+    words included."""
+    path = trained_model("uni_nfkc")
+    tok = load_tokenizer(path)
+    sp = spm.SentencePieceProcessor(model_file=str(path))
+    lines = _model_texts()
+    one = " ".join(lines)
+    tok.model._cache.clear()
+    assert tok.encode_ids(one) == sp.encode(one)
+    store = tok.model._words.cache.rows
+    behind = store.unsynced
+    assert behind > solve.UNSYNCED_ROWS
+    short = [line for line in lines if 0 < len(line) < 120][:12]
+    short += ["zqxjv wvqk " + short[0], "Ωμέγα qqqz 𠀀x"]  # new words among known ones
+    assert sum(map(len, short)) < solve.KEYED_MIN_CHARS  # (the string way's texts)
+    assert tok.encode_ids_batch(short) == sp.encode(short)
+    assert store.unsynced >= behind, "the string map was brought up to date"

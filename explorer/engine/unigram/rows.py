@@ -127,6 +127,11 @@ class WordRows:
             self._synced = size
         return self._row_of
 
+    @property
+    def unsynced(self) -> int:
+        """Rows the string map ``row_of`` would have to add when next asked."""
+        return self.size - self._synced
+
     def clear(self) -> None:
         """Forget every row."""
         with self.lock:

@@ -41,6 +41,11 @@ BATCH_MIN_CHARS = 1000  # fewer new characters: the per-word Viterbi is cheaper
 KEYED_MIN_CHARS = 2000
 """Shorter texts find their words by string: the numpy way's fixed cost (~0.2 ms, a
 keystroke's window) is more than a few hundred dict lookups (measured: even at ~2000)."""
+UNSYNCED_ROWS = 4096
+""":func:`word_rows` finds words by key while the string map lacks more rows than this (and
+8 per word): bringing it up to date after a document's rows came by key (a child's shares, a
+cold encode) cost 68 ms for the two short texts of a 10 MB document, and would be a first
+keystroke's."""
 _LENGTHS, _IDS, _LIMIT, _WORD_MAX = (itemgetter(k) for k in range(4))
 
 
@@ -115,11 +120,18 @@ def _rows_by_key(store: WordRows, codes: np.ndarray, words: TextWords,
 def word_rows(solver: WordPath, words: list[str]) -> tuple[WordTable, np.ndarray]:
     """The model's word rows (:mod:`~.rows`) and the row of each of ``words``, the new ones
     solved first: by :class:`BatchViterbi` when there are enough new characters, else (and
-    for words longer than ``MAX_WORD``) one by one."""
+    for words longer than ``MAX_WORD``) one by one. Found by key while the string map is
+    far behind the rows (:data:`UNSYNCED_ROWS`), else by string."""
     store = solver.cache.rows
     with store.lock:
         if store.size >= ROWS_LIMIT:
             store.reset()
+        if words and store.unsynced > max(UNSYNCED_ROWS, 8 * len(words)):
+            keyed = _rows_by_key(store, codes_of("".join(words)),
+                                 TextWords("".join(words), end_to_end(words)),
+                                 lambda new, keyed: _solve_into(solver, store, new, keyed))
+            if keyed is not None:
+                return store.table(), keyed
         rows = np.fromiter(map(store.row_of.get, words, repeat(-1)), np.int64, len(words))
         missing = np.flatnonzero(rows < 0)
         if missing.size:  # solve the new words, then look up only where they occur
