@@ -35,7 +35,8 @@ thread encodes the whole text itself. A cancelled encode terminates the child.
 (``--text-file``) is known before the window, its panels and the vocabulary exist, ~2-3 s
 before the first encode starts. The child is then started at once with the vocabulary's
 *path*: it loads the vocabulary itself, finds out which kind of help the tokenizer takes,
-and starts earlier in the text (two fifths in, or solving words from the start); the first
+and starts earlier in the text (from three tenths to halfway in, as fast as it finds the
+tokenizer on the text: :func:`prefetch_fraction`; or solving words from the start); the first
 encode's :func:`start_tail` adopts it when the text is the same and the child's tokenizer
 encodes a probe exactly as the window's does (:func:`fingerprint`), and stops it otherwise.
 
@@ -64,7 +65,7 @@ from explorer.engine.tokenizer import Tokenizer
 from explorer.workers.doctokens import encode_document
 
 __all__ = ["HEAD_START", "PARALLEL_MIN", "SHARE_STEP", "WORDS_AHEAD", "TailEncode",
-           "fingerprint", "prefetch_tail", "start_tail", "tail_start"]
+           "fingerprint", "prefetch_fraction", "prefetch_tail", "start_tail", "tail_start"]
 
 PARALLEL_MIN = 2_000_000
 """Texts at least this long (code points) get a child process. Measured (cold caches, wall
@@ -91,13 +92,27 @@ language's words are new, the thread runs warm at ~1.6x the child's pace)."""
 REPORT_STEP = SHARE_STEP // 2
 """The thread reports its place to a word-solving child when it moved this far."""
 PREFETCH_AT = 0.3
-"""A child started before the window encodes the text from ``PREFETCH_AT * len`` on. It
-starts ~1 s before the window's first encode, but shares the cores with the window's
-start-up and its tokens come only when all are done. Measured on the 10 MB document (from
-the text in the editor to the whole text highlighted, three runs each): o200k 0.86-1.07 s
-from 0.3 in, 0.98-1.18 s from 0.35, 1.01-1.06 s from 0.4; cl100k 0.83-0.87 s from 0.3,
-0.92-0.97 s from 0.4. From a quarter in the child answered after the thread had passed
-its start (and the thread went on alone until it did)."""
+"""The earliest a child started before the window starts its part, as a fraction of the text
+(:func:`prefetch_fraction`). It starts ~1 s before the window's first encode, but shares the
+cores with the window's start-up and its tokens come only when all are done. Measured on the
+10 MB document (from the text in the editor to the whole text highlighted, three runs each):
+o200k 0.86-1.07 s from 0.3 in, 0.98-1.18 s from 0.35, 1.01-1.06 s from 0.4; cl100k
+0.83-0.87 s from 0.3, 0.92-0.97 s from 0.4. From a quarter in the child answered after the
+thread had passed its start (and the thread went on alone until it did)."""
+PREFETCH_LATEST = 0.47
+"""The latest a prefetched child starts its part (a tokenizer so slow that the child's head
+start is nothing beside the encode). A little before halfway: the window's thread also
+paints and answers the window, and went 0.85-1.0x its child's pace (10 MB document:
+all-MiniLM's child from 0.47 in answered with the thread at its start; Mistral's
+SentencePiece BPE and the bundled tokenizer.json BPE from 0.48 and 0.43, 1.2 and 0.6 s before
+the thread got there)."""
+PREFETCH_LEAD_S = 0.4
+"""Seconds of the prefetched child's own pace that its head start is worth
+(:func:`prefetch_fraction`): with it, o200k's child (~5M characters a second) starts at
+:data:`PREFETCH_AT`, where it was measured best."""
+PROBE_SECONDS = 0.1
+"""The prefetched child times its tokenizer on the text for about this long
+(:func:`_chars_per_second`)."""
 FLAT_SEGMENT_CHARS = 2048
 """The least segment of the child's encode (its segments are joined again at once): 8x
 fewer than the document's 256, for a next window's context 2 kB longer (a 6 MB part cut
@@ -321,8 +336,48 @@ def _prefetch_part(tokenizer: Tokenizer, text: str) -> tuple[int, bool]:
     resume points: :meth:`~Tokenizer.encode_compact_resumed` reports some)."""
     if tokenizer.encode_compact_resumed(PROBE, None).resume is not None:
         return 0, True
-    cut = text.find("\n", int(len(text) * PREFETCH_AT))
+    at = prefetch_fraction(_chars_per_second(tokenizer, text), len(text))
+    cut = text.find("\n", int(len(text) * at))
     return (len(text) if cut == -1 else cut + 1), False
+
+
+def prefetch_fraction(chars_per_second: float, size: int) -> float:
+    """Where a prefetched child starts its part of a text of ``size`` code points (a
+    fraction of it), for a tokenizer that encodes ``chars_per_second``.
+
+    The child starts encoding about a second before the window's thread does, and then both
+    go at about the same pace; the child's part should end when the thread reaches it. A
+    fast tokenizer's child is far ahead: it starts at :data:`PREFETCH_AT`; the slower the
+    tokenizer, the less its head start counts, up to halves (:data:`PREFETCH_LATEST`).
+    Measured on the 10 MB document: a child solving all-MiniLM's WordPiece (~0.4M
+    characters a second) from 0.3 in answered 4 s after the thread had passed its start.
+    """
+    if size <= 0 or chars_per_second <= 0:
+        return PREFETCH_LATEST
+    head = PREFETCH_LEAD_S * chars_per_second / size
+    return min(PREFETCH_LATEST, max(PREFETCH_AT, PREFETCH_LATEST - head))
+
+
+def _chars_per_second(tokenizer: Tokenizer, text: str) -> float:
+    """The tokenizer's pace on ``text`` (code points a second of this process's CPU): a
+    slice of the text's middle encoded to warm it up, then the slices after it for about
+    :data:`PROBE_SECONDS` (a fast tokenizer's first slice is mostly its one-time costs)."""
+    step = 32_768
+    middle = len(text) // 2
+    tokenizer.encode_compact(text[middle:middle + step])
+    at = middle + step if middle + step < len(text) else 0  # (a short text: from its start)
+    done, began = 0, time.process_time()
+    for _ in range(4):
+        piece = text[at:at + 2 * step]
+        if not piece:
+            break
+        tokenizer.encode_compact(piece)
+        done += len(piece)
+        at += len(piece)
+        if time.process_time() - began >= PROBE_SECONDS:
+            break
+    spent = time.process_time() - began
+    return done / spent if spent > 0 else 0.0
 
 
 def _encode_flat(tokenizer: Tokenizer, text: str) -> CompactTokens:

@@ -245,6 +245,28 @@ def test_the_childs_flat_tokens_keep_regular_unknown_ids(tmp_path):
     assert _encode_flat(tok, "ab x ab\n" * 2000).unknown_ids == frozenset()
 
 
+def test_a_prefetched_child_starts_later_the_slower_its_tokenizer() -> None:
+    """A fast tokenizer's child starts three tenths in (its head start is worth a fifth of
+    the text); a slow one's about halfway; never outside those."""
+    size = 10_000_000
+    fraction = tail_encode.prefetch_fraction
+    assert fraction(8e6, size) == tail_encode.PREFETCH_AT  # cl100k's pace
+    assert fraction(5e6, size) == pytest.approx(tail_encode.PREFETCH_AT)  # o200k's
+    slow = fraction(4e5, size)  # all-MiniLM's WordPiece
+    assert 0.45 < slow < tail_encode.PREFETCH_LATEST <= 0.5
+    paces = [1e4, 1e5, 5e5, 1e6, 2e6, 4e6, 1e7, 1e9]
+    fractions = [fraction(pace, size) for pace in paces]
+    assert fractions == sorted(fractions, reverse=True)
+    assert all(tail_encode.PREFETCH_AT <= f <= tail_encode.PREFETCH_LATEST for f in fractions)
+    assert fraction(0.0, size) == fraction(1e6, 0) == tail_encode.PREFETCH_LATEST
+
+
+def test_the_pace_probe_times_the_tokenizer_on_the_text(cl100k) -> None:
+    pace = tail_encode._chars_per_second(cl100k, TEXT * 4)
+    assert pace > 1e4  # (code points a second; any machine does more)
+    assert tail_encode._chars_per_second(cl100k, "") == 0.0
+
+
 def _prefetched(vocab, text):
     """The child :func:`prefetch_tail` started (and nothing else left from other tests)."""
     tail_encode.prefetch_tail(str(vocab), text)
