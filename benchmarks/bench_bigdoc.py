@@ -1,8 +1,10 @@
 """A 10 MB document in the window, and ``encode --lines`` over 100 MB: time and peak memory.
 
 For each model (every bundled one: cl100k, o200k, the tokenizer.json BPE ``corpus_bpe_4k``
-and the SentencePiece Unigram ``corpus_unigram_4k``; and a 32k SentencePiece Unigram model
-trained here with sentencepiece on English + the all-language UDHR):
+and the SentencePiece Unigram ``corpus_unigram_4k``; a 32k SentencePiece Unigram model
+trained here with sentencepiece on English + the all-language UDHR; and two loaded from the
+test references: all-MiniLM's WordPiece ``tokenizer.json`` and Mistral's SentencePiece BPE
+``tokenizer.model.v1``):
 
 1. the real command, ``/usr/bin/time -v python -m explorer --screenshot OUT.png --vocab V
    --text-file BIG.txt`` (the window opens, encodes, highlights and renders, then exits):
@@ -21,7 +23,7 @@ Then ``/usr/bin/time -v python -m explorer encode --lines --output ids`` over 10
 (the 10 MB text repeated): the peak RSS must not grow with the input (streamed).
 
     python benchmarks/bench_bigdoc.py [--size-mb 10] [--lines-mb 100] [--unigram PATH]
-        [--only cl100k,o200k,bpe4k,unigram4k,unigram32k]
+        [--only cl100k,o200k,bpe4k,unigram4k,unigram32k,minilm,mistral]
 """
 
 from __future__ import annotations
@@ -48,8 +50,12 @@ MODELS = {
     "unigram4k": ("corpus_unigram_4k (SentencePiece Unigram)", "sentencepiece",
                   "corpus_unigram_4k.model"),
     "unigram32k": ("Unigram 32k (trained here, or --unigram)", "sentencepiece", ""),
+    "minilm": ("all-MiniLM (tokenizer.json WordPiece)", "tokenizers", "minilm/tokenizer.json"),
+    "mistral": ("Mistral v1 (SentencePiece BPE)", "sentencepiece",
+                "mistral-common/tokenizer.model.v1"),
 }
-"""``--only`` keys: (row name, reference library, bundled file)."""
+"""``--only`` keys: (row name, reference library, bundled file or ``FOLDER/NAME`` of the
+test references' cache, :func:`references.require`)."""
 
 
 def time_v(cmd: list[str], stdout=subprocess.DEVNULL) -> tuple[float, float, int]:
@@ -166,6 +172,8 @@ def reference_seconds(kind: str, vocab: str, text: str) -> float:
         import tokenizers
 
         hf = tokenizers.Tokenizer.from_file(vocab)
+        hf.no_truncation()  # (all-MiniLM's file truncates to 128 tokens)
+        hf.no_padding()
         fn = lambda: hf.encode(text, add_special_tokens=False)  # noqa: E731
     elif kind == "tiktoken":
         import tiktoken
@@ -223,6 +231,10 @@ def main() -> None:
             name, kind, file = MODELS[key]
             if key == "unigram32k":
                 vocab = args.unigram or str(train_unigram(tmp))
+            elif "/" in file:
+                from references import require
+
+                vocab = str(require(*file.split("/")))
             else:
                 vocab = str(resource_path("vocab", file))
             models.append((name, kind, vocab))
