@@ -234,3 +234,26 @@ def test_a_big_paste_starts_its_encode_helper_with_the_text_it_makes(qtbot, wind
                     and window.is_highlighted, timeout=60_000)
     assert adopted == [True]
     assert list(window.doc.ids()) == window.tokenizer.encode(expected).ids
+
+
+def test_the_vocabulary_starts_loading_before_the_editor_takes_the_text(qtbot, errors,
+                                                                       monkeypatch) -> None:
+    """At start-up the vocabulary loads on its worker while the editor takes the text (a
+    10 MB text is ~0.6 s of Qt's layout): the load is asked for first, and the text is then
+    highlighted with it."""
+    w = MainWindow(report_error=errors, autosave=False)
+    qtbot.addWidget(w)
+    seen: list[str] = []
+    load = w.loader.load
+
+    def recording(source: str) -> None:
+        seen.append(w.text())
+        load(source)
+
+    monkeypatch.setattr(w.loader, "load", recording)
+    w.show()
+    w.restore(text="the text the window opens with\n")
+    assert seen == [""]  # (asked for before the editor held the text)
+    wait_highlighted(qtbot, w)
+    assert w.doc.text == "the text the window opens with\n"
+    w.controller.shutdown()
