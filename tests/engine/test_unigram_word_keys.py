@@ -183,6 +183,27 @@ def test_keys_are_the_documented_hash_for_short_and_long_words() -> None:
     assert word_keys(codes_of(text), bounds).tolist() == [reference(w) for w in words]
 
 
+@pytest.mark.parametrize("placed_max", [0, 5, 1 << 19])
+def test_keys_by_place_in_the_text_equal_keys_by_place_in_the_word(placed_max: int,
+                                                                   monkeypatch) -> None:
+    """A text up to ``PLACED_MAX`` long is keyed from each code point's place in the text
+    (times the inverse power of its word's start), a longer one from its place in its word:
+    the same keys, whatever the words' places and lengths."""
+    import explorer.engine.unigram.word_keys as wk
+
+    rng = random.Random(placed_max)
+    words = ["".join(rng.choice(ALPHABET) for _ in range(rng.randint(1, 12)))
+             for _ in range(3000)]
+    words += ["\u2581" + "z" * 900, "q"]
+    codes = codes_of("".join(words))
+    bounds = np.cumsum([0] + [len(w) for w in words]).astype(np.int64)
+    expected = [word_keys(codes_of(w), np.array([0, len(w)], np.int64))[0] for w in words]
+    monkeypatch.setattr(wk, "PLACED_MAX", placed_max)
+    assert word_keys(codes, bounds).tolist() == expected
+    assert word_keys(codes.astype(np.uint16) if codes.max() < 1 << 16 else codes,
+                     bounds).tolist() == expected
+
+
 def test_short_texts_find_their_words_by_key_while_the_string_map_is_behind() -> None:
     """After a long text's words became rows by key, a short text (the string way's size)
     finds its words by key too: the string map is not brought up to date for every row (a
