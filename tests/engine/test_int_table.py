@@ -78,3 +78,25 @@ def test_a_state_that_is_no_table_is_refused() -> None:
     room, size, reach, keys, values = IntTable(np.arange(3), np.arange(3)).state()
     with pytest.raises(ValueError):
         IntTable.from_state((room, size, reach, keys[:-8], values[:-4]))
+
+
+def test_adds_into_a_big_table_reuse_its_scratch_and_answer_as_a_dict() -> None:
+    """Many small adds into one table (its scratch array of claims kept from one add to the
+    next, its stale entries never read), keys crowding the same home slots across adds."""
+    rng = np.random.default_rng(11)
+    first = rng.choice(10**12, 50_000, replace=False).astype(np.int64)
+    table = IntTable(first, np.arange(first.size))
+    expected = dict(zip(first.tolist(), range(first.size), strict=True))
+    assert table._claims is None  # (a table nobody adds to keeps no scratch)
+    slots = len(table._keys)
+    candidates = np.arange(10**13, 10**13 + 400_000, dtype=np.int64)
+    home = table._hash(candidates)
+    crowded = candidates[np.isin(home, home[:50])]  # ~50 home slots, several keys each
+    batches = [*np.array_split(crowded, 7), rng.choice(10**12, 300).astype(np.int64) + 10**12]
+    for batch in batches:
+        values = rng.integers(0, 2**31 - 1, batch.size)
+        table.add(batch, values)
+        expected.update(zip(batch.tolist(), values.tolist(), strict=True))
+    assert len(table._keys) == slots and table._claims is not None  # (no growth: reused)
+    asked = np.array([*expected, 7, 8, 9], np.int64)
+    assert table.get(asked).tolist() == [expected.get(k, MISSING) for k in asked.tolist()]
