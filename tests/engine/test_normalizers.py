@@ -101,7 +101,9 @@ def test_long_texts_take_the_array_path() -> None:
     text = "  Hello\n\n   wörld  ｶ\u3000x  " * 20
     # one to one; one character becomes two; two become one; a rule to a space first
     for sample in (text, "ﬁ" + text, "e\u0301 ﬁ ´x" + text + "e\u0301", "\u3000ﬁ" + text,
-                   "´" + text, " \u200b" + text):
+                   "´" + text, " \u200b" + text,
+                   # the first character that is not a space past the first few thousand
+                   " " * 5000 + "x ﬁ" + text, "\u3000" * 4500 + "ﬁ x" + text):
         fast = norm._normalize_arrays(sample)
         assert fast is not None
         expected_text, expected_offsets = _sp(path).Normalize(sample, with_offsets=True)

@@ -54,6 +54,20 @@ def _codes(chars: Iterable[str]) -> np.ndarray:
     return np.fromiter(map(ord, chars), np.int64)
 
 
+def _first_solid(mapped: np.ndarray, outside: np.ndarray) -> int:
+    """The first of the positions ``outside`` whose character maps to other than a space
+    (``len(mapped)``: none), looked for a few thousand at a time: it is nearly always among
+    the first (mapping all of them was ~1% of a warm 10 MB Unigram encode, ~10% of its
+    thread in the window)."""
+    step = 4096
+    for a in range(0, len(outside), step):
+        chunk = outside[a:a + step]
+        hits = np.flatnonzero(mapped[chunk] != 32)
+        if hits.size:
+            return int(chunk[hits[0]])
+    return len(mapped)
+
+
 class SentencePieceNormalizer:
     """A configured sentencepiece normalizer; immutable and thread-safe."""
 
@@ -403,10 +417,9 @@ class SentencePieceNormalizer:
                                           np.uint32)
                 rep_sizes = np.fromiter(map(len, reps), np.int64, len(reps))
                 slot = np.repeat(np.searchsorted(outside, starts), rep_sizes)
+                lone_first = _first_solid(mapped, outside)  # passing through, not a space
                 mapped = np.insert(mapped[outside], slot, rep_codes)
                 origins = np.insert(outside, slot, np.repeat(starts, rep_sizes))
-                lone = outside[mapping[codes[outside]] != 32]  # passing through, not a space
-                lone_first = int(lone[0]) if lone.size else len(codes)
                 solid_rep = [p for p, r in zip(at, reps, strict=True) if r != " "]
                 first_solid = min(lone_first, solid_rep[0] if solid_rep else len(codes))
                 if first_solid == len(codes):
