@@ -72,8 +72,8 @@ class IntTable:
         self._values = np.zeros(1 << bits, np.int32)
         self._claims: np.ndarray | None = None
         """:meth:`_place`'s scratch array, one slot per table slot, kept from one call to the
-        next: made afresh, a table of a million slots faulted its 4 MB in again at every call
-        (adding 4,000 keys to it took ~8 ms, ~20x the keys' own work)."""
+        next: made afresh, a table of a million slots had its pages faulted in again at every
+        call (adding 4,000 keys to it took ~8 ms, ~10x the keys' own work)."""
         self._reach = 0
         """Probes past a key's home slot that the farthest key needed (lookups look no
         farther: linear probing never moves a key past an empty slot, nor deletes)."""

@@ -312,8 +312,8 @@ class MainWindow(QMainWindow):
             text = load_text() if self._autosave is not None else None
             if text:  # (a --text-file's helper was started before the window)
                 prefetch_encode(source, text)
-        # The vocabulary loads on a worker while the editor takes the text (a 10 MB text
-        # is ~0.6 s of Qt's layout, which lets Python threads run).
+        # The vocabulary is asked for first: its worker starts while the editor takes the
+        # text (o200k's first encode of a 10 MB text started 0.15 s after the text, not 0.29).
         self.open_source(source)
         self.set_text(text if text else sample_text(DEFAULT_SAMPLE))
 

@@ -348,7 +348,8 @@ def prefetch_fraction(chars_per_second: float, size: int) -> float:
     The child starts encoding about a second before the window's thread does, and then both
     go at about the same pace; the child's part should end when the thread reaches it. A
     fast tokenizer's child is far ahead: it starts at :data:`PREFETCH_AT`; the slower the
-    tokenizer, the less its head start counts, up to halves (:data:`PREFETCH_LATEST`).
+    tokenizer, the less its head start counts, up to nearly halfway
+    (:data:`PREFETCH_LATEST`).
     Measured on the 10 MB document: a child solving all-MiniLM's WordPiece (~0.4M
     characters a second) from 0.3 in answered 4 s after the thread had passed its start.
     """
