@@ -38,21 +38,28 @@ START_UP_SKIPS = ("pyqtgraph", "jinja2", "importlib.metadata", "explorer.engine.
 needs them."""
 
 
-def test_window_starts_without_plot_chat_about_or_explainer_modules():
-    # A fresh interpreter: the test session has imported them all long ago.
+def test_window_starts_without_plot_chat_about_or_explainer_modules(tmp_path):
+    # A fresh interpreter: the test session has imported them all long ago. Its settings go
+    # to tmp_path (the window writes its look at start: without this, every run wrote them
+    # into the user's ~/.config/TokenizerExplorer).
     code = ("import sys\n"
+            "from pathlib import Path\n"
+            "from explorer.ui.settings import use_settings_dir\n"
+            "use_settings_dir(Path(sys.argv[1]))\n"
             "from explorer.ui.app import application\n"
             "from explorer.ui.main_window import MainWindow\n"
             "app = application()\n"
             "w = MainWindow(autosave=False)\n"
             "w.show()\n"
             "app.processEvents()\n"
+            "w.settings.sync()\n"
             f"print(sorted(m for m in {START_UP_SKIPS!r} if m in sys.modules))\n")
     env = {**os.environ, "QT_QPA_PLATFORM": "offscreen"}
-    r = subprocess.run([sys.executable, "-c", code], cwd=ROOT, env=env, capture_output=True,
-                       text=True, timeout=120)
+    r = subprocess.run([sys.executable, "-c", code, str(tmp_path)], cwd=ROOT, env=env,
+                       capture_output=True, text=True, timeout=120)
     assert r.returncode == 0, r.stderr
     assert r.stdout.strip().splitlines()[-1] == "[]"
+    assert (tmp_path / "settings.ini").is_file()  # (the window's settings went there)
 
 
 def test_screenshot_cli_bad_vocab_exits_2(tmp_path):
