@@ -106,9 +106,8 @@ class IntTable:
         slot = self._hash(keys)
         pending = np.arange(len(keys))
         owner = self._claims  # (only the claimed slots are written)
-        if owner is None or len(owner) != len(self._keys) or len(keys) >= 1 << 31:
-            owner = np.empty(len(self._keys), np.int32 if len(keys) < 1 << 31 else np.int64)
-            self._claims = owner
+        if owner is None or len(owner) != len(self._keys):  # (keys' indices: int32 is room)
+            owner = self._claims = np.empty(len(self._keys), np.int32)
         depth = 0
         while pending.size:
             wanted = slot[pending]

@@ -35,7 +35,7 @@ thread encodes the whole text itself. A cancelled encode terminates the child.
 (``--text-file``) is known before the window, its panels and the vocabulary exist, ~2-3 s
 before the first encode starts. The child is then started at once with the vocabulary's
 *path*: it loads the vocabulary itself, finds out which kind of help the tokenizer takes,
-and starts earlier in the text (from three tenths to halfway in, as fast as it finds the
+and starts earlier in the text (from three tenths to nearly halfway in, as fast as it finds the
 tokenizer on the text: :func:`prefetch_fraction`; or solving words from the start); the first
 encode's :func:`start_tail` adopts it when the text is the same and the child's tokenizer
 encodes a probe exactly as the window's does (:func:`fingerprint`), and stops it otherwise.

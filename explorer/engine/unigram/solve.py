@@ -12,6 +12,7 @@ Used by :mod:`explorer.engine.unigram.many`.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from functools import partial
 from itertools import chain, compress, repeat
 from operator import itemgetter
 
@@ -89,8 +90,7 @@ def text_rows(
     with store.lock:
         if store.size >= ROWS_LIMIT:
             store.reset()
-        rows = _rows_by_key(store, codes, words,
-                            lambda new, keyed: _solve_into(solver, store, new, keyed))
+        rows = _rows_by_key(store, codes, words, partial(_solve_into, solver, store))
         if rows is None:
             return None
         table = store.table()
@@ -127,9 +127,9 @@ def word_rows(solver: WordPath, words: list[str]) -> tuple[WordTable, np.ndarray
         if store.size >= ROWS_LIMIT:
             store.reset()
         if words and store.unsynced > max(UNSYNCED_ROWS, 8 * len(words)):
-            keyed = _rows_by_key(store, codes_of("".join(words)),
-                                 TextWords("".join(words), end_to_end(words)),
-                                 lambda new, keyed: _solve_into(solver, store, new, keyed))
+            joined = "".join(words)
+            keyed = _rows_by_key(store, codes_of(joined), TextWords(joined, end_to_end(words)),
+                                 partial(_solve_into, solver, store))
             if keyed is not None:
                 return store.table(), keyed
         rows = np.fromiter(map(store.row_of.get, words, repeat(-1)), np.int64, len(words))
@@ -173,8 +173,7 @@ def _solve_into(solver: WordPath, store: WordRows, words: list[str],
         _solve_whole(solver, store, words, keyed)
         return
     parts = TextWords(joined, part_bounds)
-    rows = _rows_by_key(store, codes, parts,
-                        lambda new, keyed_new: _solve_whole(solver, store, new, keyed_new))
+    rows = _rows_by_key(store, codes, parts, partial(_solve_whole, solver, store))
     if rows is None:  # a key collided: the string way
         every = list(parts)
         _solve_whole(solver, store, [p for p in dict.fromkeys(every) if p not in store.row_of])

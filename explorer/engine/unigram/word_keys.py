@@ -43,31 +43,34 @@ _inverse_powers = np.ones(1, np.uint64)
 """``_BASE ** -j`` (mod 2**64), as far as :data:`_powers`."""
 
 
+def _power_table(table: np.ndarray, base: np.uint64, n: int) -> np.ndarray:
+    """``base ** j`` (mod 2**64) for ``j < n`` at least: ``table`` (its powers from
+    ``j = 0``) when it is long enough, else a new one, grown by doubling up to
+    :data:`PLACED_MAX`."""
+    if len(table) >= n:
+        return table
+    grown = np.full(max(n, min(2 * len(table), PLACED_MAX)), base, np.uint64)
+    grown[0] = 1
+    np.multiply.accumulate(grown, out=grown)  # wraps mod 2**64, as meant
+    return grown
+
+
 def _powers_to(n: int) -> np.ndarray:
-    """``_BASE ** j`` for ``j < n`` at least (grown by doubling up to :data:`PLACED_MAX`,
-    kept for the next call; threads may race to grow it: each gets an array long enough,
-    the longest is kept)."""
+    """``_BASE ** j`` for ``j < n`` at least (kept for the next call; threads may race to
+    grow it: each gets an array long enough, the longest is kept)."""
     global _powers
-    powers = _powers
-    if len(powers) < n:
-        powers = np.full(max(n, min(2 * len(powers), PLACED_MAX)), _BASE, np.uint64)
-        powers[0] = 1
-        np.multiply.accumulate(powers, out=powers)  # wraps mod 2**64, as meant
-        if len(powers) > len(_powers):
-            _powers = powers
+    powers = _power_table(_powers, _BASE, n)
+    if len(powers) > len(_powers):
+        _powers = powers
     return powers
 
 
 def _inverse_powers_to(n: int) -> np.ndarray:
     """``_BASE ** -j`` (mod 2**64) for ``j < n`` at least (as :func:`_powers_to`)."""
     global _inverse_powers
-    inverse = _inverse_powers
-    if len(inverse) < n:
-        inverse = np.full(max(n, min(2 * len(inverse), PLACED_MAX)), _INVERSE, np.uint64)
-        inverse[0] = 1
-        np.multiply.accumulate(inverse, out=inverse)
-        if len(inverse) > len(_inverse_powers):
-            _inverse_powers = inverse
+    inverse = _power_table(_inverse_powers, _INVERSE, n)
+    if len(inverse) > len(_inverse_powers):
+        _inverse_powers = inverse
     return inverse
 
 
