@@ -119,6 +119,21 @@ def joined_at(head: CompactTokens, at: int, tail: CompactTokens, shift: int) -> 
                          head.unknown_ids | tail.unknown_ids, resume)
 
 
+def tokens_from(toks: CompactTokens, at: int) -> CompactTokens:
+    """``toks``' tokens that start at or after offset ``at`` (no token crosses it), with
+    offsets (and resume points) counted from ``at``."""
+    n = bisect_left(toks.starts, at)
+    irregular = {i - n: replace(tok, start=tok.start - at, end=tok.end - at)
+                 for i, tok in toks.irregular.items() if i >= n}
+    resume = None
+    if toks.resume is not None:
+        k = bisect_left(toks.resume.offsets, at)
+        resume = ResumePoints(shifted_array(toks.resume.offsets[k:], -at),
+                              toks.resume.states[k:])
+    return CompactTokens(toks.ids[n:], shifted_array(toks.starts[n:], -at),
+                         shifted_array(toks.ends[n:], -at), irregular, toks.unknown_ids, resume)
+
+
 class TokenTable:
     """Vocabulary entries of one tokenizer, to rebuild tokens from ``(id, start, end)``.
 

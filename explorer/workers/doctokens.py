@@ -50,7 +50,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from explorer.engine.compact import CompactTokens, ResumePoints, joined_at
+from explorer.engine.compact import CompactTokens, ResumePoints, joined_at, tokens_from
 from explorer.engine.tokenizer import Tokenizer
 from explorer.workers.docstore import (
     Change,
@@ -176,6 +176,10 @@ def _encode_windows(tokenizer: Tokenizer, text: str, chunk: int, tail: TailStart
     check: Segment | None = None  # what the next window must reproduce after its lead
     points: list[ResumePoints] = []  # exact resume points of the last windows, newest last
     grown: tuple[CompactTokens, int, float] | None = None  # see _go_on_from
+    # a window that goes on exactly from the last one's tokens (see _continued): the last
+    # window's tokens, its start and where they stop being final; False after a failure
+    carry: tuple[CompactTokens, int, int] | None = None
+    exact_windows = True
     while True:
         if tail is not None and not first:  # (the first window's partial result is out)
             started, tail = tail(tokenizer, text, bool(points)), None
@@ -185,8 +189,16 @@ def _encode_windows(tokenizer: Tokenizer, text: str, chunk: int, tail: TailStart
         end = len(text) if end == -1 else end + 1
         window = text[pos:end]
         toks = None
+        if carry is not None:  # (an exact continuation: nothing to check)
+            toks, carry = _continued(tokenizer, text, pos, end, *carry), None
         if grown is not None:  # (the same window start, longer: go on from its last point)
             toks, grown = _grown(tokenizer, window, *grown), None
+        if toks is None and check is None and pos > 0:  # a continuation that cannot go on
+            exact_windows = False  # exactly: from here on, windows agree with the last one
+            pos, lead, check = _fall_back(segments, pos)
+            if check is None:
+                points.clear()
+            continue
         if toks is None:
             toks = _encode_window(tokenizer, window, pos, lead, points)
         if check is not None and not agrees(check, toks, lead):
@@ -215,6 +227,23 @@ def _encode_windows(tokenizer: Tokenizer, text: str, chunk: int, tail: TailStart
         # Keep all but the last two lines: the window end may have changed their tokens.
         keep = window.rfind("\n", 0, window.rfind("\n", 0, len(window) - 1)) + 1
         new = cut_segments(window, toks, keep, lead, segment_chars) if keep > lead else []
+        if exact_windows and toks.resume is not None and new:
+            # Exact tokens: keep every segment, and go on from the last one's end with
+            # these tokens up to their last point before `keep` (nothing encoded twice
+            # but the last lines, nothing to check).
+            segments.extend(new)
+            cut = new[-1].origin + len(new[-1].text)
+            _keep_points(points, toks, pos, pos + keep)
+            carry = (toks, pos, pos + keep)
+            size = max(chunk * LATER_CHUNKS, len(window) - cut + chunk)
+            pos, lead, check = pos + cut, 0, None
+            if helper and _take_tail(helper[0], text, pos - len(new[-1].text), new[-1],
+                                     segments, replaces_last=True):
+                break
+            partial = DocTokens(tokenizer, text, list(segments)) if first else None
+            first = False
+            yield Progress(pos, len(text), partial)
+            continue
         if len(new) < 2:  # no safe cut in this window: this tokenizer needs more text
             size *= 2
             grown = _go_on_from(toks, keep)
@@ -241,15 +270,18 @@ def _encode_windows(tokenizer: Tokenizer, text: str, chunk: int, tail: TailStart
 
 
 def _take_tail(helper: TailEncode, text: str, at: int, check: Segment,
-               segments: list[Segment]) -> bool:
+               segments: list[Segment], replaces_last: bool = False) -> bool:
     """When the helper's tokens of ``text[helper.start:]`` are in and reproduce ``check``
     (at document offset ``at``, past the helper's start), append their segments from ``at``
-    to the end to ``segments`` and return True. (A helper solving words is told the
-    thread's place, and polling takes the words it has sent.)"""
+    to the end to ``segments`` and return True; ``replaces_last``: ``check`` is the last of
+    ``segments``, which theirs then replace. (A helper solving words is told the thread's
+    place, and polling takes the words it has sent.)"""
     helper.reached(at)
     toks = helper.poll()
     if toks is None or at <= helper.start or not agrees(check, toks, at - helper.start):
         return False
+    if replaces_last:
+        segments.pop()
     part = text[helper.start:]
     segments.extend(cut_segments(part, toks, len(part), at - helper.start))
     helper.taken_at = at
@@ -269,6 +301,45 @@ def _encode_window(tokenizer: Tokenizer, window: str, pos: int, lead: int,
         if point is not None:
             return tokenizer.encode_compact_resumed(window, (point[0] - pos, point[1]))
     return tokenizer.encode_compact(window)
+
+
+def _continued(tokenizer: Tokenizer, text: str, pos: int, end: int, last: CompactTokens,
+               last_pos: int, final: int) -> CompactTokens | None:
+    """The tokens of ``text[pos:end]``, where the window ``last`` (the tokens of the text
+    from ``last_pos``, exact: see :class:`ResumePoints`) has a segment boundary at ``pos``
+    and final tokens up to ``final``: its tokens up to its last resume point before
+    ``final``, then an encode from a line start before that point resumed there (as
+    :func:`_grown` goes on). None when that encode did not find the point, or no such point
+    is past ``last_pos``."""
+    if last.resume is None:
+        return None
+    offsets = last.resume.offsets
+    k = bisect_left(offsets, final - last_pos) - 1
+    if k < 0 or offsets[k] <= 0:
+        return None
+    at, state = last_pos + offsets[k], last.resume.states[k]
+    line = text.rfind("\n", 0, max(0, at - 1)) + 1
+    tail = tokenizer.encode_compact_resumed(text[line:end], (at - line, state))
+    if tail.resume is None:
+        return None
+    if at < pos:  # (the point is before the boundary: the encode's tokens from it on)
+        m = bisect_left(tail.starts, pos - line)
+        if m and tail.ends[m - 1] > pos - line:
+            return None
+    return joined_at(tokens_from(last, pos - last_pos), max(0, at - pos), tail, line - pos)
+
+
+def _fall_back(segments: list[Segment], pos: int) -> tuple[int, int, Segment | None]:
+    """Where to go on after an exact continuation failed at document offset ``pos`` (the
+    end of ``segments``): ``(pos, lead, check)`` for a window that must reproduce the last
+    segment after the one before it, as windows without exact points do; the document's
+    start when there are not two segments (then ``segments`` is emptied)."""
+    if len(segments) < 2:
+        segments.clear()
+        return 0, 0, None
+    check = segments.pop()
+    lead = len(segments[-1].text)
+    return pos - len(check.text) - lead, lead, check
 
 
 def _go_on_from(toks: CompactTokens, keep: int) -> tuple[CompactTokens, int, float] | None:

@@ -96,11 +96,12 @@ def test_near_ties_decided_by_the_running_score_come_out_as_one_whole_text_encod
 
 
 def test_a_window_with_no_safe_cut_goes_on_from_its_last_exact_point(ties, monkeypatch):
-    """Lines longer than a window: the window grows, and the longer one re-encodes only
-    what follows its last exact resume point (not the whole window again); the result is
-    still sentencepiece's one encode, with near ties decided by the running score."""
+    """No safe cut in a window (every line starts with "z", which no piece holds: one
+    ``<unk>`` covers the line end and it): the window grows, and the longer one re-encodes
+    only what follows its last exact resume point (not the whole window again); the result
+    is still sentencepiece's one encode, with near ties decided by the running score."""
     tok, sp = ties
-    lines = [" ".join((["x"] * (k % 37) + ["y"] * (k % 11) + ["ab"] * 3) * 8)
+    lines = ["z" + " ".join((["x"] * (k % 37) + ["y"] * (k % 11) + ["ab"] * 3) * 8)
              for k in range(1, 80)]
     text = "\n".join(lines)
     grown: list[bool] = []
@@ -114,6 +115,57 @@ def test_a_window_with_no_safe_cut_goes_on_from_its_last_exact_point(ties, monke
     monkeypatch.setattr(doctokens, "_grown", counted)
     doc = _run(encode_document(tok, text, chunk=512))
     assert sum(grown) >= 5 and all(grown)
+    assert doc.ids().tolist() == sp.encode(text)
+    assert _flat(doc) == _whole(tok, text)
+
+
+def test_each_window_goes_on_from_the_last_ones_tokens(ties, monkeypatch):
+    """A window after the first starts where the last one's kept segments end, with its
+    tokens up to their last exact point: only the last lines before a window end are
+    encoded twice (not the last segment again, nor one before it as context)."""
+    tok, sp = ties
+    lines = [" ".join(["x"] * (k % 7) + ["y"] * (k % 5) + ["ab"] * 2) for k in range(1, 3000)]
+    text = "\n".join(lines)
+    encoded: list[int] = []
+    resumed = tok.encode_compact_resumed
+
+    def counted(window, resume):
+        encoded.append(len(window))
+        return resumed(window, resume)
+
+    monkeypatch.setattr(tok, "encode_compact_resumed", counted)
+    doc = _run(encode_document(tok, text, chunk=512))
+    assert len(encoded) > 20
+    assert sum(encoded) < 1.1 * len(text)
+    assert doc.ids().tolist() == sp.encode(text)
+    assert _flat(doc) == _whole(tok, text)
+    assert doc.exact_until == len(text)
+
+
+@pytest.mark.parametrize("fails_at", [0, 1, 4])
+def test_a_continuation_that_fails_falls_back_to_the_agreement_rule(ties, monkeypatch,
+                                                                       fails_at):
+    """When a window cannot go on exactly from the last one's tokens (its resume point not
+    found), the windows from there on start a segment early and must reproduce the one
+    after it, as for tokenizers without exact points; the result is still sentencepiece's."""
+    tok, sp = ties
+    lines = [" ".join(["x"] * (k % 37) + ["y"] * (k % 11) + ["ab"] * 3) for k in range(1, 700)]
+    text = "\n".join(lines)
+    calls: list[int] = []
+    real = doctokens._continued
+
+    def failing(*args):
+        calls.append(len(calls))
+        return None if len(calls) - 1 == fails_at else real(*args)
+
+    monkeypatch.setattr(doctokens, "_continued", failing)
+    agreed: list[bool] = []
+    real_agrees = doctokens.agrees
+    monkeypatch.setattr(doctokens, "agrees",
+                        lambda *a: agreed.append(real_agrees(*a)) or agreed[-1])
+    doc = _run(encode_document(tok, text, chunk=512))
+    assert len(calls) == fails_at + 1  # (no continuation after the failure)
+    assert len(agreed) > 5 and all(agreed)
     assert doc.ids().tolist() == sp.encode(text)
     assert _flat(doc) == _whole(tok, text)
 
