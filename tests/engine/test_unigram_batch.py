@@ -388,7 +388,7 @@ def test_shares_carry_their_words_keys_and_rows_keep_them() -> None:
         later = [s if keyed else dataclasses.replace(s, keys=None) for s in shares]
         for share in later:
             rows.take(share, limit=10**6)
-        words = rows._words[:rows.size]
+        words = rows.words(0, rows.size)
         assert len(set(words)) == rows.size
         expected = KeyedWords.of(words)
         assert rows._row_keys[:rows.size].tolist() == expected.keys.tolist()
@@ -397,7 +397,7 @@ def test_shares_carry_their_words_keys_and_rows_keep_them() -> None:
     # the rows a cold encode solves here keep their words' keys and code points too
     tok.model._cache.clear()
     tok.encode_compact("\n".join(_corpus()))
-    words = rows._words[:rows.size]
+    words = rows.words(0, rows.size)
     expected = KeyedWords.of(words)
     assert rows._row_keys[:rows.size].tolist() == expected.keys.tolist()
     assert rows._codes[:rows._code_count].tolist() == expected.codes.tolist()

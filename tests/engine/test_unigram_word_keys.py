@@ -18,6 +18,7 @@ import explorer.engine.unigram.word_keys as keys_module
 from explorer.engine.formats import load_tokenizer
 from explorer.engine.sentencepiece.pieces import SPACE_SYMBOL, word_splitter
 from explorer.engine.unigram.word_keys import (
+    KeyedWords,
     TextWords,
     codes_of,
     splits_words,
@@ -145,12 +146,13 @@ def test_rows_keep_code_points_past_the_bmp() -> None:
 
     store = WordRows()
     one = np.ones(1, np.int64)
-    store.append(["\u2581ab"], np.zeros(1, np.int64), one,
+    store.append(KeyedWords.of(["\u2581ab"]), np.zeros(1, np.int64), one,
                  np.zeros(1), np.zeros(1), one, one)
     assert store._codes.dtype == np.uint16
-    store.append(["\u2581\U00020000"], np.zeros(1, np.int64), one, np.zeros(1), np.zeros(1),
-                 one, one)
+    store.append(KeyedWords.of(["\u2581\U00020000"]), np.zeros(1, np.int64), one,
+                 np.zeros(1), np.zeros(1), one, one)
     assert store._codes.dtype == np.uint32
+    assert store.words(0, 2) == ["\u2581ab", "\u2581\U00020000"]
     text = "\u2581ab\u2581\U00020000"
     codes = codes_of(text)
     bounds = np.array([0, 3, 5], np.int64)
@@ -158,6 +160,29 @@ def test_rows_keep_code_points_past_the_bmp() -> None:
     assert rows.tolist() == [0, 1] and store.holds(codes, bounds, rows)
     other = codes_of("\u2581ab\u2581\U00020001")
     assert not store.holds(other, bounds, rows)
+
+
+def test_rows_give_back_their_words_as_strings() -> None:
+    """Rows keep code points only; the strings made from them when asked (the string map,
+    a share for another process) are the words appended, lone surrogates, combining marks
+    and code points past the BMP included, across appends and the switch to 32 bits."""
+    from explorer.engine.unigram.rows import WordRows
+
+    batches = [["\u2581ab", "\u2581e\u0301", "x\ud800y", "\u2581\udc00"],
+               ["\u2581\U0001f600\u200d", "\u2581\U00020000b"], ["\u2581\ud83d", "z"]]
+    store = WordRows()
+    for words in batches:
+        keyed = KeyedWords.of(words)
+        assert keyed.strings() == words
+        assert [keyed.word(k) for k in range(len(words))] == words
+        n = len(words)
+        ones = np.ones(n, np.int64)
+        store.append(keyed, np.arange(n), ones, np.zeros(n), np.zeros(n), ones, ones)
+    every = [w for words in batches for w in words]
+    assert store.words(0, store.size) == every
+    assert store.words(2, 5) == every[2:5]
+    assert store.row_of == {w: k for k, w in enumerate(every)}
+    assert store.share(3).words == every[3:]
 
 
 def test_keys_are_the_documented_hash_for_short_and_long_words() -> None:

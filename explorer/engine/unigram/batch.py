@@ -35,7 +35,7 @@ import numpy as np
 from explorer.engine.formats.vocab_cache import cached_and_built
 from explorer.engine.int_table import IntTable
 from explorer.engine.unigram.trie import Entry
-from explorer.engine.unigram.word_keys import codes_of
+from explorer.engine.unigram.word_keys import codes_of, end_to_end
 
 
 @dataclass
@@ -218,27 +218,39 @@ class BatchViterbi:
         follows others in sentencepiece's one-pass Viterbi. The caller keeps ``|score|``
         below sentencepiece's re-basing threshold (100000): there is no re-basing here.
         """
-        count = len(words)
-        if not count:
+        return self.run_codes(codes_of("".join(words)), end_to_end(words), bases)
+
+    def run_codes(self, codes: np.ndarray, bounds: np.ndarray,
+                  bases: np.ndarray | None = None) -> BatchResult:
+        """:meth:`run` on the words ``codes[bounds[k]:bounds[k + 1]]`` (code points end to
+        end, any unsigned dtype; ``bounds`` int64 from 0)."""
+        count = len(bounds) - 1
+        if count <= 0:
             empty = np.zeros(0, np.int64)
             return BatchResult(empty, empty, empty, empty, np.zeros(0), np.zeros(0))
-        lengths = np.fromiter(map(len, words), np.int64, count)
+        lengths = np.diff(bounds)
         order = np.argsort(-lengths, kind="stable")
-        ends = np.cumsum(lengths[order])
+        sorted_lengths = lengths[order]
+        ends = np.cumsum(sorted_lengths)
+        # the code points word after word in that order
+        at = np.repeat(bounds[:-1][order] - (ends - sorted_lengths), sorted_lengths)
+        at += np.arange(int(ends[-1]), dtype=np.int64)
+        sorted_codes = codes[at]
+        del at
         span = max(self.max_len, 1)
         parts: list[tuple[np.ndarray, ...]] = []
         buffers = _Buffers(self.max_len)
         start = 0
         while start < count:
             done = int(ends[start - 1]) if start else 0
-            budget = max(_CHUNK_CELLS // span, int(lengths[order[start]]))
+            budget = max(_CHUNK_CELLS // span, int(sorted_lengths[start]))
             end = int(np.searchsorted(ends, done + budget, side="right"))
             rows = order[start:end]
-            chunk = list(map(words.__getitem__, rows.tolist()))
             start_scores = (
                 np.zeros(len(rows), np.float32) if bases is None else bases[rows].astype(np.float32)
             )
-            parts.append(self._run_sorted(chunk, lengths[rows], start_scores, buffers))
+            parts.append(self._run_sorted(sorted_codes[done:int(ends[end - 1])],
+                                          sorted_lengths[start:end], start_scores, buffers))
             start = end
         # rows are in length order; word order[r] is row r
         counts = np.concatenate([p[0] for p in parts])
@@ -254,13 +266,13 @@ class BatchViterbi:
         return BatchResult(start, word_count, piece_len, piece_id, margin, top)
 
     def _run_sorted(
-        self, words: list[str], lengths: np.ndarray, start_scores: np.ndarray, buffers: _Buffers
+        self, codes: np.ndarray, lengths: np.ndarray, start_scores: np.ndarray,
+        buffers: _Buffers
     ) -> tuple[np.ndarray, ...]:
-        """:meth:`run` on words sorted by decreasing length: ``(piece counts, piece lengths,
-        piece ids, margins, tops)``, pieces word after word."""
-        count = len(words)
-        text = "".join(words)
-        codes = codes_of(text)
+        """:meth:`run` on words (``codes``, end to end) sorted by decreasing ``lengths``:
+        ``(piece counts, piece lengths, piece ids, margins, tops)``, pieces word after
+        word."""
+        count = len(lengths)
         chars = self.char_index[codes]
         word_start = np.zeros(count, np.int64)
         np.cumsum(lengths[:-1], out=word_start[1:])

@@ -20,14 +20,13 @@ it too, so the arrays it gets hold every row its mapping names.
 from __future__ import annotations
 
 import threading
-from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
 
 from explorer.engine.int_table import MISSING, IntTable
 from explorer.engine.unigram.binade import RunsAhead
-from explorer.engine.unigram.word_keys import KeyedWords
+from explorer.engine.unigram.word_keys import KeyedWords, string_of
 
 
 class WordTable:
@@ -92,8 +91,6 @@ class WordRows:
 
     def reset(self) -> None:
         """Forget every row (callers hold :attr:`lock`, or no other thread sees this yet)."""
-        self._words: list[str] = []
-        """The word of each row, in row order."""
         self._row_of: dict[str, int] = {}
         self._synced = 0
         """Rows ``_row_of`` holds (it is brought up to date when asked: see ``row_of``)."""
@@ -122,7 +119,7 @@ class WordRows:
         of a cold document into it was ~5% of the encode (string hashes of fresh words)."""
         synced, size = self._synced, self.size
         if size > synced:  # (a slice: islice would walk the list from its start)
-            self._row_of.update(zip(self._words[synced:size], range(synced, size),
+            self._row_of.update(zip(self.words(synced, size), range(synced, size),
                                     strict=True))
             self._synced = size
         return self._row_of
@@ -137,12 +134,14 @@ class WordRows:
         with self.lock:
             self.reset()
 
-    def append(self, words: Sequence[str], first: np.ndarray, count: np.ndarray,
+    def append(self, words: KeyedWords, first: np.ndarray, count: np.ndarray,
                limit: np.ndarray, word_max: np.ndarray, piece_len: np.ndarray,
-               piece_id: np.ndarray, keyed: KeyedWords | None = None) -> None:
-        """Add ``words`` (new, distinct) whose pieces are ``piece_len/piece_id[first[k]:
-        first[k] + count[k]]`` (pieces no word points at are stored too, unused).
-        ``keyed``: the words' code points and keys, when the caller has them."""
+               piece_id: np.ndarray) -> None:
+        """Add ``words`` (new, distinct; their code points and keys) whose pieces are
+        ``piece_len/piece_id[first[k]:first[k] + count[k]]`` (pieces no word points at
+        are stored too, unused). The words are kept as code points only: a string is made
+        when one is asked for (:meth:`words`; a cold multilingual document made ~180k, 5%
+        of its encode, that nothing read)."""
         n, m = len(words), len(piece_id)
         size, pieces = self.size, self._pieces
         self._first = _grown(self._first, size, size + n)
@@ -157,8 +156,7 @@ class WordRows:
         self._word_max[size:size + n] = word_max
         self._piece_len[pieces:pieces + m] = piece_len
         self._piece_id[pieces:pieces + m] = piece_id
-        self._words += words
-        self._add_keys(KeyedWords.of(words) if keyed is None else keyed, size)
+        self._add_keys(words, size)
         self.size, self._pieces = size + n, pieces + m
 
     def _add_keys(self, keyed: KeyedWords, size: int) -> None:
@@ -185,6 +183,18 @@ class WordRows:
         fresh = fresh[first]
         self._keys.add(keys[fresh], (fresh + size).astype(np.int32))
 
+    def words(self, start: int, stop: int) -> list[str]:
+        """The words of rows ``start`` to ``stop`` (their code points are end to end)."""
+        if stop <= start:
+            return []
+        first = self._code_first[start:stop]
+        base = int(first[0])
+        end = int(first[-1] + self._code_len[stop - 1])
+        text = string_of(self._codes[base:end])
+        starts = first - base
+        return list(map(text.__getitem__, map(slice, starts.tolist(),
+                                              (starts + self._code_len[start:stop]).tolist())))
+
     def rows_of(self, keys: np.ndarray) -> np.ndarray:
         """The row of each word key (int64; -1: none). A row found may hold another word
         with the same key: check with :meth:`holds`."""
@@ -206,7 +216,7 @@ class WordRows:
         ahead of its encode)."""
         with self.lock:
             size = self.size
-            words = self._words[since:size]
+            words = self.words(since, size)
             first, count = self._first[since:size], self._count[since:size]
             low = int(first.min()) if size > since else 0
             high = int((first + count).max()) if size > since else 0
@@ -234,9 +244,9 @@ class WordRows:
                 return 0
             words = (share.words if n == len(keep) else
                      [w for w, k in zip(share.words, keep.tolist(), strict=True) if k])
-            self.append(words, share.first[keep], share.count[keep], share.limit[keep],
-                        share.word_max[keep], share.piece_len, share.piece_id,
-                        KeyedWords.of(words, keys[keep]))
+            self.append(KeyedWords.of(words, keys[keep]), share.first[keep],
+                        share.count[keep], share.limit[keep], share.word_max[keep],
+                        share.piece_len, share.piece_id)
             return n
 
     def table(self) -> WordTable:

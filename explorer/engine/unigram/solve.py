@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from functools import partial
-from itertools import chain, compress, repeat
+from itertools import chain, repeat
 from operator import itemgetter
 
 import numpy as np
@@ -33,6 +33,7 @@ from explorer.engine.unigram.word_keys import (
     codes_of,
     end_to_end,
     splits_words,
+    string_of,
     word_bounds,
     word_keys,
 )
@@ -61,11 +62,12 @@ def solve_words(solver: WordPath, texts: Sequence[str]) -> None:
         word_rows(solver, words)
 
 
-def _solve_batch(solver: WordPath, words: list[str]) -> tuple[BatchResult, np.ndarray, np.ndarray]:
+def _solve_batch(solver: WordPath, words: KeyedWords,
+                 ) -> tuple[BatchResult, np.ndarray, np.ndarray]:
     """``words`` (at most ``MAX_WORD`` long) solved by the numpy Viterbi: the result, each
     word's ``word_max`` and reuse limit (as :func:`~.limits.cache_entry` gives them)."""
-    result = solver.batch_viterbi().run(words)
-    sizes = np.fromiter(map(len, words), np.int64, len(words))
+    result = solver.batch_viterbi().run_codes(words.codes, words.bounds)
+    sizes = np.diff(words.bounds)
     batch_max = result.top + 1.0 + sizes * ROUNDING_PER_CHAR  # see cache_entry
     return result, batch_max, reuse_limits(result.margin, batch_max, solver.score_span())
 
@@ -90,7 +92,7 @@ def text_rows(
     with store.lock:
         if store.size >= ROWS_LIMIT:
             store.reset()
-        rows = _rows_by_key(store, codes, words, partial(_solve_into, solver, store))
+        rows = _rows_by_key(store, codes, words.bounds, partial(_solve_into, solver, store))
         if rows is None:
             return None
         table = store.table()
@@ -98,21 +100,21 @@ def text_rows(
     return table, rows, words, counts
 
 
-def _rows_by_key(store: WordRows, codes: np.ndarray, words: TextWords,
-                 solve: Callable[[list[str], KeyedWords], None]) -> np.ndarray | None:
-    """The row of each of ``words`` (whose code points are ``codes``), found by key
-    (:mod:`.word_keys`); the distinct new ones are given to ``solve`` first (as strings,
-    and as code points with their keys), which appends them to ``store``. None when a key
-    collided (a row holds another word)."""
-    keys = word_keys(codes, words.bounds)
+def _rows_by_key(store: WordRows, codes: np.ndarray, bounds: np.ndarray,
+                 solve: Callable[[KeyedWords], None]) -> np.ndarray | None:
+    """The row of each word ``codes[bounds[k]:bounds[k + 1]]``, found by key
+    (:mod:`.word_keys`); the distinct new ones are given to ``solve`` first (as code points
+    with their keys), which appends them to ``store``. None when a key collided (a row
+    holds another word)."""
+    keys = word_keys(codes, bounds)
     rows = store.rows_of(keys)
     missing = np.flatnonzero(rows < 0)
     if missing.size:  # solve the new ones, then look up only where they occur
         _, first = np.unique(keys[missing], return_index=True)
         new = missing[first]  # (a key not held: no row holds the word)
-        solve(words.strings(new), KeyedWords(codes, words.bounds, keys).take(new))
+        solve(KeyedWords(codes, bounds, keys).take(new))
         rows[missing] = store.rows_of(keys[missing])
-    if (rows < 0).any() or not store.holds(codes, words.bounds, rows):
+    if (rows < 0).any() or not store.holds(codes, bounds, rows):
         return None
     return rows
 
@@ -127,8 +129,7 @@ def word_rows(solver: WordPath, words: list[str]) -> tuple[WordTable, np.ndarray
         if store.size >= ROWS_LIMIT:
             store.reset()
         if words and store.unsynced > max(UNSYNCED_ROWS, 8 * len(words)):
-            joined = "".join(words)
-            keyed = _rows_by_key(store, codes_of(joined), TextWords(joined, end_to_end(words)),
+            keyed = _rows_by_key(store, codes_of("".join(words)), end_to_end(words),
                                  partial(_solve_into, solver, store))
             if keyed is not None:
                 return store.table(), keyed
@@ -136,16 +137,15 @@ def word_rows(solver: WordPath, words: list[str]) -> tuple[WordTable, np.ndarray
         missing = np.flatnonzero(rows < 0)
         if missing.size:  # solve the new words, then look up only where they occur
             occurring = list(map(words.__getitem__, missing.tolist()))
-            _solve_into(solver, store, list(dict.fromkeys(occurring)))
+            _solve_into(solver, store, KeyedWords.of(list(dict.fromkeys(occurring))))
             rows[missing] = np.fromiter(map(store.row_of.__getitem__, occurring), np.int64,
                                         len(occurring))
         return store.table(), rows
 
 
-def _solve_into(solver: WordPath, store: WordRows, words: list[str],
-                keyed: KeyedWords | None = None) -> None:
-    """Solve ``words`` (new, distinct; ``keyed``: their code points and keys, when
-    known) and append them to ``store``, part by part.
+def _solve_into(solver: WordPath, store: WordRows, words: KeyedWords) -> None:
+    """Solve ``words`` (new, distinct: their code points and keys) and append them to
+    ``store``, part by part.
 
     Words are cut where no piece crosses (between two characters no piece holds together,
     as :meth:`WordPath.entry` cuts them), each distinct part is solved once (and kept as a
@@ -155,13 +155,10 @@ def _solve_into(solver: WordPath, store: WordRows, words: list[str],
     everywhere: the 4 MB English text's new words hold 1.09M characters, their distinct
     parts 0.13M (the all-language UDHR: 1.76M and 0.99M).
     """
-    joined = "".join(words)
-    if len(joined) < BATCH_MIN_CHARS:  # (a keystroke's new words: the numpy cutting's fixed
-        _solve_whole(solver, store, words, keyed)  # cost is more than WordPath.entry, which
-        return  # cuts them into the same parts, each solved once in the per-word cache)
-    if keyed is None:
-        keyed = KeyedWords.of(words)
-    bounds, codes = keyed.bounds, keyed.codes
+    bounds, codes = words.bounds, words.codes
+    if len(codes) < BATCH_MIN_CHARS:  # (a keystroke's new words: the numpy cutting's fixed
+        _solve_whole(solver, store, words)  # cost is more than WordPath.entry, which cuts
+        return  # them into the same parts, each solved once in the per-word cache)
     wide = codes.astype(np.int64)
     cut = np.zeros(len(codes) + 1, bool)
     cut[bounds] = True
@@ -170,13 +167,14 @@ def _solve_into(solver: WordPath, store: WordRows, words: list[str],
     del wide
     part_bounds = np.flatnonzero(cut)
     if len(part_bounds) == len(bounds):  # no word is cut
-        _solve_whole(solver, store, words, keyed)
+        _solve_whole(solver, store, words)
         return
-    parts = TextWords(joined, part_bounds)
-    rows = _rows_by_key(store, codes, parts, partial(_solve_whole, solver, store))
+    rows = _rows_by_key(store, codes, part_bounds, partial(_solve_whole, solver, store))
     if rows is None:  # a key collided: the string way
-        every = list(parts)
-        _solve_whole(solver, store, [p for p in dict.fromkeys(every) if p not in store.row_of])
+        every = list(TextWords(string_of(codes), part_bounds))
+        row_of = store.row_of
+        _solve_whole(solver, store, KeyedWords.of([p for p in dict.fromkeys(every)
+                                                   if p not in row_of]))
         rows = np.fromiter(map(store.row_of.__getitem__, every), np.int64, len(every))
     first_part = np.searchsorted(part_bounds, bounds)  # word k: parts first_part[k] on
     per_word = np.diff(first_part)
@@ -198,45 +196,42 @@ def _solve_into(solver: WordPath, store: WordRows, words: list[str],
     np.cumsum(count, out=piece_first[1:])
     take = np.repeat(table.first[rows] - piece_first[:-1], count)
     take += np.arange(int(piece_first[-1]))
-    store.append([words[k] for k in several.tolist()], piece_first[:-1][starts],
+    store.append(words.take(several), piece_first[:-1][starts],
                  np.add.reduceat(count, starts), limit, np.add.reduceat(bound, starts),
-                 table.piece_len[take], table.piece_id[take], keyed.take(several))
+                 table.piece_len[take], table.piece_id[take])
 
 
-def _solve_whole(solver: WordPath, store: WordRows, words: list[str],
-                 keyed: KeyedWords | None = None) -> None:
-    """Solve ``words`` (new, distinct; ``keyed``: their code points and keys, when known)
-    each as one and append them to ``store``."""
-    if not words:
+def _solve_whole(solver: WordPath, store: WordRows, words: KeyedWords) -> None:
+    """Solve ``words`` (new, distinct: their code points and keys) each as one and append
+    them to ``store``."""
+    if not len(words):
         return
-    sizes = np.fromiter(map(len, words), np.int64, len(words))
+    sizes = np.diff(words.bounds)
     fits = sizes <= MAX_WORD
     short_at = np.flatnonzero(fits)
-    short = words if len(short_at) == len(words) else [words[k] for k in short_at.tolist()]
     if int(sizes[fits].sum()) < BATCH_MIN_CHARS:
-        short = []
-    solo_at = np.arange(len(words)) if not short else np.flatnonzero(~fits)
-    if short:
+        short_at = short_at[:0]
+    solo_at = np.arange(len(words)) if not short_at.size else np.flatnonzero(~fits)
+    if short_at.size:
+        short = words.take(short_at)
         result, batch_max, batch_limit = _solve_batch(solver, short)
         keep = batch_max < RESET_GUARD  # else sentencepiece would re-base scores inside
-        kept_words = short if keep.all() else list(compress(short, keep.tolist()))
-        store.append(kept_words, result.start[keep], result.count[keep], batch_limit[keep],
-                     batch_max[keep], result.piece_len, result.piece_id,
-                     None if keyed is None else keyed.take(short_at[keep]))
+        store.append(short if keep.all() else short.take(np.flatnonzero(keep)),
+                     result.start[keep], result.count[keep], batch_limit[keep],
+                     batch_max[keep], result.piece_len, result.piece_id)
         solo_at = np.concatenate([solo_at, short_at[~keep]])
     if not solo_at.size:
         return
-    solo = [words[k] for k in solo_at.tolist()]
+    solo = words.take(solo_at)
     cache = solver.cache
     entries = []
-    for word in solo:
-        entries.append(solver.entry(word))  # (its parts are cached in the per-word cache)
-        if len(cache) >= CACHE_LIMIT:
+    for k in range(len(solo)):
+        entries.append(solver.entry(solo.word(k)))  # (its parts are cached in the per-word
+        if len(cache) >= CACHE_LIMIT:  # cache)
             cache.clear_words()
     counts = np.fromiter(map(len, map(_IDS, entries)), np.int64, len(entries))
     store.append(solo, np.cumsum(counts) - counts, counts,
                  np.fromiter(map(_LIMIT, entries), np.float64, len(entries)),
                  np.fromiter(map(_WORD_MAX, entries), np.float64, len(entries)),
                  np.fromiter(chain.from_iterable(map(_LENGTHS, entries)), np.int64),
-                 np.fromiter(chain.from_iterable(map(_IDS, entries)), np.int64),
-                 None if keyed is None else keyed.take(solo_at))
+                 np.fromiter(chain.from_iterable(map(_IDS, entries)), np.int64))

@@ -79,6 +79,11 @@ def codes_of(text: str) -> np.ndarray:
     return np.frombuffer(text.encode("utf-32-le", "surrogatepass"), np.uint32)
 
 
+def string_of(codes: np.ndarray) -> str:
+    """The string of code points ``codes`` (any unsigned dtype; lone surrogates kept)."""
+    return codes.astype(np.uint32).tobytes().decode("utf-32-le", "surrogatepass")
+
+
 def end_to_end(strings: Sequence[str]) -> np.ndarray:
     """Where each of ``strings`` starts when they are joined, then the joined length
     (int64)."""
@@ -206,6 +211,16 @@ class KeyedWords:
 
     def __len__(self) -> int:
         return len(self.keys)
+
+    def word(self, k: int) -> str:
+        """Word ``k`` as a string."""
+        return string_of(self.codes[self.bounds[k]:self.bounds[k + 1]])
+
+    def strings(self) -> list[str]:
+        """Every word as a string."""
+        text = string_of(self.codes)
+        return list(map(text.__getitem__, map(slice, self.bounds[:-1].tolist(),
+                                              self.bounds[1:].tolist())))
 
     def take(self, which: np.ndarray) -> KeyedWords:
         """The words at indices ``which`` (in that order)."""
