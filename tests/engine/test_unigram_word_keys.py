@@ -183,6 +183,7 @@ def test_rows_give_back_their_words_as_strings() -> None:
     assert store.words(2, 5) == every[2:5]
     assert store.row_of == {w: k for k, w in enumerate(every)}
     assert store.share(3).words == every[3:]
+    assert store.share(store.size).words == [] and len(store.share(store.size)) == 0
 
 
 def test_keys_are_the_documented_hash_for_short_and_long_words() -> None:

@@ -180,7 +180,8 @@ class UnigramModel:
         since = store.size
         solve_words(self._words, texts)
         share = store.share(since if store.size >= since else 0)
-        ahead = self._words.runs_ahead(share.words, share.limit, share.word_max)
+        # (the words as strings only where asked: those re-run ahead)
+        ahead = self._words.runs_ahead(share.keyed(), share.limit, share.word_max)
         return replace(share, ahead=ahead) if ahead is not None else share
 
     def take_rows(self, share: RowsShare) -> int:

@@ -26,7 +26,7 @@ import numpy as np
 
 from explorer.engine.int_table import MISSING, IntTable
 from explorer.engine.unigram.binade import RunsAhead
-from explorer.engine.unigram.word_keys import KeyedWords, string_of
+from explorer.engine.unigram.word_keys import KeyedWords, string_of, word_keys
 
 
 class WordTable:
@@ -49,10 +49,15 @@ class WordTable:
 
 @dataclass(frozen=True, slots=True)
 class RowsShare:
-    """Rows of one :class:`WordRows` for another (:meth:`WordRows.share`): arrays as in
-    :meth:`WordRows.append`."""
+    """Rows of one :class:`WordRows` for another (:meth:`WordRows.share`): the words as
+    code points, the other arrays as in :meth:`WordRows.append`."""
 
-    words: list[str]
+    codes: np.ndarray
+    """The words' code points end to end (``uint16``, or ``uint32`` past the BMP): the
+    receiver keeps code points, not strings (unpickling, joining and re-encoding a 10 MB
+    document's words as strings was ~1/3 of taking its shares)."""
+    bounds: np.ndarray
+    """Word ``k`` is ``codes[bounds[k]:bounds[k + 1]]`` (``int32``)."""
     first: np.ndarray
     count: np.ndarray
     limit: np.ndarray
@@ -61,11 +66,26 @@ class RowsShare:
     piece_id: np.ndarray
     keys: np.ndarray | None = None
     """The words' keys (:func:`~.word_keys.word_keys`): the receiver need not hash them
-    again (the code points are not sent: as ``uint32`` they made a multilingual document's
-    shares 60% bigger than the words themselves)."""
+    again."""
     ahead: RunsAhead | None = None
     """Re-runs of these words at the binades above their limits, made ahead of need
     (:meth:`~.word_path.WordPath.runs_ahead`)."""
+
+    def __len__(self) -> int:
+        return len(self.bounds) - 1
+
+    def keyed(self) -> KeyedWords:
+        """The words with their keys (hashed here when the share came without)."""
+        bounds = self.bounds.astype(np.int64)
+        keys = self.keys
+        if keys is None or len(keys) != len(bounds) - 1:
+            keys = word_keys(self.codes, bounds)
+        return KeyedWords(self.codes, bounds, keys)
+
+    @property
+    def words(self) -> list[str]:
+        """The words as strings (made when asked)."""
+        return self.keyed().strings()
 
 
 def _grown(array: np.ndarray, used: int, need: int) -> np.ndarray:
@@ -216,14 +236,17 @@ class WordRows:
         ahead of its encode)."""
         with self.lock:
             size = self.size
-            words = self.words(since, size)
             first, count = self._first[since:size], self._count[since:size]
             low = int(first.min()) if size > since else 0
             high = int((first + count).max()) if size > since else 0
+            code_low = int(self._code_first[since]) if size > since else self._code_count
+            bounds = np.append(self._code_first[since:size] - code_low,
+                               self._code_count - code_low)
             # (int32 where int64 is only room: shares are pickled to another process, a
             # 10 MB document's were 49 MB)
             i32 = np.int32
-            return RowsShare(words, (first - low).astype(i32), count.astype(i32),
+            return RowsShare(self._codes[code_low:self._code_count].copy(),
+                             bounds.astype(i32), (first - low).astype(i32), count.astype(i32),
                              self._limit[since:size].copy(), self._word_max[since:size].copy(),
                              self._piece_len[low:high].astype(i32),
                              self._piece_id[low:high].astype(i32),
@@ -235,18 +258,15 @@ class WordRows:
         with self.lock:
             # a word whose key is held is here (or collides with one that is: it is then
             # solved the string way when met, as any collided word)
-            keys = share.keys
-            if keys is None or len(keys) != len(share.words):
-                keys = KeyedWords.of(share.words).keys
-            keep = self._keys.get(keys) == MISSING
+            words = share.keyed()
+            keep = self._keys.get(words.keys) == MISSING
             n = int(keep.sum())
             if not n or self.size + n >= limit:
                 return 0
-            words = (share.words if n == len(keep) else
-                     [w for w, k in zip(share.words, keep.tolist(), strict=True) if k])
-            self.append(KeyedWords.of(words, keys[keep]), share.first[keep],
-                        share.count[keep], share.limit[keep], share.word_max[keep],
-                        share.piece_len, share.piece_id)
+            if n != len(keep):
+                words = words.take(np.flatnonzero(keep))
+            self.append(words, share.first[keep], share.count[keep], share.limit[keep],
+                        share.word_max[keep], share.piece_len, share.piece_id)
             return n
 
     def table(self) -> WordTable:

@@ -186,7 +186,7 @@ class TextWords(Sequence[str]):
                                               self.bounds[which + 1].tolist())))
 
 
-class KeyedWords:
+class KeyedWords(Sequence[str]):
     """Words as their code points end to end, with their :func:`word_keys`: what a word row
     store keeps of each word (:meth:`~explorer.engine.unigram.rows.WordRows.append`), handed
     on where it is known already (the text's words, the parts they were cut into, the keys
@@ -211,6 +211,10 @@ class KeyedWords:
 
     def __len__(self) -> int:
         return len(self.keys)
+
+    def __getitem__(self, k: int) -> str:  # type: ignore[override]
+        """Word ``k`` as a string (no slices: see :meth:`take`)."""
+        return self.word(k)
 
     def word(self, k: int) -> str:
         """Word ``k`` as a string."""
