@@ -459,8 +459,17 @@ def _help(work: Connection, connection: Connection) -> None:
     """The child: read ``(tokenizer, text, step)`` from ``work``; send ``("tokens",
     CompactTokens)`` of ``text`` (:func:`_encode_flat`), or when ``step`` is not 0 each ``("share",
     data)`` of its :meth:`~Tokenizer.cache_shares` (``step`` code points each) then
-    ``("done", None)``; ``("error", message)`` when that raises."""
+    ``("done", None)``; ``("error", message)`` when that raises.
+
+    Messages are written by a thread of their own (:func:`_send_in_turn`): the parent's
+    reader needs the GIL to take them off the pipe, and while Qt lays a 10 MB text out in
+    the editor it holds the GIL for ~0.7 s; a child writing its shares itself stopped at
+    the full pipe for that long instead of solving on."""
     gc.disable()  # (a short life making millions of objects: collections only cost)
+    outbox: queue.SimpleQueue[tuple[str, object] | None] = queue.SimpleQueue()
+    sender = threading.Thread(target=_send_in_turn, args=(connection, outbox),
+                              name="explorer-tail-send", daemon=True)
+    sender.start()
     try:
         tokenizer, text, step = pickle.loads(work.recv_bytes())
         if step == PREFETCH:
@@ -468,18 +477,32 @@ def _help(work: Connection, connection: Connection) -> None:
 
             tokenizer = load_tokenizer(tokenizer[1])
             start, words = _prefetch_part(tokenizer, text)
-            connection.send(("ready", (start, words, fingerprint(tokenizer, text))))
+            outbox.put(("ready", (start, words, fingerprint(tokenizer, text))))
             text = text[start:]
             step = SHARE_STEP if words else 0
         if step:
             for share in tokenizer.cache_shares(text, step, _thread_place(work)):
-                connection.send(("share", share))
-            connection.send(("done", None))
+                outbox.put(("share", share))
+            outbox.put(("done", None))
         else:
-            connection.send(("tokens", _encode_flat(tokenizer, text)))
+            outbox.put(("tokens", _encode_flat(tokenizer, text)))
     except Exception as e:  # (reported to the parent, which goes on alone)
-        with contextlib.suppress(OSError):
-            connection.send(("error", f"{type(e).__name__}: {e}"))
+        outbox.put(("error", f"{type(e).__name__}: {e}"))
     finally:
+        outbox.put(None)
+        sender.join()
         connection.close()
         work.close()
+
+
+def _send_in_turn(connection: Connection,
+                  outbox: queue.SimpleQueue[tuple[str, object] | None]) -> None:
+    """In the child: send each message of ``outbox`` in order, until None (or until the
+    parent has gone: the rest is dropped)."""
+    while (message := outbox.get()) is not None:
+        try:
+            connection.send(message)
+        except OSError:
+            while outbox.get() is not None:
+                pass
+            return

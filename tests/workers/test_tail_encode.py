@@ -396,6 +396,52 @@ def test_a_child_solving_words_skips_what_the_thread_reaches_first(unigram):
     assert max(numbers) == 1499  # and on to the end
 
 
+def test_a_child_solves_on_while_the_parent_does_not_read(unigram):
+    """The child's messages go out through a thread of their own: while the parent reads
+    nothing (Qt holding the GIL as it lays a big text out), the child still solves every
+    word; its messages then arrive in order (the child's protocol, run in-process)."""
+    import gc
+    import multiprocessing
+    import pickle
+    import threading
+
+    part = TEXT * 4
+    solved = threading.Event()
+    real = type(unigram).cache_shares
+
+    class Work:
+        def recv_bytes(self):
+            return pickle.dumps((unigram, part, 8192))
+
+        def poll(self):
+            return False
+
+        def close(self):
+            pass
+
+    def shares(self, *args):
+        yield from real(self, *args)
+        solved.set()
+
+    answers_in, answers_out = multiprocessing.Pipe(duplex=False)
+    kinds = []
+    try:
+        type(unigram).cache_shares = shares  # (the child's own copy is the pickled one)
+        helping = threading.Thread(target=tail_encode._help, args=(Work(), answers_out))
+        helping.start()
+        assert solved.wait(60), "the child stopped at a full pipe"
+        while answers_in.poll(60):
+            kind, value = answers_in.recv()
+            kinds.append(kind)
+            if kind != "share":
+                break
+    finally:
+        type(unigram).cache_shares = real
+        helping.join(60)
+        gc.enable()  # (the child's protocol turns collections off for its short life)
+    assert kinds[-1] == "done" and len(kinds) > 8 and set(kinds[:-1]) == {"share"}
+
+
 def test_the_thread_reports_its_place_to_a_child_solving_words(unigram, monkeypatch):
     """:meth:`TailEncode.reached` sends the place plus the lead, in the child's part, once
     the work is written, every ``REPORT_STEP`` code points; never for a child encoding a
