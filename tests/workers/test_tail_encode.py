@@ -431,7 +431,7 @@ def test_a_child_solves_on_while_the_parent_does_not_read(unigram):
         helping.start()
         assert solved.wait(60), "the child stopped at a full pipe"
         while answers_in.poll(60):
-            kind, value = answers_in.recv()
+            kind, _ = answers_in.recv()
             kinds.append(kind)
             if kind != "share":
                 break
