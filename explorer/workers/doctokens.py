@@ -322,15 +322,16 @@ def _continued(tokenizer: Tokenizer, text: str, pos: int, end: int, last: Compac
     if k < 0 or offsets[k] <= 0:
         return None
     at, state = last_pos + offsets[k], last.resume.states[k]
-    line = text.rfind("\n", 0, max(0, at - 1)) + 1
+    if at >= pos:  # (the window's own tokens up to the point, as a grown window's)
+        return _grown(tokenizer, text[pos:end], tokens_from(last, pos - last_pos), at - pos,
+                      state)
+    # the point is before the boundary: the resumed encode's tokens from the boundary on
+    line = text.rfind("\n", 0, at - 1) + 1
     tail = tokenizer.encode_compact_resumed(text[line:end], (at - line, state))
-    if tail.resume is None:
+    m = bisect_left(tail.starts, pos - line)
+    if tail.resume is None or (m and tail.ends[m - 1] > pos - line):
         return None
-    if at < pos:  # (the point is before the boundary: the encode's tokens from it on)
-        m = bisect_left(tail.starts, pos - line)
-        if m and tail.ends[m - 1] > pos - line:
-            return None
-    return joined_at(tokens_from(last, pos - last_pos), max(0, at - pos), tail, line - pos)
+    return tokens_from(tail, pos - line)
 
 
 def _fall_back(segments: list[Segment], pos: int) -> tuple[int, int, Segment | None]:

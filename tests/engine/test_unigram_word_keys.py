@@ -55,7 +55,6 @@ def test_bounds_cut_the_words_the_pattern_finds(pattern, seed: int) -> None:
         assert by_word.setdefault(word, key) == key  # equal words, equal keys
     if len(words) > 1:
         assert list(words[1:]) == list(words)[1:]
-        assert words.strings(np.array([len(words) - 1, 0])) == [words[-1], words[0]]
 
 
 def test_other_patterns_take_the_string_way() -> None:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from explorer.engine.generators import run_to_end as run
 
-__all__ = ["flat", "run", "whole_tokens"]
+__all__ = ["encoded_lengths", "flat", "run", "whole_tokens"]
 
 
 def flat(doc):
@@ -15,3 +15,17 @@ def flat(doc):
 def whole_tokens(tok, text):
     """``(id, start, end)`` of one whole-text ``encode``."""
     return [(t.id, t.start, t.end) for t in tok.encode(text).tokens]
+
+
+def encoded_lengths(tok, monkeypatch):
+    """A list that gets the length of every text ``tok.encode_compact_resumed`` is asked
+    to encode from now on (what a document encode encodes, windows and continuations)."""
+    lengths = []
+    real = tok.encode_compact_resumed
+
+    def counted(text, resume):
+        lengths.append(len(text))
+        return real(text, resume)
+
+    monkeypatch.setattr(tok, "encode_compact_resumed", counted)
+    return lengths

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import pytest
 import sentencepiece as spm
+from doc_helpers import encoded_lengths
 from doc_helpers import flat as _flat
 from doc_helpers import run as _run
 from hypothesis import given, settings
@@ -126,14 +127,7 @@ def test_each_window_goes_on_from_the_last_ones_tokens(ties, monkeypatch):
     tok, sp = ties
     lines = [" ".join(["x"] * (k % 7) + ["y"] * (k % 5) + ["ab"] * 2) for k in range(1, 3000)]
     text = "\n".join(lines)
-    encoded: list[int] = []
-    resumed = tok.encode_compact_resumed
-
-    def counted(window, resume):
-        encoded.append(len(window))
-        return resumed(window, resume)
-
-    monkeypatch.setattr(tok, "encode_compact_resumed", counted)
+    encoded = encoded_lengths(tok, monkeypatch)
     doc = _run(encode_document(tok, text, chunk=512))
     assert len(encoded) > 20
     assert sum(encoded) < 1.1 * len(text)

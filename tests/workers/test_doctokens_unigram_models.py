@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import pytest
 import sentencepiece as spm
+from doc_helpers import encoded_lengths
 from doc_helpers import run as _run
 from engine.sp_support import TRAINED, multilingual_lines, reference_model, trained_model
 
@@ -46,13 +47,7 @@ def test_a_multilingual_document_is_one_whole_text_encode(name, monkeypatch):
     sp = spm.SentencePieceProcessor(model_file=str(path))
     text = _document()
     assert len(text) > 100_000
-    encoded: list[int] = []
-    resumed = tok.encode_compact_resumed
-
-    def counted(window, resume):
-        encoded.append(len(window))
-        return resumed(window, resume)
-
+    encoded = encoded_lengths(tok, monkeypatch)
     went_on: list[bool] = []
     real = doctokens._continued
 
@@ -61,7 +56,6 @@ def test_a_multilingual_document_is_one_whole_text_encode(name, monkeypatch):
         went_on.append(toks is not None)
         return toks
 
-    monkeypatch.setattr(tok, "encode_compact_resumed", counted)
     monkeypatch.setattr(doctokens, "_continued", continued)
     doc = _run(encode_document(tok, text, chunk=2048))
     assert doc.ids().tolist() == sp.encode(text)

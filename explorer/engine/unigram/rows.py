@@ -26,7 +26,7 @@ import numpy as np
 
 from explorer.engine.int_table import MISSING, IntTable
 from explorer.engine.unigram.binade import RunsAhead
-from explorer.engine.unigram.word_keys import KeyedWords, string_of, word_keys
+from explorer.engine.unigram.word_keys import KeyedWords, word_keys
 
 
 class WordTable:
@@ -204,16 +204,18 @@ class WordRows:
         self._keys.add(keys[fresh], (fresh + size).astype(np.int32))
 
     def words(self, start: int, stop: int) -> list[str]:
-        """The words of rows ``start`` to ``stop`` (their code points are end to end)."""
-        if stop <= start:
-            return []
-        first = self._code_first[start:stop]
-        base = int(first[0])
-        end = int(first[-1] + self._code_len[stop - 1])
-        text = string_of(self._codes[base:end])
-        starts = first - base
-        return list(map(text.__getitem__, map(slice, starts.tolist(),
-                                              (starts + self._code_len[start:stop]).tolist())))
+        """The words of rows ``start`` to ``stop``."""
+        return self._keyed(start, stop).strings()
+
+    def _keyed(self, start: int, stop: int) -> KeyedWords:
+        """Rows ``start`` to ``stop``'s words as held (views: their code points are end to
+        end, row after row)."""
+        low = high = self._code_count
+        if stop > start:
+            low = int(self._code_first[start])
+            high = int(self._code_first[stop - 1] + self._code_len[stop - 1])
+        bounds = np.append(self._code_first[start:stop] - low, high - low)
+        return KeyedWords(self._codes[low:high], bounds, self._row_keys[start:stop])
 
     def rows_of(self, keys: np.ndarray) -> np.ndarray:
         """The row of each word key (int64; -1: none). A row found may hold another word
@@ -239,18 +241,15 @@ class WordRows:
             first, count = self._first[since:size], self._count[since:size]
             low = int(first.min()) if size > since else 0
             high = int((first + count).max()) if size > since else 0
-            code_low = int(self._code_first[since]) if size > since else self._code_count
-            bounds = np.append(self._code_first[since:size] - code_low,
-                               self._code_count - code_low)
+            words = self._keyed(since, size)
             # (int32 where int64 is only room: shares are pickled to another process, a
             # 10 MB document's were 49 MB)
             i32 = np.int32
-            return RowsShare(self._codes[code_low:self._code_count].copy(),
-                             bounds.astype(i32), (first - low).astype(i32), count.astype(i32),
+            return RowsShare(words.codes.copy(), words.bounds.astype(i32),
+                             (first - low).astype(i32), count.astype(i32),
                              self._limit[since:size].copy(), self._word_max[since:size].copy(),
                              self._piece_len[low:high].astype(i32),
-                             self._piece_id[low:high].astype(i32),
-                             self._row_keys[since:size].copy())
+                             self._piece_id[low:high].astype(i32), words.keys.copy())
 
     def take(self, share: RowsShare, limit: int) -> int:
         """Append the rows of ``share`` whose words are not here yet, unless that would

@@ -179,11 +179,6 @@ class TextWords(Sequence[str]):
             k += len(self)
         return self.text[self.bounds[k] : self.bounds[k + 1]]
 
-    def strings(self, which: np.ndarray) -> list[str]:
-        """The words at indices ``which``."""
-        text = self.text
-        return list(map(text.__getitem__, map(slice, self.bounds[which].tolist(),
-                                              self.bounds[which + 1].tolist())))
 
 
 class KeyedWords(Sequence[str]):
