@@ -69,6 +69,17 @@ def _fresh(editor: QPlainTextEdit) -> QImage:
     return _frame(editor).convertToFormat(QImage.Format.Format_RGB32)
 
 
+def _settles_on_fresh_paint(qtbot, editor: QPlainTextEdit) -> bool:
+    """Whether the screen comes to show what a fresh paint shows once the paints already
+    asked for are done (a loaded machine can leave one pending past a fixed wait; a
+    repaint that was never asked for leaves the screen wrong for good)."""
+    try:
+        qtbot.waitUntil(lambda: _on_screen(editor) == _fresh(editor), timeout=2000)
+    except qtbot.TimeoutError:
+        return False
+    return True
+
+
 def _type_at(qtbot, editor: QPlainTextEdit, block_number: int, column: int,
              key: str | Qt.Key) -> tuple[QRegion, list[int]]:
     """Type ``key`` in block ``block_number`` at ``column``: the region repainted, and the
@@ -97,7 +108,7 @@ def test_every_changed_pixel_is_shown(qtbot, line):
     _region, changed = _type_at(qtbot, editor, line, 5, "a")
     assert changed, "typing changed nothing on screen"
     # every changed row was repainted, or moved with what is above it changing height
-    assert _on_screen(editor) == _fresh(editor)
+    assert _settles_on_fresh_paint(qtbot, editor)
 
 
 @pytest.mark.parametrize("key", ["a", Qt.Key.Key_Backspace])
@@ -109,7 +120,7 @@ def test_a_line_whose_height_changes_moves_what_is_below_it(qtbot, key):
     editor = _editor(qtbot, lines)
     if key == Qt.Key.Key_Backspace:  # a Latin letter to delete first
         _type_at(qtbot, editor, 3, 3, "a")
-    assert _on_screen(editor) == _fresh(editor)
+    assert _settles_on_fresh_paint(qtbot, editor)
     block = editor.document().findBlockByNumber(3)
     height = block.layout().boundingRect().height()
     top = _block_top(editor, 3)
@@ -117,7 +128,7 @@ def test_a_line_whose_height_changes_moves_what_is_below_it(qtbot, key):
     grown = editor.document().findBlockByNumber(3).layout().boundingRect().height()
     if grown == height:
         pytest.skip("the fallback font for Hebrew is as tall as the editor font here")
-    assert _on_screen(editor) == _fresh(editor), "the screen differs from a fresh paint"
+    assert _settles_on_fresh_paint(qtbot, editor), "the screen differs from a fresh paint"
     assert region.boundingRect().top() >= top - 1
     below = int(top + max(height, grown)) + 3
     width = editor.viewport().width()
@@ -133,7 +144,7 @@ def test_the_screen_matches_a_fresh_paint_after_typing(qtbot):
                                       (1, 4, Qt.Key.Key_Backspace), (0, 5, "c"),
                                       (2, 5, Qt.Key.Key_Return), (5, 2, "d")]:
         _type_at(qtbot, editor, block_number, column, key)
-        assert _on_screen(editor) == _fresh(editor), (block_number, column, key)
+        assert _settles_on_fresh_paint(qtbot, editor), (block_number, column, key)
 
 
 def test_a_same_height_edit_repaints_its_block_only(qtbot):
@@ -159,7 +170,7 @@ def test_new_lines_and_wrapping_still_repaint_and_resize(qtbot):
         QTest.keyClick(editor, "x")
         qtbot.wait(5)
     qtbot.wait(30)
-    assert _on_screen(editor) == _fresh(editor)
+    assert _settles_on_fresh_paint(qtbot, editor)
     assert editor.document().lineCount() > lines + 1
     assert editor.verticalScrollBar().maximum() >= editor.document().lineCount() - 30
     layout = editor.document().documentLayout()
@@ -181,7 +192,7 @@ def test_a_wrapped_paragraph_shows_every_changed_pixel(qtbot, para, where, key):
     assert block.layout().lineCount() >= 3
     _region, changed = _type_at(qtbot, editor, 1, int(len(para) * where), key)
     assert changed, "typing changed nothing on screen"
-    assert _on_screen(editor) == _fresh(editor)
+    assert _settles_on_fresh_paint(qtbot, editor)
 
 
 def test_the_window_shows_what_a_fresh_paint_shows_after_typing(qtbot, window):
@@ -205,4 +216,4 @@ def test_the_window_shows_what_a_fresh_paint_shows_after_typing(qtbot, window):
         QTest.keyClick(editor, key)
         wait_highlighted(qtbot, window)
         qtbot.wait(60)
-        assert _on_screen(editor) == _fresh(editor), (block_number, column, key)
+        assert _settles_on_fresh_paint(qtbot, editor), (block_number, column, key)
