@@ -25,8 +25,13 @@ from explorer.engine.errors import VocabFormatError
 ModelToken = tuple[int, str, int, int]
 """``(id, piece, start, end)``: code-point span inside the pre-token."""
 
-_CACHE_LIMIT = 100_000
-_PAIR_MEMO_LIMIT = 200_000
+_CACHE_LIMIT = 32_768
+"""Pre-tokens whose tokens a model keeps (cleared when full). Measured on English text
+(CPU time, one document encode): a 262k-piece GGUF BPE 4 MB 10.8-11.9 s at this and at
+100k, peak RSS 312 MB against 370 MB; a 64k-piece tokenizer.json Unigram 5 MB the same
+within the noise from 10k to 100k, 208 MB against 255 MB (docs/benchmarks.md, session 22)."""
+_PAIR_MEMO_LIMIT = 65_536
+"""Adjacent pairs whose merge rank the BPE model remembers (cleared when full)."""
 
 
 class Model(Protocol):
@@ -75,12 +80,12 @@ class BPEModel:
         self.ignore_merges = ignore_merges
         self.strict = strict
         self.unk_id = vocab.get(unk_token) if unk_token is not None else None
-        self.string_keys = bool(merges) and isinstance(merges[0], str)
-        # Later duplicates win, as in HF's HashMap collect.
-        self.ranks: dict = dict(zip(merges, range(len(merges)), strict=True))
         self.merges_count = len(merges)
         if strict:
             self._validate(merges)
+        self.stride = max(vocab.values(), default=0) + 1
+        """Pair keys are ``left_id * stride + right_id``."""
+        self.ranks: dict[int, int] = self._pair_ranks(merges)
         self._cache: dict[str, list[ModelToken]] = {}
         self._pair_memo: dict[tuple[str, str], int | None] = {}
         self.rank = self._make_rank()
@@ -98,12 +103,48 @@ class BPEModel:
         self._pair_memo = {}
         self.rank = self._make_rank()
 
+    def _pair_ranks(self, merges: list[tuple[str, str]] | list[str]) -> dict[int, int]:
+        """Each merge's rank keyed by its parts' ids (:attr:`stride`): ~30 bytes a merge
+        less than a ``"left right"`` string key (a 262k-piece GGUF model's 515k merges held
+        71 MB). Later duplicates win, as in HF's HashMap collect; a merge whose parts are
+        not in the vocabulary is left out (no pair of pieces can ask for it)."""
+        get, stride = self.vocab.get, self.stride
+        strings = bool(merges) and isinstance(merges[0], str)
+        ranks: dict[int, int] = {}
+        for rank, merge in enumerate(merges):
+            if strings:  # (llama.cpp's split: the first space after the first character)
+                cut = merge.find(" ", 1)  # type: ignore[union-attr]
+                if cut < 0:
+                    continue  # (refused by _validate in a strict model)
+                a, b = merge[:cut], merge[cut + 1:]
+            else:
+                a, b = merge
+            left, right = get(a), get(b)
+            if left is not None and right is not None:
+                ranks[left * stride + right] = rank
+        return ranks
+
+    def merge_pairs(self) -> list[tuple[str, str, int]]:
+        """``(left, right, rank)`` of every merge kept, in rank order."""
+        piece, stride = self.id_to_piece, self.stride
+        return [(piece[key // stride], piece[key % stride], rank)
+                for key, rank in sorted(self.ranks.items(), key=lambda kv: kv[1])]
+
+    def _shared(self, piece: str) -> str:
+        """The vocabulary's own string for ``piece`` (one in it): the cache and the pair
+        memo then hold one string per piece, not one per word it was built in (a 10 MB
+        document with a 262k-piece model held ~90 MB of merged copies)."""
+        held = self.id_to_piece.get(self.vocab.get(piece, -1))
+        return held if held == piece else piece
+
     def _make_rank(self) -> Callable[[str, str], int | None]:
         """The pair-rank function, specialised once (it runs for every adjacent pair)."""
         get = self.ranks.get
         vocab = self.vocab
+        vocab_get = vocab.get
+        stride = self.stride
         join = self._join
-        string_keys, strict = self.string_keys, self.strict
+        strict = self.strict
         # The same pairs come back in word after word: remember each pair's answer (a tuple
         # key of two interned-hash strings is cheaper than building "a b" and re-checking
         # the merged piece against the vocabulary).
@@ -115,7 +156,8 @@ class BPEModel:
             r = memo_get(key, -1)
             if r != -1:
                 return r
-            r = get(f"{a} {b}" if string_keys else key)
+            left, right = vocab_get(a), vocab_get(b)
+            r = None if left is None or right is None else get(left * stride + right)
             if r is not None and not strict and join(a, b) not in vocab:
                 r = None
             if len(memo) >= _PAIR_MEMO_LIMIT:
@@ -167,6 +209,7 @@ class BPEModel:
     def _initial(self, text: str) -> list[list]:
         """Initial symbols as ``[piece, start, end]`` (HF ``merge_word``)."""
         vocab = self.vocab
+        shared = self._shared
         syms: list[list] = []
         unk: list | None = None  # pending [unk_token, start, end]
         n = len(text)
@@ -180,7 +223,7 @@ class BPEModel:
                 if unk is not None:
                     syms.append(unk)
                     unk = None
-                syms.append([s, i, i + 1])
+                syms.append([shared(s), i, i + 1])
                 continue
             if self.byte_fallback:
                 pieces = [f"<0x{b:02X}>" for b in s.encode("utf-8")]
@@ -215,6 +258,7 @@ class BPEModel:
         rank = self.rank
         memo_get = self._pair_memo.get
         join = self._join if self.prefix else str.__add__
+        shared = self._shared
         alive = [True] * n
         nxt = list(range(1, n + 1))
         prev = list(range(-1, n - 1))
@@ -238,7 +282,7 @@ class BPEModel:
                 current = rank(parts[pos], parts[right])
             if current != r:
                 continue  # stale: a side changed since this entry was pushed
-            merged = join(parts[pos], parts[right])
+            merged = shared(join(parts[pos], parts[right]))
             parts[pos] = merged
             ends[pos] = ends[right]
             alive[right] = False
@@ -309,7 +353,7 @@ class WordPieceModel:
     def _tokenize(self, text: str) -> list[ModelToken]:
         if len(text) > self.max_chars:
             return self._unk(text)
-        vocab, prefix = self.vocab, self.prefix
+        vocab, prefix, pieces = self.vocab, self.prefix, self.id_to_piece
         out: list[ModelToken] = []
         start, n = 0, len(text)
         while start < n:
@@ -321,7 +365,8 @@ class WordPieceModel:
                     sub = prefix + sub
                 tid = vocab.get(sub)
                 if tid is not None:
-                    found = (tid, sub, start, end)
+                    held = pieces.get(tid)  # (the vocabulary's string: one per piece cached)
+                    found = (tid, held if held == sub else sub, start, end)
                     break
                 end -= 1
             if found is None:

@@ -97,9 +97,12 @@ class PipelineTokenizer(Tokenizer):
 
         self._norm_matcher = AddedTokenMatcher(
             [t for t in components.added_tokens if t.normalized], normalized_content)
-        self._id_to_piece: dict[int, str] = dict(self.model.id_to_piece)  # type: ignore[attr-defined]
-        for t in components.added_tokens:
-            self._id_to_piece[t.id] = t.content
+        pieces: dict[int, str] = self.model.id_to_piece  # type: ignore[attr-defined]
+        if any(pieces.get(t.id) != t.content for t in components.added_tokens):
+            pieces = dict(pieces)  # (the model's stays as it is; shared when it agrees:
+            for t in components.added_tokens:  # a 262k-piece model's copy was 10 MB)
+                pieces[t.id] = t.content
+        self._id_to_piece = pieces
         self._size = max(self._id_to_piece, default=-1) + 1
         self._token_bytes = TokenBytes(components.decoder)
         self._byte_level = ByteLevelMemo.for_pipeline(components.pre_tokenizer, self.model)

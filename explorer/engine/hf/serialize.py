@@ -115,8 +115,7 @@ def bpe_merges(model: BPEModel) -> list[list[str]]:
     the vocabulary); merges a GGUF file carries but that can never apply are left out."""
     out: list[list[str]] = []
     vocab = model.vocab
-    for key, _ in sorted(model.ranks.items(), key=lambda kv: kv[1]):
-        a, b = model._split_key(key) if isinstance(key, str) else key
+    for a, b, _ in model.merge_pairs():
         if a in vocab and b in vocab and model._join(a, b) in vocab:
             out.append([a, b])
     return out

@@ -21,7 +21,7 @@ from explorer.engine.errors import VocabFormatError
 from explorer.engine.hf.models import ModelToken
 
 UNK_PENALTY = 10.0
-_CACHE_LIMIT = 100_000
+_CACHE_LIMIT = 32_768  # pre-tokens cached (see explorer.engine.hf.models._CACHE_LIMIT)
 
 
 class HFUnigramModel:
@@ -36,6 +36,9 @@ class HFUnigramModel:
         for i, (p, _) in enumerate(pieces):
             self.vocab.setdefault(p, i)
         self.id_to_piece = {i: p for i, (p, _) in enumerate(pieces)}
+        self._texts = [p for p, _ in pieces]
+        """Each id's piece, the string object itself: a cached token holds it instead of a
+        slice of its word (a 10 MB document's cache held ~100k words of new strings)."""
         self.scores = [s for _, s in pieces]
         if unk_id is not None and not 0 <= unk_id < len(pieces):
             raise VocabFormatError(f"tokenizer.json: Unigram unk_id {unk_id} is out of range")
@@ -103,7 +106,8 @@ class HFUnigramModel:
         if all(tid != -1 and tid != unk_id for _, _, tid in path):
             # Only known pieces (each path entry's id is its piece's vocabulary id): nothing
             # to fuse or fall back on.
-            out = [(tid, text[a:b], a, b) for a, b, tid in path]
+            texts = self._texts
+            out = [(tid, texts[tid], a, b) for a, b, tid in path]
             if len(self._cache) >= _CACHE_LIMIT:
                 self._cache.clear()
             self._cache[text] = out
