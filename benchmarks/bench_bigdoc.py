@@ -2,9 +2,11 @@
 
 For each model (every bundled one: cl100k, o200k, the tokenizer.json BPE ``corpus_bpe_4k``
 and the SentencePiece Unigram ``corpus_unigram_4k``; a 32k SentencePiece Unigram model
-trained here with sentencepiece on English + the all-language UDHR; and two loaded from the
-test references: all-MiniLM's WordPiece ``tokenizer.json`` and Mistral's SentencePiece BPE
-``tokenizer.model.v1``):
+trained here with sentencepiece on English + the all-language UDHR; and four loaded from the
+test references: all-MiniLM's WordPiece ``tokenizer.json``, Mistral's SentencePiece BPE
+``tokenizer.model.v1``, mon_tokenizer's 64k-piece ``tokenizer.json`` Unigram and llama.cpp's
+Gemma 4 GGUF vocabulary (262k pieces, 515k merges; no reference library: time and memory
+only)):
 
 1. the real command, ``/usr/bin/time -v python -m explorer --screenshot OUT.png --vocab V
    --text-file BIG.txt`` (the window opens, encodes, highlights and renders, then exits):
@@ -23,7 +25,7 @@ Then ``/usr/bin/time -v python -m explorer encode --lines --output ids`` over 10
 (the 10 MB text repeated): the peak RSS must not grow with the input (streamed).
 
     python benchmarks/bench_bigdoc.py [--size-mb 10] [--lines-mb 100] [--unigram PATH]
-        [--only cl100k,o200k,bpe4k,unigram4k,unigram32k,minilm,mistral]
+        [--only cl100k,o200k,bpe4k,unigram4k,unigram32k,minilm,mistral,mon,gemma4]
 """
 
 from __future__ import annotations
@@ -53,6 +55,9 @@ MODELS = {
     "minilm": ("all-MiniLM (tokenizer.json WordPiece)", "tokenizers", "minilm/tokenizer.json"),
     "mistral": ("Mistral v1 (SentencePiece BPE)", "sentencepiece",
                 "mistral-common/tokenizer.model.v1"),
+    "mon": ("mon_tokenizer (tokenizer.json Unigram, 64k pieces)", "tokenizers",
+            "mon-tokenizer/mon_tokenizer.json"),
+    "gemma4": ("Gemma 4 (GGUF BPE, 262k pieces)", "none", "llama-cpp/ggml-vocab-gemma-4.gguf"),
 }
 """``--only`` keys: (row name, reference library, bundled file or ``FOLDER/NAME`` of the
 test references' cache, :func:`references.require`)."""
@@ -166,7 +171,10 @@ def train_unigram(folder: Path) -> Path:
 
 
 def reference_seconds(kind: str, vocab: str, text: str) -> float:
-    """CPU seconds of the reference library encoding ``text`` (best of 2)."""
+    """CPU seconds of the reference library encoding ``text`` (best of 2); NaN for
+    ``none`` (llama.cpp, the GGUF reference, is not a dependency here: memory only)."""
+    if kind == "none":
+        return float("nan")
     if kind == "tokenizers":
         os.environ["TOKENIZERS_PARALLELISM"] = "false"
         import tokenizers
@@ -257,10 +265,13 @@ def main() -> None:
             marks = json.loads(out.stdout.strip().splitlines()[-1])
             ref = reference_seconds(kind, vocab, text)
             after = marks["highlighted"] - marks["window_with_text"]
+            reference, whole, from_text = (
+                (f"{kind} {ref:.2f} s", f"{marks['highlighted'] / ref:.1f}x",
+                 f"{after:.2f} s: {after / ref:.1f}x") if ref == ref
+                else ("-", "-", f"{after:.2f} s"))
             print(f"| {name} | {wall:.1f} s / {rss:.0f} MB | {marks['window_with_text']:.2f} s | "
                   f"{marks['first_paint']:.2f} s | {marks['highlighted']:.2f} s "
-                  f"({marks['tokens']:,} tokens) | {kind} {ref:.2f} s | "
-                  f"{marks['highlighted'] / ref:.1f}x | {after:.2f} s: {after / ref:.1f}x | "
+                  f"({marks['tokens']:,} tokens) | {reference} | {whole} | {from_text} | "
                   f"{marks['peak_rss_mb']:.0f} / {marks['child_peak_rss_mb']:.0f} MB |")
         if args.lines_mb:
             reps = max(1, round(args.lines_mb / args.size_mb))

@@ -66,7 +66,7 @@ from explorer.workers.docstore import (
     empty_segment,
     spliced_totals,
 )
-from explorer.workers.malloc import mapped_temporaries
+from explorer.workers.malloc import mapped_temporaries, trim
 from explorer.workers.word_update import update_words
 
 if TYPE_CHECKING:
@@ -286,6 +286,7 @@ def _take_tail(helper: TailEncode, text: str, at: int, check: Segment,
         return False
     if replaces_last:
         segments.pop()
+    trim()  # (the windows' freed temporaries: this is where a big document peaks)
     part = text[helper.start:]
     segments.extend(cut_segments(part, toks, len(part), at - helper.start))
     helper.taken_at = at

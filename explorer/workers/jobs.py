@@ -21,6 +21,7 @@ from explorer.workers.doctokens import (
     settle_document,
     update_document,
 )
+from explorer.workers.malloc import trim
 from explorer.workers.tail_encode import start_tail
 
 INCREMENTAL_MAX_WINDOW = 4 * CHUNK_CHARS
@@ -52,7 +53,9 @@ def load_job(path: Path) -> Generator[str, None, Loaded]:
     """Detect the format of ``path`` and load it (errors propagate as ``errored``)."""
     fmt = detect_format(path)
     yield f"loading {fmt} file {path.name}"
-    return Loaded(load_tokenizer(path, format=fmt), path, fmt)
+    tokenizer = load_tokenizer(path, format=fmt)
+    trim()  # (the parse's temporaries: their heap goes back to the system)
+    return Loaded(tokenizer, path, fmt)
 
 
 def encode_job(tokenizer: Tokenizer, base: DocTokens | None, text: str, revision: int,

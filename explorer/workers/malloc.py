@@ -46,3 +46,15 @@ def mapped_temporaries(active: bool) -> Iterator[None]:
         yield
     finally:
         set_mmap_threshold(AFTER)
+
+
+def trim(library: str = "libc.so.6") -> bool:
+    """Give the heap's free memory back to the system (glibc ``malloc_trim(0)``): after a
+    vocabulary's load, whose parsed file and temporaries leave holes in the heap (a
+    262k-piece GGUF model: 147 -> 124 MB), and before a big document's last part is taken
+    in, the moment its peak would otherwise come. False where there is no glibc."""
+    try:
+        malloc_trim = ctypes.CDLL(library).malloc_trim
+    except (OSError, AttributeError):
+        return False
+    return bool(malloc_trim(ctypes.c_size_t(0)))

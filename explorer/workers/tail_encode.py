@@ -63,6 +63,7 @@ from explorer.engine.encoding import Token
 from explorer.engine.generators import run_to_end
 from explorer.engine.tokenizer import Tokenizer
 from explorer.workers.doctokens import encode_document
+from explorer.workers.malloc import trim
 
 __all__ = ["HEAD_START", "PARALLEL_MIN", "SHARE_STEP", "WORDS_AHEAD", "TailEncode",
            "fingerprint", "prefetch_fraction", "prefetch_tail", "start_tail", "tail_start"]
@@ -476,6 +477,7 @@ def _help(work: Connection, connection: Connection) -> None:
             from explorer.engine.formats import load_tokenizer
 
             tokenizer = load_tokenizer(tokenizer[1])
+            trim()
             start, words = _prefetch_part(tokenizer, text)
             outbox.put(("ready", (start, words, fingerprint(tokenizer, text))))
             text = text[start:]

@@ -53,3 +53,47 @@ def test_glibc_takes_the_setting() -> None:
 
 def test_without_glibc_nothing_changes() -> None:
     assert malloc.set_mmap_threshold(1 << 20, library="libnot-a-libc.so.0") is False
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="glibc (Linux)")
+def test_glibc_trims() -> None:
+    assert malloc.trim() is True
+
+
+def test_trim_without_glibc() -> None:
+    assert malloc.trim(library="libnot-a-libc.so.0") is False
+
+
+def test_a_load_and_a_taken_tail_trim(monkeypatch) -> None:
+    from explorer.bundled import resource_path
+    from explorer.engine.generators import run_to_end
+    from explorer.workers import doctokens, jobs
+
+    trims: list[str] = []
+    monkeypatch.setattr(jobs, "trim", lambda: trims.append("load") or True)
+    loaded = run_to_end(jobs.load_job(resource_path("vocab", "corpus_bpe_4k.json")))
+    assert loaded.tokenizer is not None and trims == ["load"]
+
+    class Helper:  # a tail helper whose tokens are in, for text[start:]
+        start = 6
+        taken_at = None
+
+        def __init__(self, text: str) -> None:
+            self.tokens = loaded.tokenizer.encode_compact(text[self.start:])
+
+        def reached(self, offset: int) -> None:
+            pass
+
+        def poll(self):
+            return self.tokens
+
+    monkeypatch.setattr(doctokens, "trim", lambda: trims.append("take") or True)
+    text = "first\nsecond line\nthird line\nfourth line\n"
+    helper = Helper(text)
+    part = text[helper.start:]
+    check = doctokens.cut_segments(part, helper.tokens, len(part), 12, least=1)[0]
+    assert check.text == "third line\n"
+    segments: list = []
+    assert doctokens._take_tail(helper, text, 18, check, segments)
+    assert trims == ["load", "take"]
+    assert "".join(seg.text for seg in segments) == text[18:]
