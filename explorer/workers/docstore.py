@@ -317,7 +317,7 @@ costs a keystroke less than splicing 231k-entry prefix sums (docs/benchmarks.md)
 
 
 def cut_segments(text: str, toks: CompactTokens, limit: int, begin: int = 0,
-                 least: int | None = None) -> list[Segment]:
+                 least: int | None = None, *, consume: bool = False) -> list[Segment]:
     """Split ``text[begin:limit]`` into segments at the line starts no token crosses, each
     at least ``least`` (None: :data:`SEGMENT_CHARS`) long but the last.
 
@@ -326,6 +326,11 @@ def cut_segments(text: str, toks: CompactTokens, limit: int, begin: int = 0,
     a safe cut (the segment before it may then be shorter), else at the last safe line start
     before it that leaves a segment of at least the minimum; otherwise the remainder is the
     last segment.
+
+    ``consume``: ``toks`` is not used again: the segments are made from the last one back,
+    each one's tokens cut off ``toks``' arrays once copied (a shrunk array gives its end
+    back), so the tokens are not held twice (a 10 MB document's tail of a million tokens
+    from the helper process).
     """
     starts, ends, ids = toks.starts, toks.ends, toks.ids
     irr = sorted(toks.irregular)
@@ -353,19 +358,27 @@ def cut_segments(text: str, toks: CompactTokens, limit: int, begin: int = 0,
     cuts, firsts = _safe_cuts(text, starts, ends, begin, min(limit, len(text) - 1), tok_start)
     # Greedy: each segment ends at the first safe cut at least `least` past its start (a
     # search per segment, not a step per line: a 6 MB part has 160k safe cuts, 21k segments).
+    spans: list[tuple[int, int, int, int]] = []  # (text start, text end, first, past last)
     k, n = 0, len(cuts)
     while True:
         k = bisect_left(cuts, seg_start + least, k)
         if k >= n:
             break
-        out.append(segment(text[seg_start:cuts[k]], tok_start, firsts[k], seg_start))
+        spans.append((seg_start, cuts[k], tok_start, firsts[k]))
         seg_start, tok_start = cuts[k], firsts[k]
         k += 1
     if n and cuts[-1] == limit and seg_start != limit:  # (the caller's end is always kept;
-        out.append(segment(text[seg_start:limit], tok_start, firsts[-1], seg_start))
+        spans.append((seg_start, limit, tok_start, firsts[-1]))
         seg_start, tok_start = limit, firsts[-1]  # only the last safe cut can be it)
     if limit >= len(text) and (seg_start < len(text) or len(ids) > tok_start):
-        out.append(segment(text[seg_start:], tok_start, len(ids), seg_start))
+        spans.append((seg_start, len(text), tok_start, len(ids)))
+    if not consume:
+        return [segment(text[a:b], first, past, a) for a, b, first, past in spans]
+    for a, b, first, past in reversed(spans):
+        out.append(segment(text[a:b], first, past, a))
+        for array_ in (ids, starts, ends):
+            del array_[first:]
+    out.reverse()
     return out
 
 

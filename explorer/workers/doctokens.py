@@ -288,7 +288,7 @@ def _take_tail(helper: TailEncode, text: str, at: int, check: Segment,
         segments.pop()
     trim()  # (the windows' freed temporaries: this is where a big document peaks)
     part = text[helper.start:]
-    segments.extend(cut_segments(part, toks, len(part), at - helper.start))
+    segments.extend(cut_segments(part, toks, len(part), at - helper.start, consume=True))
     helper.taken_at = at
     return True
 

@@ -113,3 +113,21 @@ def test_line_starts_are_every_newline_end_whatever_the_slice(chunk, monkeypatch
         stop = rng.randrange(begin, len(text) + 1)
         expected = [i + 1 for i in range(begin, stop) if text[i] == "\n"]
         assert docstore._line_starts(text, begin, stop).tolist() == expected
+
+
+@pytest.mark.parametrize("begin", [0, 12])
+@pytest.mark.parametrize("least", [1, 16, 4096])
+def test_consumed_tokens_give_the_same_segments_and_are_let_go(begin, least):
+    from explorer.bundled import resource_path
+    from explorer.engine.formats import load_tokenizer
+
+    tok = load_tokenizer(resource_path("vocab", "cl100k_base.tiktoken"))
+    text = "first\nsecond line\n  indented, héllo 😀\n\nlast line without an end" * 20
+    kept = cut_segments(text, tok.encode_compact(text), len(text), begin, least)
+    toks = tok.encode_compact(text)
+    first = bisect_left(toks.starts, begin)
+    consumed = cut_segments(text, toks, len(text), begin, least, consume=True)
+    assert [(s.text, s.origin, list(s.ids), list(s.starts), list(s.ends)) for s in consumed] \
+        == [(s.text, s.origin, list(s.ids), list(s.starts), list(s.ends)) for s in kept]
+    assert len(kept) >= (1 if least == 4096 else 20)
+    assert len(toks.ids) == len(toks.starts) == len(toks.ends) == first  # (all handed over)
