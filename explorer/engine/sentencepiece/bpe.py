@@ -68,6 +68,8 @@ class SentencePieceBPEModel:
         self._user_max = max((len(s) for s in self.user_symbols), default=0)
         self._split = word_splitter(self.piece_ids)
         self._cache: dict[str, tuple[Segment, ...]] = {}
+        self._segment_of: dict[int, Segment] = {}
+        """``(length, id)`` of each piece met so far, one tuple shared by the cached words."""
 
     def piece_to_id(self, piece: str) -> int:
         """The id of ``piece`` (control/byte pieces included); unknown -> ``unk_id``."""
@@ -158,24 +160,35 @@ class SentencePieceBPEModel:
             add_pair(left, nxt[left])
 
         out: list[Segment] = []
-
-        def resegment(piece: str, depth: int) -> None:
-            id_ = self.piece_ids.get(piece)
-            if depth > _MAX_RESEGMENT_DEPTH:
-                out.append((len(piece), self.unk_id if id_ is None else id_))
-            elif id_ is None or piece in self.reserved_ids:
-                out.append((len(piece), self.unk_id))
-            elif types[id_] != PieceType.UNUSED:
-                out.append((len(piece), id_))
-            elif piece not in rev_merge:
-                out.append((len(piece), self.unk_id))
-            else:
-                first, second = rev_merge[piece]
-                resegment(first, depth + 1)
-                resegment(second, depth + 1)
-
+        shared = self._segment_of
+        unk_id = self.unk_id
         index = 0
         while index != -1:
-            resegment(symbols[index], 0)
+            # sentencepiece's ResegmentWithDepth, depth first with a stack (a recursive
+            # closure is a reference cycle per word: under a document encode's paused
+            # collector, ~0.5 kB of garbage kept for every new word)
+            todo = [(symbols[index], 0)]
+            while todo:
+                piece, depth = todo.pop()
+                id_ = piece_ids.get(piece)
+                if depth > _MAX_RESEGMENT_DEPTH:
+                    id_ = unk_id if id_ is None else id_
+                elif id_ is None or piece in self.reserved_ids:
+                    id_ = unk_id
+                elif types[id_] != PieceType.UNUSED:
+                    pass
+                elif piece not in rev_merge:
+                    id_ = unk_id
+                else:
+                    first, second = rev_merge[piece]
+                    todo.append((second, depth + 1))
+                    todo.append((first, depth + 1))
+                    continue
+                segment = shared.get(id_)  # (one tuple per piece for all cached words)
+                if segment is None or segment[0] != len(piece):
+                    segment = (len(piece), id_)
+                    if id_ != unk_id:
+                        shared[id_] = segment
+                out.append(segment)
             index = nxt[index]
         return tuple(out)
