@@ -11,8 +11,8 @@ from sp_support import reference_model, trained_model
 
 from explorer.engine.formats import load_tokenizer
 
-WORDS = ("Tokenizers split words into pieces; naïve café résumé über straße 東京 😀 "
-         "unbelievably internationalization").split()
+WORDS = ["Tokenizers", "split", "words", "into", "pieces;", "naïve", "café", "résumé", "über",
+         "straße", "東京", "😀", "unbelievably", "internationalization"]
 
 
 def _models():
