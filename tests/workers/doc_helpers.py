@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from explorer.engine.generators import run_to_end as run
 
-__all__ = ["encoded_lengths", "flat", "run", "whole_tokens"]
+__all__ = ["answers", "encoded_lengths", "flat", "run", "whole_tokens"]
 
 
 def flat(doc):
@@ -29,3 +29,18 @@ def encoded_lengths(tok, monkeypatch):
 
     monkeypatch.setattr(tok, "encode_compact_resumed", counted)
     return lengths
+
+
+def answers(monkeypatch, module, name):
+    """A list that gets, for every call of ``module.name`` from now on, whether it answered
+    (returned something other than None)."""
+    answered = []
+    real = getattr(module, name)
+
+    def recorded(*args):
+        result = real(*args)
+        answered.append(result is not None)
+        return result
+
+    monkeypatch.setattr(module, name, recorded)
+    return answered

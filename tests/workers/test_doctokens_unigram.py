@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import pytest
 import sentencepiece as spm
-from doc_helpers import encoded_lengths
+from doc_helpers import answers, encoded_lengths
 from doc_helpers import flat as _flat
 from doc_helpers import run as _run
 from hypothesis import given, settings
@@ -105,15 +105,7 @@ def test_a_window_with_no_safe_cut_goes_on_from_its_last_exact_point(ties, monke
     lines = ["z" + " ".join((["x"] * (k % 37) + ["y"] * (k % 11) + ["ab"] * 3) * 8)
              for k in range(1, 80)]
     text = "\n".join(lines)
-    grown: list[bool] = []
-    real = doctokens._grown
-
-    def counted(tokenizer, window, head, at, state):
-        result = real(tokenizer, window, head, at, state)
-        grown.append(result is not None)
-        return result
-
-    monkeypatch.setattr(doctokens, "_grown", counted)
+    grown = answers(monkeypatch, doctokens, "_grown")
     doc = _run(encode_document(tok, text, chunk=512))
     assert sum(grown) >= 5 and all(grown)
     assert doc.ids().tolist() == sp.encode(text)

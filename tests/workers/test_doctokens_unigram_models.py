@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import pytest
 import sentencepiece as spm
-from doc_helpers import encoded_lengths
+from doc_helpers import answers, encoded_lengths
 from doc_helpers import run as _run
 from engine.sp_support import TRAINED, multilingual_lines, reference_model, trained_model
 
@@ -48,15 +48,7 @@ def test_a_multilingual_document_is_one_whole_text_encode(name, monkeypatch):
     text = _document()
     assert len(text) > 100_000
     encoded = encoded_lengths(tok, monkeypatch)
-    went_on: list[bool] = []
-    real = doctokens._continued
-
-    def continued(*args):
-        toks = real(*args)
-        went_on.append(toks is not None)
-        return toks
-
-    monkeypatch.setattr(doctokens, "_continued", continued)
+    went_on = answers(monkeypatch, doctokens, "_continued")
     doc = _run(encode_document(tok, text, chunk=2048))
     assert doc.ids().tolist() == sp.encode(text)
     assert doc.exact_until == len(text)

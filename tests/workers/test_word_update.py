@@ -13,6 +13,7 @@ import random
 
 import pytest
 import sentencepiece as spm
+from doc_helpers import answers
 from doc_helpers import flat as _flat
 from doc_helpers import run as _run
 from doc_helpers import whole_tokens as _whole
@@ -54,15 +55,7 @@ EDITS = ["a", "e ", " ", "", "\n", "x\ny", "ü", "日本", "  ", "the "]
 def test_random_keystrokes_take_the_word_path_and_equal_sentencepiece(model, document,
                                                                      monkeypatch):
     tok, sp = model
-    taken = []
-    original = word_update.update_words
-
-    def counting(*args):
-        out = original(*args)
-        taken.append(out is not None)
-        return out
-
-    monkeypatch.setattr(doctokens, "update_words", counting)
+    taken = answers(monkeypatch, doctokens, "update_words")
     text = document
     doc = _run(encode_document(tok, text, chunk=4096))
     longest = max(len(seg.text) for seg in doc.segments)
