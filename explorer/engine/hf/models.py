@@ -34,6 +34,14 @@ _PAIR_MEMO_LIMIT = 65_536
 """Adjacent pairs whose merge rank the BPE model remembers (cleared when full)."""
 
 
+def vocabulary_string(pieces: dict[int, str], tid: int, text: str) -> str:
+    """The vocabulary's own string for ``text`` spelled by piece ``tid`` (``text`` when the
+    map has another): what a model caches then holds one string per piece, not one per
+    word it was made for."""
+    held = pieces.get(tid)
+    return held if held == text else text
+
+
 class Model(Protocol):
     """What the pipeline needs from a model."""
 
@@ -134,8 +142,7 @@ class BPEModel:
         """The vocabulary's own string for ``piece`` (one in it): the cache and the pair
         memo then hold one string per piece, not one per word it was built in (a 10 MB
         document with a 262k-piece model held ~90 MB of merged copies)."""
-        held = self.id_to_piece.get(self.vocab.get(piece, -1))
-        return held if held == piece else piece
+        return vocabulary_string(self.id_to_piece, self.vocab.get(piece, -1), piece)
 
     def _make_rank(self) -> Callable[[str, str], int | None]:
         """The pair-rank function, specialised once (it runs for every adjacent pair)."""
@@ -365,8 +372,7 @@ class WordPieceModel:
                     sub = prefix + sub
                 tid = vocab.get(sub)
                 if tid is not None:
-                    held = pieces.get(tid)  # (the vocabulary's string: one per piece cached)
-                    found = (tid, held if held == sub else sub, start, end)
+                    found = (tid, vocabulary_string(pieces, tid, sub), start, end)
                     break
                 end -= 1
             if found is None:

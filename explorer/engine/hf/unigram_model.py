@@ -36,9 +36,6 @@ class HFUnigramModel:
         for i, (p, _) in enumerate(pieces):
             self.vocab.setdefault(p, i)
         self.id_to_piece = {i: p for i, (p, _) in enumerate(pieces)}
-        self._texts = [p for p, _ in pieces]
-        """Each id's piece, the string object itself: a cached token holds it instead of a
-        slice of its word (a 10 MB document's cache held ~100k words of new strings)."""
         self.scores = [s for _, s in pieces]
         if unk_id is not None and not 0 <= unk_id < len(pieces):
             raise VocabFormatError(f"tokenizer.json: Unigram unk_id {unk_id} is out of range")
@@ -106,7 +103,8 @@ class HFUnigramModel:
         if all(tid != -1 and tid != unk_id for _, _, tid in path):
             # Only known pieces (each path entry's id is its piece's vocabulary id): nothing
             # to fuse or fall back on.
-            texts = self._texts
+            # (the vocabulary's own string, not a slice of the word: one per piece cached)
+            texts = self.id_to_piece
             out = [(tid, texts[tid], a, b) for a, b, tid in path]
             if len(self._cache) >= _CACHE_LIMIT:
                 self._cache.clear()
