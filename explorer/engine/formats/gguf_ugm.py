@@ -20,12 +20,16 @@ The lattice, n-best and sampling views stay sentencepiece's (:class:`UnigramMode
 from __future__ import annotations
 
 from collections.abc import Sequence
+from itertools import accumulate, chain, compress
 
 import numpy as np
 
 from explorer.engine.sentencepiece.pieces import PieceType, Segment
+from explorer.engine.unigram.llama_words import LlamaWords, LlamaWordsShare, WordEntry
 from explorer.engine.unigram.many import ManyEncoded, Resumed
 from explorer.engine.unigram.model import UnigramModel
+from explorer.engine.unigram.trie import Entry
+from explorer.engine.unigram.word_keys import end_to_end
 
 
 class LlamaUgmModel(UnigramModel):
@@ -34,67 +38,75 @@ class LlamaUgmModel(UnigramModel):
     def __init__(self, pieces: Sequence[str], scores: Sequence[float],
                  types: Sequence[int] | None = None, *, unk_id: int | None = None) -> None:
         super().__init__(pieces, scores, types, unk_id=unk_id)
-        # The same texts as the Unigram trie's (every matchable piece and its prefixes), its
-        # strings shared (a 250k-piece model's prefixes sliced again were ~20 MB).
-        entries: dict[str, tuple[int, float] | None] = dict.fromkeys(self.trie.entries)
-        matchable = (PieceType.NORMAL, PieceType.USER_DEFINED, PieceType.UNUSED)
-        for i, (piece, kind) in enumerate(zip(self.pieces, self.types, strict=True)):
-            if kind not in matchable or not piece:
-                continue
-            # llama.cpp's trie keeps the last id of a text
-            entries[piece] = (i, 0.0 if kind == PieceType.USER_DEFINED else self.scores[i])
-        self._llama_entries = entries
+        self._llama = LlamaWords(self.trie.entries, self._words.split,
+                                 unk_id=self.unk_id, unk_score=float(self.unk_score),
+                                 size=len(self.pieces), overrides=_llama_overrides(self))
+        """llama.cpp's pass, word by word (:mod:`explorer.engine.unigram.llama_words`)."""
+
+    @property
+    def _cache(self) -> dict[str, WordEntry]:  # type: ignore[override]
+        """The word cache of llama.cpp's pass (tests and benchmarks clear it)."""
+        return self._llama.cache
 
     def _segments(self, normalized: str, ids_only: bool) -> list[Segment] | list[int]:
-        segments = self._llama_viterbi(normalized)
-        return [i for _, i in segments] if ids_only else segments
-
-    def _llama_viterbi(self, text: str) -> list[Segment]:
-        n = len(text)
-        if n == 0:
-            return []
-        entries, unk_id, unk_score = self._llama_entries, self.unk_id, float(self.unk_score)
-        best = [-float("inf")] * (n + 1)
-        best[0] = 0.0
-        back: list[tuple[int, int]] = [(0, unk_id)] * (n + 1)
-        for i in range(n):
-            current = best[i]
-            single = False
-            end = i + 1
-            while end <= n:
-                key = text[i:end]
-                if key not in entries:
-                    break
-                entry = entries[key]
-                if entry is not None:
-                    if end == i + 1:
-                        single = True
-                    score = current + entry[1]
-                    if score > best[end]:
-                        best[end] = score
-                        back[end] = (i, entry[0])
-                end += 1
-            if not single and current + unk_score > best[i + 1]:
-                best[i + 1] = current + unk_score
-                back[i + 1] = (i, unk_id)
-        out: list[Segment] = []
-        pos = n
-        while pos > 0:
-            start, token = back[pos]
-            out.append((pos - start, token))
-            pos = start
-        out.reverse()
-        return out
+        if ids_only:
+            return self._llama.ids_from(self._llama.words(normalized), 0.0)[0]
+        return self._llama.segments(normalized)
 
     def encode_many(self, texts: Sequence[str]) -> ManyEncoded:
         """:meth:`UnigramModel.encode_many` with llama.cpp's segmentation, text by text."""
-        segments = [self._llama_viterbi(t) for t in texts]
-        bounds = [0]
-        for s in segments:
-            bounds.append(bounds[-1] + len(s))
-        lengths = np.array([length for s in segments for length, _ in s], dtype=np.int64)
-        return ManyEncoded([[i for _, i in s] for s in segments], lengths, bounds)
+        ids = [self._llama.ids_from(self._llama.words(t), 0.0)[0] for t in texts]
+        bounds = [0, *accumulate(map(len, ids))]
+        flat = np.fromiter(chain.from_iterable(ids), np.int64, bounds[-1])
+        return ManyEncoded(ids, self._llama.length_of[flat], bounds)
 
     def encode_from(self, normalized: str, anchor: int | None, score: float) -> Resumed | None:
-        """No resumption (sentencepiece's path scores do not apply): always None."""
-        return None
+        """:meth:`UnigramModel.encode_from` with llama.cpp's pass: the path scores reported
+        are its double sums. None without a word pattern or when ``anchor`` is not a word
+        start."""
+        llama = self._llama
+        if llama.split is None or not normalized:
+            return None
+        words = llama.words(normalized)
+        positions = end_to_end(words)
+        first = 0
+        if anchor is not None:
+            first = int(np.searchsorted(positions, anchor))  # bisect_left
+            if first >= len(words) or positions[first] != anchor:
+                return None
+        else:
+            score = 0.0
+        before, _ = llama.ids_from(words[:first], 0.0)
+        scores: list[float] = []
+        after, _ = llama.ids_from(words[first:], score, scores)
+        ids = np.array(before + after, np.int64)
+        return Resumed(llama.length_of[ids], ids, positions[first:-1],
+                       np.array(scores, np.float64))
+
+    def share_rows(self, texts: Sequence[str]) -> LlamaWordsShare:  # type: ignore[override]
+        """The new words of normalized ``texts`` solved by llama.cpp's rules, for
+        another copy of this model (:meth:`take_rows`)."""
+        return self._llama.share(texts)
+
+    def take_rows(self, share: object) -> int:
+        """Add the words of another copy's :meth:`share_rows`; returns how many."""
+        return self._llama.take(share) if isinstance(share, LlamaWordsShare) else 0
+
+
+def _llama_overrides(model: UnigramModel) -> dict[str, Entry]:
+    """Where llama.cpp's trie differs from the Unigram trie (sentencepiece's rules) for
+    ``model``'s pieces: at the texts of UNUSED pieces, which llama.cpp matches (keeping the
+    last id of a text whatever its type). Most models have none; the rest share the big
+    dict with these few texts on the side (a 250k-piece model's own dict was ~35 MB)."""
+    unused = {p for p, t in zip(model.pieces, model.types, strict=True)
+              if t == PieceType.UNUSED and p}
+    if not unused:
+        return {}
+    matchable = (PieceType.NORMAL, PieceType.USER_DEFINED, PieceType.UNUSED)
+    last: dict[str, Entry] = {}
+    for i in compress(range(len(model.pieces)), map(unused.__contains__, model.pieces)):
+        kind = model.types[i]
+        if kind in matchable:
+            last[model.pieces[i]] = (i, model.scores[i], kind == PieceType.USER_DEFINED)
+    entries = model.trie.entries
+    return {text: entry for text, entry in last.items() if entries.get(text) != entry}

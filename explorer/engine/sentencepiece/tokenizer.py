@@ -54,7 +54,6 @@ from explorer.engine.tokenizer import (
 )
 from explorer.engine.unigram.lattice import Lattice
 from explorer.engine.unigram.model import BATCH_TEXT_CHARS, UnigramModel
-from explorer.engine.unigram.rows import RowsShare
 
 Span = tuple[int, int, int]
 
@@ -229,8 +228,8 @@ class SentencePieceTokenizer(Tokenizer):
 
     def take_cache_share(self, share: object) -> None:
         """Take a Unigram model's word rows from another copy's :meth:`cache_shares`."""
-        if isinstance(share, RowsShare) and isinstance(self.model, UnigramModel):
-            self.model.take_rows(share)
+        if isinstance(self.model, UnigramModel):
+            self.model.take_rows(share)  # (it takes only its own kind of share)
 
     def encode_compact_resumed(
         self, text: str, resume: tuple[int, float] | None

@@ -184,10 +184,12 @@ class UnigramModel:
         ahead = self._words.runs_ahead(share.keyed(), share.limit, share.word_max)
         return replace(share, ahead=ahead) if ahead is not None else share
 
-    def take_rows(self, share: RowsShare) -> int:
+    def take_rows(self, share: object) -> int:
         """Add the rows of a :meth:`share_rows` of another copy of this model that this
         one does not have (none when the word rows would be full), and the re-runs made
-        ahead with them; returns how many rows."""
+        ahead with them; returns how many rows (0 for anything but a :class:`RowsShare`)."""
+        if not isinstance(share, RowsShare):
+            return 0
         if share.ahead is not None:
             self._words.cache.take_ahead(share.ahead)
         return self._words.cache.rows.take(share, ROWS_LIMIT)

@@ -1,0 +1,242 @@
+"""llama.cpp's Unigram pass (``llm_tokenizer_ugm_session::tokenize``), word by word.
+
+llama.cpp runs one best-path pass over the whole normalized text: path scores are double
+sums of the pieces' float scores, added in path order, and at each end position the first
+candidate with the greatest score wins (candidates come by start position, left to right).
+No piece crosses a word start (``word_splitter``), so that pass is the words' passes one
+after the other, each starting from the path score ``B`` the words before it left.
+
+:class:`LlamaWords` solves each distinct word once from score 0 (:meth:`LlamaWords.pass_over`) and
+reuses the segmentation from any ``B`` where rounding cannot change a decision on its best
+path. Each decision's margin ``m`` (the best candidate's score minus the runner-up's, 0 on
+a tie) was computed from 0; from ``B``, a word of ``n`` code points adds at most ``n``
+pieces (each score at most ``M`` in magnitude) to values at most ``|B| + n M`` in magnitude,
+so each value is off by at most ``n u (|B| + n M)`` (``u``: half a double's unit), in each
+pass. The decision stays when ``m > 2 n u (|B| + 2 n M)``, i.e. ``|B|`` below the word's
+*limit* (computed with twice that ``u``). A word past its limit, a tie included, is re-run
+from its exact ``B``. That ``B`` is exact because it is the sum of the path's scores before
+the word, added one by one in path order, which is how llama.cpp's pass computes it.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping, Sequence
+from itertools import accumulate, chain, pairwise
+
+import numpy as np
+
+from explorer.engine.sentencepiece.pieces import Segment
+from explorer.engine.unigram.trie import Entry
+
+_NEG_INF = float("-inf")
+_INF = float("inf")
+_ROUND = 2.0**-52  # twice the unit roundoff of a double: the limits' safety factor
+CACHE_WORD_MAX = 128
+"""Longer words are not cached (they rarely recur; a line of text with no spaces is one)."""
+CACHE_LIMIT = 400_000
+"""Cached words per model; the cache is cleared when it reaches this."""
+
+WordEntry = tuple[float, ...]
+"""A cached word: its limit (the largest ``|B|`` it may be reused from; negative: only
+from 0), then its pieces' ids (ints)."""
+
+
+class LlamaWords:
+    """A llama.cpp Unigram model's words solved one by one, cached, and the exact pass
+    over a text made from them (see the module). Thread-safe as a plain dict is."""
+
+    def __init__(self, entries: Mapping[str, Entry | None], split: re.Pattern[str] | None,
+                 *, unk_id: int, unk_score: float, size: int,
+                 overrides: Mapping[str, Entry] | None = None) -> None:
+        self.entries = entries
+        """Every matchable text and its prefixes, a piece's ``(id, score,
+        is_user_defined)`` (a USER_DEFINED piece scores 0, as in llama.cpp)."""
+        self.overrides = dict(overrides or {})
+        """Entries replacing those of a few texts (UNUSED pieces': their prefixes are in
+        ``entries``)."""
+        self._firsts = frozenset(text[0] for text in self.overrides)
+        self.split = split
+        """Cuts normalized text into words no piece crosses (None: one pass over it all)."""
+        self.unk_id, self.unk_score = unk_id, unk_score
+        self.cache: dict[str, WordEntry] = {}
+        score = [0.0] * size  # llama.cpp's score of each id (USER_DEFINED: 0)
+        length = [1] * size  # each id's length in code points (<unk>: one)
+        ints = list(range(min(size, 256)))  # ids as shared int objects (the entries')
+        ints += [0] * (size - len(ints))
+        for text, entry in chain(entries.items(), self.overrides.items()):
+            if entry is not None:
+                i = entry[0]
+                score[i] = 0.0 if entry[2] else entry[1]
+                length[i] = len(text)
+                ints[i] = i
+        ints[unk_id] = unk_id
+        score[unk_id] = unk_score
+        length[unk_id] = 1
+        self.score_of = score
+        self.length_of = np.array(length, np.int64)
+        self._top = max(map(abs, score), default=0.0)  # M of the module's bound
+        self._ints = ints
+
+    def pass_over(self, text: str, base: float) -> tuple[list[Segment], float, float]:
+        """llama.cpp's pass over ``text`` from path score ``base``: its ``(length, id)``
+        pieces, the path score at its end, and the smallest margin of a decision on the
+        best path (best minus runner-up candidate; 0 on a tie, inf where there was no
+        choice)."""
+        entries, overrides, firsts = self.entries, self.overrides, self._firsts
+        unk_id, unk_score = self.unk_id, self.unk_score
+        n = len(text)
+        if n == 0:
+            return [], base, _INF
+        best = [_NEG_INF] * (n + 1)
+        second = [_NEG_INF] * (n + 1)
+        best[0] = base
+        back_start = [0] * (n + 1)
+        back_id = [unk_id] * (n + 1)
+        for i in range(n):
+            current = best[i]
+            single = False
+            over = overrides if text[i] in firsts else None
+            end = i + 1
+            while end <= n:
+                key = text[i:end]
+                if key not in entries:
+                    break
+                entry = entries[key]
+                if over is not None:
+                    entry = over.get(key, entry)
+                if entry is not None:
+                    if end == i + 1:
+                        single = True
+                    score = current if entry[2] else current + entry[1]
+                    top = best[end]
+                    if score > top:
+                        second[end] = top
+                        best[end] = score
+                        back_start[end] = i
+                        back_id[end] = entry[0]
+                    elif score > second[end]:
+                        second[end] = score
+                end += 1
+            if not single:  # a code point no one-character piece covers: <unk>
+                score = current + unk_score
+                top = best[i + 1]
+                if score > top:
+                    second[i + 1] = top
+                    best[i + 1] = score
+                    back_start[i + 1] = i
+                    back_id[i + 1] = unk_id
+                elif score > second[i + 1]:
+                    second[i + 1] = score
+        out: list[Segment] = []
+        margin = _INF
+        pos = n
+        while pos > 0:
+            gap = best[pos] - second[pos]
+            if gap < margin:
+                margin = gap
+            start = back_start[pos]
+            out.append((pos - start, back_id[pos]))
+            pos = start
+        out.reverse()
+        return out, best[n], margin
+
+    def solve(self, word: str) -> WordEntry:
+        """``word``'s cache entry, solved from 0 (and cached when short enough)."""
+        segments, _, margin = self.pass_over(word, 0.0)
+        n = len(word)
+        limit = margin / (2 * n * _ROUND) - 2 * n * self._top if margin > 0 else -1.0
+        ints = self._ints
+        entry = (limit, *[ints[i] for _, i in segments])
+        if n <= CACHE_WORD_MAX:
+            if len(self.cache) >= CACHE_LIMIT:
+                self.cache.clear()
+            self.cache[word] = entry
+        return entry
+
+    def words(self, text: str) -> list[str]:
+        """``text`` cut into words (the whole text as one without a pattern)."""
+        if self.split is None:
+            return [text] if text else []
+        return self.split.findall(text)
+
+    def ids_from(self, words: Sequence[str], base: float,
+                 scores: list[float] | None = None) -> tuple[list[int], float]:
+        """The ids of ``words`` (a text's, in order) as llama.cpp's one pass decides them
+        from path score ``base``, and the path score after them. ``scores``: when given,
+        each word's starting path score is appended to it."""
+        cache, solve, score_of = self.cache, self.solve, self.score_of
+        out: list[int] = []
+        extend = out.extend
+        b = base
+        for word in words:
+            if scores is not None:
+                scores.append(b)
+            entry = cache.get(word)
+            if entry is None:
+                entry = solve(word)
+            if b == 0.0 or -entry[0] < b < entry[0]:
+                ids = entry[1:]
+                for i in ids:
+                    b += score_of[i]  # type: ignore[index]
+                extend(ids)  # type: ignore[arg-type]
+            else:  # rounding could decide: the word from its exact path score
+                segments, b, _ = self.pass_over(word, b)
+                extend([i for _, i in segments])
+        return out, b
+
+    def segments(self, text: str) -> list[Segment]:
+        """``text``'s ``(length, id)`` pieces as llama.cpp's one pass decides them."""
+        ids, _ = self.ids_from(self.words(text), 0.0)
+        return list(zip(self.length_of[ids].tolist(), ids, strict=True))
+
+    def share(self, texts: Sequence[str]) -> LlamaWordsShare:
+        """Solve the new words of ``texts`` and return them, for another copy of this
+        model (:meth:`take`): a child process solving a document's words ahead."""
+        cache, solve = self.cache, self.solve
+        new: dict[str, WordEntry] = {}
+        for word in chain.from_iterable(map(self.words, texts)):
+            if len(word) <= CACHE_WORD_MAX and word not in cache and word not in new:
+                new[word] = solve(word)
+        return LlamaWordsShare.of(new)
+
+    def take(self, share: LlamaWordsShare) -> int:
+        """Add the words of another copy's :meth:`share`; returns how many."""
+        ends = [0, *accumulate(share.lengths.tolist())]
+        joined = share.words
+        words = [joined[a:b] for a, b in pairwise(ends)]
+        if len(self.cache) + len(words) > CACHE_LIMIT:
+            self.cache.clear()
+        ints = self._ints
+        ids = list(map(ints.__getitem__, share.ids.tolist()))
+        bounds = [0, *accumulate(share.counts.tolist())]
+        limits = share.limits.tolist()
+        self.cache.update(
+            (w, (limits[k], *ids[bounds[k]:bounds[k + 1]])) for k, w in enumerate(words)
+        )
+        return len(words)
+
+
+class LlamaWordsShare:
+    """Solved words of a :class:`LlamaWords`, flat (cheap to pickle): the words end to
+    end and their lengths, each one's limit and piece count, and the pieces' ids end to
+    end."""
+
+    __slots__ = ("counts", "ids", "lengths", "limits", "words")
+
+    def __init__(self, words: str, lengths: np.ndarray, limits: np.ndarray,
+                 counts: np.ndarray, ids: np.ndarray) -> None:
+        self.words, self.lengths = words, lengths
+        self.limits, self.counts, self.ids = limits, counts, ids
+
+    @classmethod
+    def of(cls, solved: Mapping[str, WordEntry]) -> LlamaWordsShare:
+        """The share of ``solved`` words and their cache entries."""
+        entries = list(solved.values())
+        return cls(
+            "".join(solved),
+            np.fromiter(map(len, solved), np.int64, len(solved)),
+            np.array([e[0] for e in entries], np.float64),
+            np.array([len(e) - 1 for e in entries], np.int64),
+            np.array([i for e in entries for i in e[1:]], np.int64),
+        )
