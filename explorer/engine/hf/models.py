@@ -16,8 +16,10 @@ Not handled: BPE ``dropout`` (random; refused when set).
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from heapq import heapify, heappop, heappush
+from itertools import pairwise
 from typing import Any, Protocol
 
 from explorer.engine.errors import VocabFormatError
@@ -40,6 +42,35 @@ def vocabulary_string(pieces: dict[int, str], tid: int, text: str) -> str:
     word it was made for."""
     held = pieces.get(tid)
     return held if held == text else text
+
+
+_CUT_MIN = 16
+"""A BPE pre-token this long is merged word by word where :func:`word_cut` allows it."""
+_MISSING = object()
+SPACE_SYMBOL = "\u2581"
+
+
+def word_cut(vocab: dict[str, int]) -> re.Pattern[str] | None:
+    """A pattern matching the places where a BPE model with this vocabulary (no
+    continuation prefix or word suffix) can cut a pre-token into parts merged apart with
+    the same tokens: before a ``▁`` that follows a character ``x`` (not ``▁``) such that no
+    piece holds ``x▁``.
+
+    Every token a merge makes is a piece of the vocabulary, so no token can span such a
+    place, and merges on either side never see the other: merging the parts apart gives
+    the same tokens. ``▁`` must be a piece (the part after the cut then starts with a known
+    symbol, so an ``<unk>`` run never spans a cut either). None when it is not, or no
+    piece starts with ``▁`` (the vocabulary does not spell spaces that way).
+
+    Models without a pre-tokenizer that splits words (Llama 2, Mistral, Gemma
+    ``tokenizer.json``; Gemma 4 GGUF splits lines only) merge whole lines otherwise.
+    """
+    sp = SPACE_SYMBOL
+    if sp not in vocab or not any(p.startswith(sp) and len(p) > 1 for p in vocab):
+        return None
+    joined = "\0".join(vocab)
+    before = set(re.findall(f"([^{sp}\0]){sp}", joined)) | {"\0"}
+    return re.compile(f"(?<=[^{sp}{re.escape(''.join(sorted(before)))}])(?={sp})")
 
 
 class Model(Protocol):
@@ -206,11 +237,45 @@ class BPEModel:
             return hit
         if self.ignore_merges and text in self.vocab:
             out = [(self.vocab[text], text, 0, len(text))]
+        elif len(text) >= _CUT_MIN and (cut := self._word_cut()) is not None:
+            return self._by_words(text, cut)  # (its words are cached, not the text)
         else:
             out = self._merge(text)
         if len(self._cache) >= _CACHE_LIMIT:
             self._cache.clear()
         self._cache[text] = out
+        return out
+
+    def _word_cut(self) -> re.Pattern[str] | None:
+        """Where a pre-token can be cut into parts merged apart with the same result
+        (see :func:`word_cut`), found once; None where it cannot."""
+        cut = self.__dict__.get("_cut", _MISSING)
+        if cut is _MISSING:
+            cut = None
+            if not (self.prefix or self.suffix or self.ignore_merges):
+                cut = word_cut(self.vocab)
+            self._cut = cut
+        return cut  # type: ignore[return-value]
+
+    def _by_words(self, text: str, cut: re.Pattern[str]) -> list[ModelToken]:
+        """The tokens of ``text`` merged word by word (each word cached)."""
+        starts = [0, *(m.start() for m in cut.finditer(text)), len(text)]
+        out: list[ModelToken] = []
+        extend = out.extend
+        merge = self._merge
+        cache, get = self._cache, self._cache.get
+        for a, b in pairwise(starts):
+            word = text[a:b]
+            toks = get(word)
+            if toks is None:
+                toks = merge(word)
+                if len(cache) >= _CACHE_LIMIT:
+                    cache.clear()
+                cache[word] = toks
+            if a:
+                extend([(tid, piece, s + a, e + a) for tid, piece, s, e in toks])
+            else:
+                extend(toks)
         return out
 
     def _initial(self, text: str) -> list[list]:
