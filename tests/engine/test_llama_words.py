@@ -68,11 +68,17 @@ def test_llama_cpp_rules_share_the_unigram_trie_with_unused_pieces_on_the_side()
     assert LlamaUgmModel(["<unk>", "a"], [0.0, -1.0], [2, 1], unk_id=0)._llama.overrides == {}
 
 
+@pytest.mark.parametrize("batch", [False, True])
 @pytest.mark.parametrize("base", [-3.0, -1e6, -123456789.123, -3e15, -1e17])
-def test_resumed_from_a_far_score_words_decide_as_one_pass_from_it(base: float) -> None:
+def test_resumed_from_a_far_score_words_decide_as_one_pass_from_it(base: float,
+                                                                   batch: bool) -> None:
     """Far from 0, double sums round (from -1e17 on, a one-letter piece's -1 vanishes):
-    a word whose margin the rounding could beat is re-run from its exact score."""
+    a word whose margin the rounding could beat is re-run from its exact score (its words
+    solved one by one, or first in a numpy batch)."""
     model = tie_model()
+    if batch:
+        words = [w for t in random_texts(2, 200) for w in model._llama.words(t)]
+        assert model._llama.solve_many(words)
     for text in random_texts(2, 200):
         resumed = model.encode_from(text, 0, base)
         assert resumed is not None
@@ -99,6 +105,29 @@ def test_far_from_zero_rounding_decides_and_the_word_is_run_again() -> None:
     near = model.encode_from(word, 0, -1e6)  # well within the limit: the cached answer
     assert near is not None
     assert near.ids.tolist() == [7, 1]
+
+
+def batch_against_one_by_one(model: LlamaUgmModel, words: list[str]) -> int:
+    """Solve ``words`` in a batch, then one by one: the same pieces, and a limit no
+    larger (the batch's margin is the smallest gap anywhere, not on the path only)."""
+    llama = model._llama
+    llama.cache.clear()
+    solved = llama.solve_many(words)
+    batch = {w: llama.cache[w] for w in solved}
+    llama.cache.clear()
+    for word in solved:
+        one = llama.solve(word)
+        assert batch[word][1:] == one[1:], word
+        assert batch[word][0] <= one[0] or batch[word][0] == one[0] == float("inf"), word
+    return len(solved)
+
+
+def test_a_batch_solves_words_as_one_by_one_with_safe_limits() -> None:
+    model = tie_model()
+    words = [w for t in random_texts(5, 400) for w in model._llama.words(t)]
+    assert batch_against_one_by_one(model, words) > 100
+    ties = [w for w in model._cache if model._cache[w][0] < 0]
+    assert ties  # (words whose path holds a tie: only reused from 0)
 
 
 def test_encode_from_reports_none_off_a_word_start() -> None:
@@ -132,6 +161,8 @@ def test_nomic_words_decide_as_one_pass_on_multilingual_text() -> None:
     lines = multilingual_lines()
     normalized = [tok.normalizer.normalize(line).text for line in lines]
     normalized.append(" ".join(normalized))
+    words = [w for text in normalized for w in model._llama.words(text)]
+    assert batch_against_one_by_one(model, words) > 1000
     for text in normalized:
         assert model.segments(text) == whole(model, text)
         resumed = model.encode_from(text, None, 0.0)

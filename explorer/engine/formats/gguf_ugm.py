@@ -49,13 +49,13 @@ class LlamaUgmModel(UnigramModel):
         return self._llama.cache
 
     def _segments(self, normalized: str, ids_only: bool) -> list[Segment] | list[int]:
-        if ids_only:
-            return self._llama.ids_from(self._llama.words(normalized), 0.0)[0]
-        return self._llama.segments(normalized)
+        return self._llama.ids(normalized) if ids_only else self._llama.segments(normalized)
 
     def encode_many(self, texts: Sequence[str]) -> ManyEncoded:
         """:meth:`UnigramModel.encode_many` with llama.cpp's segmentation, text by text."""
-        ids = [self._llama.ids_from(self._llama.words(t), 0.0)[0] for t in texts]
+        llama = self._llama
+        llama.solve_many(chain.from_iterable(map(llama.words, texts)))
+        ids = [llama.ids_from(llama.words(t), 0.0)[0] for t in texts]
         bounds = [0, *accumulate(map(len, ids))]
         flat = np.fromiter(chain.from_iterable(ids), np.int64, bounds[-1])
         return ManyEncoded(ids, self._llama.length_of[flat], bounds)

@@ -160,11 +160,14 @@ class BatchViterbi:
         unk_score: float,
         user_score: Callable[[int], float],
         cache_key: bytes | None = None,
+        sums: type[np.floating] = np.float32,
     ) -> None:
         """``cache_key``: identifies ``entries`` and ``user_score`` (the model's pieces,
         scores and types); the arrays are then kept in the vocabulary cache
         (:func:`~explorer.engine.formats.vocab_cache.cached_and_built`): building them takes
-        ~0.1 s for a 32k model, on the path to a document's first paint."""
+        ~0.1 s for a 32k model, on the path to a document's first paint. ``sums``: the
+        type path scores are added in (sentencepiece's float32; llama.cpp's pass adds the
+        float32 piece scores in double: ``np.float64``)."""
 
         def build() -> TrieState:
             return _trie_state(entries, user_score)
@@ -175,6 +178,7 @@ class BatchViterbi:
             cached_and_built(cache_key, "unigram-batch-trie-v1", build, self._take)
         self.unk_id = unk_id
         self.unk_score = np.float32(unk_score)
+        self.sums = sums
 
     def _take(self, state: TrieState) -> None:
         """Set the arrays from a :func:`_trie_state`."""
@@ -247,7 +251,7 @@ class BatchViterbi:
             end = int(np.searchsorted(ends, done + budget, side="right"))
             rows = order[start:end]
             start_scores = (
-                np.zeros(len(rows), np.float32) if bases is None else bases[rows].astype(np.float32)
+                np.zeros(len(rows), self.sums) if bases is None else bases[rows].astype(self.sums)
             )
             parts.append(self._run_sorted(sorted_codes[done:int(ends[end - 1])],
                                           sorted_lengths[start:end], start_scores, buffers))
@@ -295,7 +299,7 @@ class BatchViterbi:
         choice = np.zeros(cells, np.int16)  # length of the best piece ending after row k-1
         margin = np.full(count, np.inf)
         top = np.zeros(count)
-        neg_inf = np.float32(-np.inf)
+        neg_inf = self.sums(-np.inf)
         for k in range(1, longest + 1):
             width = int(active[k - 1])  # words with length >= k
             first, runner_up, picked = None, None, None
@@ -308,7 +312,7 @@ class BatchViterbi:
                 additions = chain[i][:width]
                 if first is None:
                     first = cand
-                    runner_up = np.full(width, neg_inf, np.float32)
+                    runner_up = np.full(width, neg_inf, self.sums)
                     picked = np.full(width, length, np.int16)
                     first_chain = additions.copy()
                     most = additions.copy()
