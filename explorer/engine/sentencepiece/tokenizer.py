@@ -44,7 +44,8 @@ from explorer.engine.sentencepiece.decoding import (
     specials_pattern,
     split_specials,
 )
-from explorer.engine.sentencepiece.pieces import SPACE_SYMBOL, PieceType, byte_piece, piece_byte
+from explorer.engine.sentencepiece.piece_bytes import PieceBytes
+from explorer.engine.sentencepiece.pieces import PieceType, byte_piece, piece_byte
 from explorer.engine.tokenizer import (
     ModelType,
     PipelineStages,
@@ -114,7 +115,7 @@ class SentencePieceTokenizer(Tokenizer):
         if post_processor is not None:
             self._extra["post-processor"] = post_processor.describe()
         types = model.types
-        self._piece_bytes = _piece_bytes(model.pieces)
+        self._piece_bytes = PieceBytes(model.pieces)
         self._byte_ids: dict[int, int] = {}
         odd = frozenset((PieceType.BYTE, PieceType.CONTROL))
         for i in compress(range(len(types)), map(odd.__contains__, types)):  # C-level scan
@@ -659,11 +660,3 @@ def _add_points(offsets: array, states: array, word_starts: np.ndarray, scores: 
 def _utf8(text: str) -> bytes:
     """UTF-8 bytes; a lone surrogate (possible in text from a UI) keeps its 3-byte form."""
     return text.encode("utf-8", "surrogatepass")
-
-
-def _piece_bytes(pieces: Sequence[str]) -> list[bytes]:
-    """Each piece's UTF-8 with ``▁`` as a space; in one C-level pass when no piece has NUL."""
-    joined = "\0".join(pieces)
-    if joined.count("\0") == len(pieces) - 1 and pieces:
-        return joined.replace(SPACE_SYMBOL, " ").encode("utf-8").split(b"\0")
-    return [p.replace(SPACE_SYMBOL, " ").encode("utf-8") for p in pieces]
