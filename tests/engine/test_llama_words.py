@@ -3,6 +3,7 @@ the same pass over the whole text: ties, re-runs far from score 0, resumption, s
 
 from __future__ import annotations
 
+import math
 import pickle
 import random
 from functools import cache
@@ -177,3 +178,17 @@ def test_llama_words_without_a_pattern_pass_over_the_whole_text() -> None:
     assert llama.words("") == []
     for text in random_texts(4, 50):
         assert llama.segments(text) == whole(model, text)
+
+
+def test_limits_are_rounded_down_to_shared_powers_of_two() -> None:
+    from explorer.engine.unigram.llama_words import shared_limit
+
+    assert shared_limit(3.0e10) == 2.0**34 <= 3.0e10
+    assert shared_limit(3.0e10) is shared_limit(2.5e10)
+    assert shared_limit(1.5) == shared_limit(1.0) == 1.0
+    assert shared_limit(float("inf")) == float("inf")
+    assert shared_limit(0.0) == shared_limit(-5.0) == shared_limit(float("nan")) == -1.0
+    model = tie_model()
+    model.segments(f"{SP}ab{SP}aa{SP}b")
+    limits = [entry[0] for entry in model._cache.values()]
+    assert all(x in (-1.0, float("inf")) or math.frexp(x)[0] == 0.5 for x in limits)

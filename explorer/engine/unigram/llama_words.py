@@ -21,6 +21,7 @@ the word, added one by one in path order, which is how llama.cpp's pass computes
 from __future__ import annotations
 
 import hashlib
+import math
 import re
 from collections.abc import Iterable, Mapping, Sequence
 from itertools import accumulate, chain, pairwise
@@ -35,6 +36,8 @@ from explorer.engine.unigram.trie import Entry
 _NEG_INF = float("-inf")
 _INF = float("inf")
 _ROUND = 2.0**-52  # twice the unit roundoff of a double: the limits' safety factor
+_NEVER = -1.0  # the limit of a word reused from 0 only (a tie on its path)
+_LIMITS: dict[int, float] = {}
 _BATCH_MIN_WORDS = 200  # fewer words (a keystroke's text): no batch to look for
 CACHE_WORD_MAX = 128
 """Longer words are not cached (they rarely recur; a line of text with no spaces is one)."""
@@ -44,6 +47,21 @@ CACHE_LIMIT = 400_000
 WordEntry = tuple[float, ...]
 """A cached word: its limit (the largest ``|B|`` it may be reused from; negative: only
 from 0), then its pieces' ids (ints)."""
+
+
+def shared_limit(limit: float) -> float:
+    """``limit`` rounded down to a power of two, one float object per power: the cache's
+    170k words of a 10 MB document held a float each (4 MB). Smaller is safe (a word is
+    re-run a little sooner); inf stays, and a limit not above 0 is :data:`_NEVER`."""
+    if limit <= 0 or limit != limit:
+        return _NEVER
+    if limit == _INF:
+        return _INF
+    exponent = math.frexp(limit)[1]
+    held = _LIMITS.get(exponent)
+    if held is None:
+        held = _LIMITS.setdefault(exponent, math.ldexp(0.5, exponent))
+    return held
 
 
 class LlamaWords:
@@ -150,7 +168,8 @@ class LlamaWords:
         """``word``'s cache entry, solved from 0 (and cached when short enough)."""
         segments, _, margin = self.pass_over(word, 0.0)
         n = len(word)
-        limit = margin / (2 * n * _ROUND) - 2 * n * self._top if margin > 0 else -1.0
+        limit = shared_limit(margin / (2 * n * _ROUND) - 2 * n * self._top if margin > 0
+                             else _NEVER)
         ints = self._ints
         entry = (limit, *[ints[i] for _, i in segments])
         if n <= CACHE_WORD_MAX:
@@ -176,10 +195,11 @@ class LlamaWords:
         n = np.fromiter(map(len, new), np.float64, len(new))
         with np.errstate(divide="ignore", invalid="ignore"):
             limits = result.margin / (2 * n * _ROUND) - 2 * n * self._top
-        limits[~(result.margin > 0)] = -1.0
+        limits[~(result.margin > 0)] = _NEVER
         if len(cache) + len(new) > CACHE_LIMIT:
             cache.clear()
-        cache.update(zip(new, map(tuple.__add__, zip(limits.tolist()), ids), strict=True))
+        limit_list = list(map(shared_limit, limits.tolist()))
+        cache.update(zip(new, map(tuple.__add__, zip(limit_list), ids), strict=True))
         return new
 
     def batch_viterbi(self) -> BatchViterbi:
@@ -262,7 +282,7 @@ class LlamaWords:
         ints = self._ints
         ids = list(map(ints.__getitem__, share.ids.tolist()))
         bounds = [0, *accumulate(share.counts.tolist())]
-        limits = share.limits.tolist()
+        limits = list(map(shared_limit, share.limits.tolist()))
         self.cache.update(
             (w, (limits[k], *ids[bounds[k]:bounds[k + 1]])) for k, w in enumerate(words)
         )
