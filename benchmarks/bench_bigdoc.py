@@ -2,11 +2,11 @@
 
 For each model (every bundled one: cl100k, o200k, the tokenizer.json BPE ``corpus_bpe_4k``
 and the SentencePiece Unigram ``corpus_unigram_4k``; a 32k SentencePiece Unigram model
-trained here with sentencepiece on English + the all-language UDHR; and four loaded from the
+trained here with sentencepiece on English + the all-language UDHR; and five loaded from the
 test references: all-MiniLM's WordPiece ``tokenizer.json``, Mistral's SentencePiece BPE
-``tokenizer.model.v1``, mon_tokenizer's 64k-piece ``tokenizer.json`` Unigram and llama.cpp's
-Gemma 4 GGUF vocabulary (262k pieces, 515k merges; no reference library: time and memory
-only)):
+``tokenizer.model.v1``, mon_tokenizer's 64k-piece ``tokenizer.json`` Unigram, and llama.cpp's
+Gemma 4 GGUF BPE vocabulary (262k pieces, 515k merges) and nomic-bert-moe GGUF Unigram
+vocabulary (250k pieces)):
 
 1. the real command, ``/usr/bin/time -v python -m explorer --screenshot OUT.png --vocab V
    --text-file BIG.txt`` (the window opens, encodes, highlights and renders, then exits):
@@ -18,14 +18,18 @@ only)):
    ("from the text in the window": from the moment the editor holds the 10 MB text, which
    takes Qt ~0.6 s of the start-up, to the whole text highlighted);
 3. the reference library encoding the same text in this process (tiktoken
-   ``encode_ordinary`` / HF tokenizers ``encode`` (one thread) / sentencepiece ``encode`` of
-   the whole text, CPU time).
+   ``encode_ordinary`` / HF tokenizers ``encode`` (one thread) / sentencepiece ``encode`` /
+   llama.cpp ``llama_tokenize`` of the whole text, CPU time).
 
 Then ``/usr/bin/time -v python -m explorer encode --lines --output ids`` over 10 MB and 100 MB
 (the 10 MB text repeated): the peak RSS must not grow with the input (streamed).
 
     python benchmarks/bench_bigdoc.py [--size-mb 10] [--lines-mb 100] [--unigram PATH]
-        [--only cl100k,o200k,bpe4k,unigram4k,unigram32k,minilm,mistral,mon,gemma4]
+        [--only cl100k,o200k,bpe4k,unigram4k,unigram32k,minilm,mistral,mon,gemma4,nomic]
+
+The GGUF rows' reference is llama.cpp through llama-cpp-python (a test dependency; CI
+builds it at -O0, so time it with an optimized build on ``PYTHONPATH``); without it they
+show time and memory only.
 """
 
 from __future__ import annotations
@@ -57,7 +61,10 @@ MODELS = {
                 "mistral-common/tokenizer.model.v1"),
     "mon": ("mon_tokenizer (tokenizer.json Unigram, 64k pieces)", "tokenizers",
             "mon-tokenizer/mon_tokenizer.json"),
-    "gemma4": ("Gemma 4 (GGUF BPE, 262k pieces)", "none", "llama-cpp/ggml-vocab-gemma-4.gguf"),
+    "gemma4": ("Gemma 4 (GGUF BPE, 262k pieces)", "llama.cpp",
+               "llama-cpp/ggml-vocab-gemma-4.gguf"),
+    "nomic": ("nomic-bert-moe (GGUF llama.cpp Unigram, 250k pieces)", "llama.cpp",
+              "llama-cpp/ggml-vocab-nomic-bert-moe.gguf"),
 }
 """``--only`` keys: (row name, reference library, bundled file or ``FOLDER/NAME`` of the
 test references' cache, :func:`references.require`)."""
@@ -172,9 +179,17 @@ def train_unigram(folder: Path) -> Path:
 
 def reference_seconds(kind: str, vocab: str, text: str) -> float:
     """CPU seconds of the reference library encoding ``text`` (best of 2); NaN for
-    ``none`` (llama.cpp, the GGUF reference, is not a dependency here: memory only)."""
-    if kind == "none":
-        return float("nan")
+    ``llama.cpp`` when llama-cpp-python is not installed."""
+    if kind == "llama.cpp":
+        try:
+            import llama_cpp
+        except ImportError:
+            return float("nan")
+        from explorer.engine.parity.llama_cpp_vocab import LlamaCppVocab
+
+        llama = LlamaCppVocab(llama_cpp, Path(vocab))
+        data = text.encode("utf-8")
+        fn = lambda: llama.tokenize(data, add_special=False, parse_special=False)  # noqa: E731
     if kind == "tokenizers":
         os.environ["TOKENIZERS_PARALLELISM"] = "false"
         import tokenizers
