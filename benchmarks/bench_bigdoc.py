@@ -190,7 +190,7 @@ def reference_seconds(kind: str, vocab: str, text: str) -> float:
         llama = LlamaCppVocab(llama_cpp, Path(vocab))
         data = text.encode("utf-8")
         fn = lambda: llama.tokenize(data, add_special=False, parse_special=False)  # noqa: E731
-    if kind == "tokenizers":
+    elif kind == "tokenizers":
         os.environ["TOKENIZERS_PARALLELISM"] = "false"
         import tokenizers
 
