@@ -20,6 +20,7 @@ USER_DEFINED and UNKNOWN token is then split out of the text. The rules, as in l
 
 from __future__ import annotations
 
+from itertools import compress
 from typing import Any
 
 NORMAL, UNKNOWN, CONTROL, USER_DEFINED, UNUSED, BYTE = 1, 2, 3, 4, 5, 6
@@ -63,16 +64,23 @@ def _has_id(meta: dict[str, Any], keys: tuple[str, ...], n: int) -> bool:
     return False
 
 
+def special_ids(tokens: list[str], types: list[int]) -> dict[str, int]:
+    """The text -> id of the UNKNOWN, CONTROL and USER_DEFINED tokens (the last id of a
+    text): llama.cpp with ``parse_special`` splits them out of the text."""
+    special = frozenset(SPECIAL_TYPES)
+    return {tokens[i]: i for i in compress(range(len(tokens)), map(special.__contains__, types))
+            if tokens[i]}
+
+
 def llama_cpp_types(meta: dict[str, Any], tokens: list[str], types: list[int]) -> list[int]:
     """``types`` with llama.cpp's text-based overrides applied (see the module docstring);
     ``meta`` holds the ``tokenizer.*`` metadata."""
     out = list(types)
     n = len(tokens)
-    first: dict[str, int] = {}
-    for i, t in enumerate(tokens):
-        first[t] = i  # llama.cpp's token_to_id keeps the last id of a text
-    for i in first.values():
-        if tokens[i] in EOG_TEXTS and out[i] != CONTROL:
+    first = dict(zip(tokens, range(n), strict=True))  # (token_to_id: the last id of a text)
+    for t in EOG_TEXTS:
+        i = first.get(t)
+        if i is not None and out[i] != CONTROL:
             out[i] = CONTROL
     for keys, texts in FIM_TEXTS.values():
         if _has_id(meta, keys, n):

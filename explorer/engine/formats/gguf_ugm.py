@@ -98,8 +98,8 @@ def _llama_overrides(model: UnigramModel) -> dict[str, Entry]:
     ``model``'s pieces: at the texts of UNUSED pieces, which llama.cpp matches (keeping the
     last id of a text whatever its type). Most models have none; the rest share the big
     dict with these few texts on the side (a 250k-piece model's own dict was ~35 MB)."""
-    unused = {p for p, t in zip(model.pieces, model.types, strict=True)
-              if t == PieceType.UNUSED and p}
+    unused = set(compress(model.pieces, map(PieceType.UNUSED.__eq__, model.types)))
+    unused.discard("")
     if not unused:
         return {}
     matchable = (PieceType.NORMAL, PieceType.USER_DEFINED, PieceType.UNUSED)
