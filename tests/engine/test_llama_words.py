@@ -143,6 +143,8 @@ def test_a_share_carries_solved_words_to_another_copy() -> None:
     share = pickle.loads(pickle.dumps(solver.share_rows(texts)))
     assert taker.take_rows(share) == len(solver._cache)
     assert taker._cache == solver._cache
+    # one float object per limit, as in the copy that solved them (not one per word)
+    assert all(taker._cache[w][0] is solver._cache[w][0] for w in solver._cache)
     assert taker.take_rows(object()) == 0
     for text in texts:
         assert taker.segments(text) == whole(taker, text)
