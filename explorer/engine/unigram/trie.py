@@ -14,8 +14,8 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Iterator, Sequence
-from itertools import compress
-from operator import itemgetter
+from itertools import compress, filterfalse
+from operator import itemgetter, not_
 
 from explorer.engine.formats.vocab_cache import cached_by_key
 
@@ -85,9 +85,11 @@ class PieceTrie:
         table: dict[str, Entry | None] = dict.fromkeys(
             cached_substrings(pieces, None, "piece-prefixes-1")
         )
-        table.update(dict.fromkeys(pieces))
         # entries are non-empty tuples or None: compress keeps the tuples, in C
         table.update(compress(zip(pieces, entries, strict=True), entries))
+        # a piece without an entry (UNUSED) is a key too, unless a piece or prefix is
+        table.update(dict.fromkeys(filterfalse(table.__contains__,
+                                               compress(pieces, map(not_, entries)))))
         trie.entries = table
         trie.max_len = max(map(len, pieces), default=0)
         return trie
