@@ -26,7 +26,7 @@ import numpy as np
 
 from explorer.engine.sentencepiece.pieces import PieceType, Segment
 from explorer.engine.unigram.llama_words import LlamaWords, LlamaWordsShare, WordEntry
-from explorer.engine.unigram.many import ManyEncoded, Resumed
+from explorer.engine.unigram.many import ManyEncoded, Resumed, anchor_word
 from explorer.engine.unigram.model import UnigramModel
 from explorer.engine.unigram.trie import Entry
 from explorer.engine.unigram.word_keys import end_to_end
@@ -69,12 +69,10 @@ class LlamaUgmModel(UnigramModel):
             return None
         words = llama.words(normalized)
         positions = end_to_end(words)
-        first = 0
-        if anchor is not None:
-            first = int(np.searchsorted(positions, anchor))  # bisect_left
-            if first >= len(words) or positions[first] != anchor:
-                return None
-        else:
+        first = anchor_word(positions, anchor)
+        if first is None:
+            return None
+        if anchor is None:
             score = 0.0
         before, _ = llama.ids_from(words[:first], 0.0)
         scores: list[float] = []

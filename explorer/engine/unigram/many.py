@@ -167,12 +167,10 @@ def encode_from(
             words = split.findall(text)
             positions = end_to_end(words)
             table, rows = word_rows(solver, words)
-        first = 0
-        if anchor is not None:
-            first = int(np.searchsorted(positions, anchor))  # bisect_left
-            if first >= len(words) or positions[first] != anchor:
-                return None
-        else:
+        first = anchor_word(positions, anchor)
+        if first is None:
+            return None
+        if anchor is None:
             score = 0.0
         empty = np.zeros(0, np.int64)
         lengths, ids = (
@@ -184,6 +182,18 @@ def encode_from(
                                                scores)
     return Resumed(np.concatenate([lengths, more_lengths]), np.concatenate([ids, more_ids]),
                    positions[first:-1], np.concatenate(scores) if scores else np.zeros(0))
+
+
+def anchor_word(positions: np.ndarray, anchor: int | None) -> int | None:
+    """The index of the word starting at ``anchor`` among words starting at ``positions``
+    (their starts, then the text's end: :func:`end_to_end`); 0 for ``anchor=None`` (the
+    text's start), None when ``anchor`` is not a word start."""
+    if anchor is None:
+        return 0
+    first = int(np.searchsorted(positions, anchor))  # bisect_left
+    if first >= len(positions) - 1 or positions[first] != anchor:
+        return None
+    return first
 
 
 def _exact_pieces(
