@@ -187,27 +187,83 @@ class Precompiled:
         rules = self.charsmap.rules
         if not rules:
             return text
-        first = self.charsmap.first_chars
         s = text.text
-        if not any(c in first for c in s):
+        hot = _hot_pattern(self.charsmap)
+        # Only the graphemes around characters outside printable ASCII, or one-character
+        # rules, can change: a grapheme of printable ASCII is one character, and no rule
+        # of more characters applies to less than a grapheme. Two printable ASCII
+        # characters always have a grapheme break between them, so each hot run widened
+        # by one character each side is cut into graphemes alone, and the rest is copied
+        # as it is (English text went through 1.1M one-character slices per MB).
+        # (Runs one character apart share that character's grapheme maybe: one region.)
+        regions: list[list[int]] = []
+        for m in hot.finditer(s):
+            a, b = max(m.start() - 1, 0), min(m.end() + 1, len(s))
+            if regions and a < regions[-1][1]:
+                regions[-1][1] = b
+            else:
+                regions.append([a, b])
+        if not regions:
             return text
         parts: list[Aligned] = []
-        for m in _GRAPHEME.finditer(s):
-            a, b = m.span()
+        done = 0
+        for a, b in regions:
+            if a > done:
+                parts.append(text.slice(done, a))
+            self._graphemes(text, a, b, rules, parts)
+            done = b
+        if done < len(s):
+            parts.append(text.slice(done, len(s)))
+        return concat(parts)
+
+    @staticmethod
+    def _graphemes(text: Aligned, a: int, b: int, rules: dict[str, str],
+                   parts: list[Aligned]) -> None:
+        """The rules applied to ``text[a:b]`` grapheme by grapheme (HF's way), appended to
+        ``parts`` (``a`` and ``b`` are grapheme boundaries)."""
+        s = text.text
+        for m in _GRAPHEME.finditer(s, a, b):
+            ga, gb = m.span()
             g = m.group()
             if len(g.encode("utf-8")) < 6:
-                rep = rules.get(g)
+                rep = prefix_rule(rules, g)
                 if rep is not None:
-                    parts.append(_replaced(text, a, b, rep))
+                    parts.append(_replaced(text, ga, gb, rep))
                     continue
-            for i in range(a, b):
+            for i in range(ga, gb):
                 rep = rules.get(s[i])
                 parts.append(_replaced(text, i, i + 1, rep) if rep is not None
                              else text.slice(i, i + 1))
-        return concat(parts)
 
     def describe(self) -> str:
         return "Precompiled"
+
+
+def prefix_rule(rules: dict[str, str], grapheme: str) -> str | None:
+    """What HF's ``Precompiled`` replaces a short grapheme with: the replacement of the
+    shortest rule that *begins* the grapheme (its double array's common-prefix search,
+    first result), so ``ﬁ`` + a combining acute becomes ``fi``, the mark dropped."""
+    for k in range(1, len(grapheme) + 1):
+        rep = rules.get(grapheme[:k])
+        if rep is not None:
+            return rep
+    return None
+
+
+_HOT: dict[bytes, regex.Pattern[str]] = {}
+
+
+def _hot_pattern(charsmap: PrecompiledCharsMap) -> regex.Pattern[str]:
+    """Runs of characters outside printable ASCII or with a one-character rule (one
+    compiled pattern per charsmap)."""
+    pattern = _HOT.get(charsmap.digest) if charsmap.digest else None
+    if pattern is None:
+        ascii_rules = "".join(regex.escape(c) for c in charsmap.key_parts()[0]
+                              if " " <= c <= "~")
+        pattern = regex.compile(f"(?:[^ -~]|[{ascii_rules}])+" if ascii_rules else "[^ -~]+")
+        if charsmap.digest:
+            _HOT[charsmap.digest] = pattern
+    return pattern
 
 
 def _replaced(text: Aligned, a: int, b: int, rep: str) -> Aligned:
