@@ -29,6 +29,7 @@ FILES = [
     ("minilm", "tokenizer.json"),
     ("llama-cpp", "ggml-vocab-llama-bpe.gguf"),
     ("llama-cpp", "ggml-vocab-nomic-bert-moe.gguf"),
+    ("llama-cpp", "ggml-vocab-mpt.gguf"),
 ]
 
 
@@ -67,6 +68,18 @@ def test_bpe_compact_stores_no_token_objects():
     tok = load_tokenizer(resource_path("vocab", "cl100k_base.tiktoken"))
     compact = tok.encode_compact(TEXT * 5)
     assert not compact.irregular and len(compact) > 100
+
+
+def test_added_tokens_that_are_not_special_are_kept_as_arrays():
+    """mpt's runs of spaces are added tokens, not special ones: in a text they are
+    reported as added tokens are (special, no score), and that is their compact entry, so
+    an indented document holds no Token object for each run (~70 MB at 10 MB)."""
+    tok = load_tokenizer(require("llama-cpp", "ggml-vocab-mpt.gguf"))
+    text = "def f(x):\n    if x:\n        return  x\n" * 50
+    compact = tok.encode_compact(text)
+    assert 50276 in compact.ids  # (two spaces)
+    assert not compact.irregular
+    _check(tok, text)
 
 
 @pytest.mark.parametrize("name", ["uni_identity_bytes", "uni_nfkc_bytes_user",

@@ -404,6 +404,10 @@ class PipelineTokenizer(Tokenizer):
         ``##`` piece none, a Metaspace word its space), so those tokens are kept as arrays
         (a 10 MB document with all-MiniLM held a Token object for 90% of its tokens)."""
         entry = self.id_to_token(token_id)
+        if token_id in self._added and not (entry.special and entry.score is None):
+            # (as every added token is reported in a text: special, no score; mpt's
+            # whitespace runs, added but not special, were a Token object each)
+            entry = replace(entry, special=True, score=None)
         middle = self._token_bytes.decode([entry.piece] * 3)[1]
         return entry if middle == entry.token_bytes else replace(entry, token_bytes=middle)
 
