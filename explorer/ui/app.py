@@ -118,6 +118,9 @@ def take_screenshot(window: MainWindow, out: Path, view: str) -> int:
     errors: list[str] = []
     window.loader.report_error = lambda _title, _msg: None  # no dialog offscreen
     window.loader.failed.connect(lambda _source, msg: errors.append(msg))
+    # (a text the tokenizer refuses, e.g. a Unigram model without unk and a character it
+    # lacks: the error at once, not a minute's wait for a highlight that cannot come)
+    window.controller.failed.connect(lambda msg: errors.append(f"encoding failed: {msg}"))
     window.resize(*SCREENSHOT_SIZE)
     window.show()
     if not wait_highlighted(window, SCREENSHOT_TIMEOUT_MS, stop=lambda: bool(errors)):

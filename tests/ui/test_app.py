@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
@@ -71,6 +72,29 @@ def test_screenshot_cli_bad_vocab_exits_2(tmp_path):
                        capture_output=True, text=True, timeout=120)
     assert r.returncode == 2
     assert "Traceback" not in r.stderr and "bad.tiktoken" in r.stderr
+
+
+def test_screenshot_cli_reports_a_text_the_tokenizer_refuses(tmp_path):
+    """A Unigram tokenizer.json without an unk id refuses a character it lacks (as HF
+    tokenizers does): the screenshot command says so at once and exits 2, instead of
+    waiting a minute for a highlight that cannot come."""
+    vocab = tmp_path / "no_unk.json"
+    vocab.write_text(json.dumps({
+        "version": "1.0", "added_tokens": [], "normalizer": None, "post_processor": None,
+        "decoder": None, "pre_tokenizer": {"type": "Whitespace"},
+        "model": {"type": "Unigram", "unk_id": None, "byte_fallback": False,
+                  "vocab": [["a", -1.0], ["b", -2.0]]},
+    }), encoding="utf-8")
+    text = tmp_path / "in.txt"
+    text.write_text("ab ba 字\n", encoding="utf-8")
+    env = {**os.environ, "QT_QPA_PLATFORM": "offscreen"}
+    r = subprocess.run([sys.executable, "-m", "explorer", "--screenshot",
+                        str(tmp_path / "x.png"), "--vocab", str(vocab), "--text-file",
+                        str(text)], cwd=ROOT, env=env, capture_output=True, text=True,
+                       timeout=50)
+    assert r.returncode == 2, r.stderr
+    assert "encoding failed" in r.stderr and "unk" in r.stderr
+    assert "Traceback" not in r.stderr
 
 
 def test_big_paste_shows_progress_and_stays_interactive(qtbot, window):
