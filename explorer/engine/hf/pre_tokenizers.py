@@ -17,7 +17,7 @@ import unicodedata
 from collections.abc import Callable
 from dataclasses import dataclass
 from functools import lru_cache
-from itertools import chain, repeat
+from itertools import chain, pairwise, repeat
 from typing import Any, Literal, Protocol
 
 import regex
@@ -141,6 +141,25 @@ def _literal(text: str) -> regex.Pattern[str]:
     return regex.compile(regex.escape(text))
 
 
+def cut_before(pieces: list[Aligned], one: regex.Pattern[str]) -> list[Aligned]:
+    """Each piece cut before every match of the one-character pattern ``one``: HF's split
+    with ``MergedWithNext`` (each match starts a piece, consecutive matches stand alone),
+    without a match list to build and walk back (Metaspace: ~0.3 s per MB)."""
+    out: list[Aligned] = []
+    for p in pieces:
+        text = p.text
+        bounds = [m.start() for m in one.finditer(text)]
+        if not bounds or bounds[0]:
+            bounds.insert(0, 0)
+        bounds.append(len(text))
+        if len(bounds) == 2:
+            if text:
+                out.append(p)
+            continue
+        out.extend(p.slice(a, b) for a, b in pairwise(bounds) if a < b)
+    return out
+
+
 @dataclass(frozen=True)
 class MetaspacePre:
     """Spaces become ``replacement``; a prefix is added per ``prepend_scheme``; optional split."""
@@ -162,8 +181,7 @@ class MetaspacePre:
                 q = q.prepend(rep)
             out.append(q)
         if self.split_on_replacement:
-            one = _literal(rep)  # the same matches as a per-character test, at C speed
-            out = split_pieces(out, lambda t: single_char_matches(one, t), "MergedWithNext")
+            out = cut_before(out, _literal(rep))
         return out
 
     def describe(self) -> str:
