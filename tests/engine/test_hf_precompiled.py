@@ -7,13 +7,12 @@ from __future__ import annotations
 import random
 from functools import cache
 
-import regex
 import tokenizers
 from sp_support import reference_model
 
 from explorer.engine.formats.sentencepiece_model import parse_model_proto
 from explorer.engine.hf.normalized import Aligned, concat
-from explorer.engine.hf.normalizers import Precompiled, _replaced, prefix_rule
+from explorer.engine.hf.normalizers import Precompiled
 from explorer.engine.normalizers import PrecompiledCharsMap
 
 PIECES = [
@@ -32,18 +31,8 @@ def blob() -> bytes:
 
 def every_grapheme(charsmap: PrecompiledCharsMap, text: Aligned) -> Aligned:
     """The rules applied to every grapheme of the text (the way before the fast path)."""
-    rules, s, parts = charsmap.rules, text.text, []
-    for m in regex.finditer(r"\X", s):
-        a, b = m.span()
-        g = m.group()
-        rep = prefix_rule(rules, g) if len(g.encode("utf-8")) < 6 else None
-        if rep is not None:
-            parts.append(_replaced(text, a, b, rep))
-            continue
-        for i in range(a, b):
-            rep = rules.get(s[i])
-            parts.append(_replaced(text, i, i + 1, rep) if rep is not None
-                         else text.slice(i, i + 1))
+    parts: list[Aligned] = []
+    Precompiled._graphemes(text, 0, len(text.text), charsmap.rules, parts)
     return concat(parts)
 
 

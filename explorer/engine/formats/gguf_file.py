@@ -28,12 +28,11 @@ Metadata are read with :mod:`explorer.engine.formats.gguf_reader` (fast, no nump
 from __future__ import annotations
 
 import struct
-from itertools import compress
 from pathlib import Path
 from typing import Any
 
 from explorer.engine.errors import UnsupportedComponentError, VocabFormatError
-from explorer.engine.formats.gguf_control import SPECIAL_TYPES, llama_cpp_types, special_ids
+from explorer.engine.formats.gguf_control import SPECIAL_TYPES, llama_cpp_types, special_indices
 from explorer.engine.formats.gguf_presets import BPE_PRESETS
 from explorer.engine.formats.gguf_reader import read_metadata
 from explorer.engine.formats.gguf_specials import gguf_add_special
@@ -89,11 +88,9 @@ class _Meta:
 
 
 def _added(tokens: list[str], types: list[int]) -> list[AddedToken]:
-    special = frozenset(SPECIAL_TYPES)  # (C-level passes: 262k tokens)
     return [
         AddedToken(id=i, content=tokens[i], special=types[i] != USER_DEFINED, normalized=False)
-        for i in compress(range(len(tokens)), map(special.__contains__, types))
-        if tokens[i]
+        for i in special_indices(tokens, types)
     ]
 
 
@@ -216,7 +213,7 @@ def _load_sentencepiece(meta: _Meta, name: str, kind: str) -> Tokenizer:
             escape_whitespaces=bool(meta.get("escape_whitespaces", True)),
         )
     # llama.cpp with parse_special splits UNKNOWN, CONTROL and USER_DEFINED pieces out.
-    specials = special_ids(tokens, types)
+    specials = {tokens[i]: i for i in special_indices(tokens, types)}  # (the last id)
     return SentencePieceTokenizer(
         model,
         norm,

@@ -54,11 +54,12 @@ class LlamaUgmModel(UnigramModel):
     def encode_many(self, texts: Sequence[str]) -> ManyEncoded:
         """:meth:`UnigramModel.encode_many` with llama.cpp's segmentation, text by text."""
         llama = self._llama
-        llama.solve_many(chain.from_iterable(map(llama.words, texts)))
-        ids = [llama.ids_from(llama.words(t), 0.0)[0] for t in texts]
+        words = list(map(llama.words, texts))
+        llama.solve_many(chain.from_iterable(words))
+        ids = [llama.ids_from(w, 0.0)[0] for w in words]
         bounds = [0, *accumulate(map(len, ids))]
         flat = np.fromiter(chain.from_iterable(ids), np.int64, bounds[-1])
-        return ManyEncoded(ids, self._llama.length_of[flat], bounds)
+        return ManyEncoded(ids, llama.length_of[flat], bounds)
 
     def encode_from(self, normalized: str, anchor: int | None, score: float) -> Resumed | None:
         """:meth:`UnigramModel.encode_from` with llama.cpp's pass: the path scores reported

@@ -23,6 +23,7 @@ from itertools import pairwise
 from typing import Any, Protocol
 
 from explorer.engine.errors import VocabFormatError
+from explorer.engine.sentencepiece.pieces import SPACE_SYMBOL
 
 ModelToken = tuple[int, str, int, int]
 """``(id, piece, start, end)``: code-point span inside the pre-token."""
@@ -47,7 +48,6 @@ def vocabulary_string(pieces: dict[int, str], tid: int, text: str) -> str:
 _CUT_MIN = 16
 """A BPE pre-token this long is merged word by word where :func:`word_cut` allows it."""
 _MISSING = object()
-SPACE_SYMBOL = "\u2581"
 
 
 def word_cut(vocab: dict[str, int]) -> re.Pattern[str] | None:

@@ -25,6 +25,7 @@ import math
 import re
 from collections.abc import Iterable, Mapping, Sequence
 from itertools import accumulate, chain
+from typing import TypeVar
 
 import numpy as np
 
@@ -35,6 +36,7 @@ from explorer.engine.unigram.trie import Entry
 
 _NEG_INF = float("-inf")
 _INF = float("inf")
+_Num = TypeVar("_Num", float, np.ndarray)
 _ROUND = 2.0**-52  # twice the unit roundoff of a double: the limits' safety factor
 _NEVER = -1.0  # the limit of a word reused from 0 only (a tie on its path)
 _LIMITS: dict[int, float] = {}  # exponent -> the shared power of two
@@ -170,8 +172,7 @@ class LlamaWords:
         """``word``'s cache entry, solved from 0 (and cached when short enough)."""
         segments, _, margin = self.pass_over(word, 0.0)
         n = len(word)
-        limit = shared_limit(margin / (2 * n * _ROUND) - 2 * n * self._top if margin > 0
-                             else _NEVER)
+        limit = shared_limit(self._limit(margin, n) if margin > 0 else _NEVER)
         ints = self._ints
         entry = (limit, *[ints[i] for _, i in segments])
         if n <= CACHE_WORD_MAX:
@@ -179,6 +180,11 @@ class LlamaWords:
                 self.cache.clear()
             self.cache[word] = entry
         return entry
+
+    def _limit(self, margin: _Num, n: _Num) -> _Num:
+        """The largest ``|B|`` a word of ``n`` code points whose decisions have margin
+        ``margin`` (> 0) is reused from (the module's bound; floats or arrays)."""
+        return margin / (2 * n * _ROUND) - 2 * n * self._top  # type: ignore[operator, return-value]
 
     def solve_many(self, words: Iterable[str]) -> list[str]:
         """Solve and cache those of ``words`` not cached yet, in one numpy batch
@@ -196,7 +202,7 @@ class LlamaWords:
         _, ids = result.lengths_and_ids()
         n = np.fromiter(map(len, new), np.float64, len(new))
         with np.errstate(divide="ignore", invalid="ignore"):
-            limits = result.margin / (2 * n * _ROUND) - 2 * n * self._top
+            limits = self._limit(result.margin, n)
         limits[~(result.margin > 0)] = _NEVER
         if len(cache) + len(new) > CACHE_LIMIT:
             cache.clear()
