@@ -12,7 +12,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from explorer.bundled import resource_path
@@ -103,10 +103,13 @@ def test_unigram_ids_and_pieces_equal_sentencepiece(unigram, sp_unigram):
 @settings(max_examples=60, deadline=None,
           suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(st.text(st.characters(blacklist_categories=("Cs",)), max_size=40))
+@example("a <s> b </s>")  # (found in CI: sentencepiece reads control pieces as text)
 def test_random_text_matches_both_references(bpe, unigram, hf_bpe, sp_unigram, text):
     assert bpe.encode(text).ids == hf_bpe.encode(text).ids
     assert bpe.decode(bpe.encode(text).ids) == text
-    assert unigram.encode(text).ids == sp_unigram.encode(text)
+    # (as sentencepiece encodes: no special pieces split out of the text, as the other
+    # sentencepiece parity tests ask)
+    assert unigram.encode(text, allowed_special=()).ids == sp_unigram.encode(text)
 
 
 def test_bpe_merge_trace_rebuilds_the_encoded_tokens(bpe):
