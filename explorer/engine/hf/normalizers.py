@@ -79,7 +79,7 @@ class Lowercase:
         # each character on its own (Σ -> σ), so texts with Σ go character by character.
         if len(lower) == len(text.text) and "Σ" not in text.text:
             return Aligned(lower, text.starts, text.ends)  # lower() never shrinks: 1 -> 1
-        return text.map_chars(str.lower)
+        return text.translate({ord(c): c.lower() for c in set(text.text) if c.lower() != c})
 
     def describe(self) -> str:
         return "Lowercase"
@@ -145,7 +145,8 @@ class ByteLevelNormalizer:
 
     def normalize(self, text: Aligned) -> Aligned:
         table = bytes_to_unicode()
-        return text.map_chars(lambda c: "".join(table[b] for b in c.encode("utf-8")))
+        return text.translate({ord(c): "".join(table[b] for b in c.encode("utf-8"))
+                               for c in set(text.text)})
 
     def describe(self) -> str:
         return "ByteLevel"
@@ -297,11 +298,21 @@ class BertNormalizer:
     lowercase: bool
 
     def normalize(self, text: Aligned) -> Aligned:
-        if self.clean_text and _NEEDS_CLEAN.search(text.text):
-            text = text.filter(lambda c: not (c in "\0\ufffd" or is_bert_control(c)))
-            text = text.map_chars(lambda c: " " if is_whitespace(c) else c)
-        if self.handle_chinese_chars and _MAYBE_CJK.search(text.text):
-            text = text.map_chars(lambda c: f" {c} " if is_chinese_char(c) else c)
+        clean = self.clean_text and _NEEDS_CLEAN.search(text.text) is not None
+        pad = self.handle_chinese_chars and _MAYBE_CJK.search(text.text) is not None
+        if clean or pad:
+            # Each step maps characters one by one, and none makes a character another
+            # step maps: one table for the distinct characters of the text does them all.
+            table: dict[int, str] = {}
+            for c in set(text.text):
+                if clean and (c in "\0\ufffd" or is_bert_control(c)):
+                    table[ord(c)] = ""
+                elif clean and c != " " and is_whitespace(c):
+                    table[ord(c)] = " "
+                elif pad and is_chinese_char(c):
+                    table[ord(c)] = f" {c} "
+            if table:
+                text = text.translate(table)
         strip = self.lowercase if self.strip_accents is None else self.strip_accents
         if strip and not text.text.isascii():  # ASCII: NFD and Mn removal change nothing
             text = text.unicode_normalize("NFD")

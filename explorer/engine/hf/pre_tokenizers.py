@@ -205,8 +205,14 @@ class CharSplitPre:
         # on its text alone: remember them per piece text (a word, after a whitespace split).
         memo = self._memo  # type: ignore[attr-defined]
         out: list[Aligned] = []
-        for p in _char_split(pieces, steps[:1]):
-            text = p.text
+        append = out.append
+        runs = _KEPT_RUNS.get(steps[0])
+        if runs is None:
+            first = [(p, 0, len(p.text), p.text) for p in _char_split(pieces, steps[:1])]
+        else:  # (the first step's words as spans of each piece: no piece made per word)
+            first = [(p, m.start(), m.end(), m.group())
+                     for p in pieces for m in runs.finditer(p.text)]
+        for p, base, end, text in first:
             ranges = memo.get(text)
             if ranges is None:
                 ranges = [(q.starts[0], q.starts[0] + len(q)) for q in
@@ -214,8 +220,13 @@ class CharSplitPre:
                 if len(memo) >= _MEMO_LIMIT:
                     memo.clear()
                 memo[text] = ranges
-            n = len(text)
-            out.extend(p if a == 0 and b == n else p.slice(a, b) for a, b in ranges)
+            if base == 0 and end == len(p.text):
+                n = len(text)
+                for a, b in ranges:
+                    append(p if a == 0 and b == n else p.slice(a, b))
+            else:
+                for a, b in ranges:
+                    append(p.slice(base + a, base + b))
         return out
 
     def __post_init__(self) -> None:
@@ -269,13 +280,20 @@ def _is_numeric(c: str) -> bool:
 # Candidate characters of each predicate as a one-character regex (C-speed scan). Unicode
 # versions of ``regex`` and ``unicodedata`` differ, so candidates other than whitespace are
 # confirmed with the predicate itself: exact, and ASCII-heavy text skips Python per char.
+_WHITE_SPACE = "\t\n\x0b\x0c\r \x85\xa0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000"
+"""Unicode White_Space (Rust ``char::is_whitespace``) as a character class's body."""
 _CHAR_CLASSES: dict[Callable[[str], bool], tuple[regex.Pattern[str], bool]] = {
-    is_whitespace: (regex.compile(
-        "[\t\n\x0b\x0c\r \x85\xa0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000]"),
-        False),
+    is_whitespace: (regex.compile(f"[{_WHITE_SPACE}]"), False),
     is_punctuation: (regex.compile(r"[!-/:-@\[-`{-~]|[^\x00-\x7f]"), True),
     _is_numeric: (regex.compile(r"[0-9]|[^\x00-\x7f]"), True),
 }
+
+
+_KEPT_RUNS: dict[tuple[Callable[[str], bool], str], regex.Pattern[str]] = {
+    (is_whitespace, "Removed"): regex.compile(f"[^{_WHITE_SPACE}]+"),
+}
+"""Steps whose kept pieces are the runs of a pattern (the characters the step removes are
+exactly those :data:`_CHAR_CLASSES` finds for it, with no check after)."""
 
 
 def bert_pre_tokenizer() -> CharSplitPre:
