@@ -8,6 +8,8 @@ byte fallback, split UTF-8, normalizers, combining marks, astral characters.
 from __future__ import annotations
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from references import require
 
 from explorer.bundled import resource_path
@@ -120,3 +122,24 @@ def test_bpe_compact_with_a_pattern_that_skips_characters():
         tok = ByteLevelBPETokenizer(ranks, pattern)
         for text in (TEXT, TEXT + TEXT, "𠀋😀 x  \n 😀👍🏽", "", ASCII):
             _check(tok, text)
+
+
+@settings(max_examples=150, deadline=None)
+@given(text=st.lists(st.sampled_from(
+    [*"ab Z9 \n\t.,'", *"ßé語日本ไทยहिन्दी", "😀", "👍🏽", "𠀋", "e\u0301", "\u200d"]),
+    max_size=60).map("".join))
+def test_byte_level_bpe_spans_from_byte_positions(text: str) -> None:
+    """A non-ASCII segment's spans come from its tokens' byte positions, for the whole
+    segment at once: the same as each pre-token laid out alone (split UTF-8 included)."""
+    for name in ("cl100k_base.tiktoken", "o200k_base.tiktoken"):
+        _check(_bundled(name), text)
+
+
+_LOADED: dict[str, object] = {}
+
+
+def _bundled(name: str):
+    tok = _LOADED.get(name)
+    if tok is None:
+        tok = _LOADED[name] = load_tokenizer(resource_path("vocab", name))
+    return tok
