@@ -81,3 +81,28 @@ def test_bpe_pair_table_from_the_cache_is_the_built_one(cache_dir: Path) -> None
     assert np.array_equal(read.first, built.first)
     spoil(stored, (4, 1, 0, b"12345678", b"1234"))
     assert np.array_equal(PairRanks(ranks).table.get(probe), built.table.get(probe))
+
+
+def test_charsmap_rules_are_read_on_first_use(cache_dir: Path) -> None:
+    """A load with the charsmap's entries cached reads its key parts and one-character
+    rules only; the 225k rules are read when a rule is looked up, and are the same."""
+    path = reference_model("sentencepiece", "botchan_en_unigram_1000.model")
+    english = "Plain English text, twice. " * 400
+    parsed = load_tokenizer(path)
+    parsed.encode(english)  # (parsed, tables built: every entry stored)
+    first = parsed.normalizer.charsmap
+    assert first is not None
+    rules = dict(first.rules)
+    again = load_tokenizer(path)
+    charsmap = again.normalizer.charsmap
+    assert charsmap is not None and "_rules" not in charsmap.__dict__
+    assert again.encode(english).ids == parsed.encode(english).ids  # (the array path)
+    assert "_rules" not in charsmap.__dict__
+    assert charsmap.single_rules() == {k: v for k, v in rules.items() if len(k) == 1}
+    assert charsmap.key_parts() == first.key_parts()
+    assert again.encode("ｶﾞ ﬁ ① e\u0301").ids == load_tokenizer(path).encode("ｶﾞ ﬁ ① e\u0301").ids
+    assert charsmap.rules == rules
+    spoil(set(cache_dir.glob("*.marshal")), (b"ab", b"c"))  # (every entry the wrong shape)
+    spoilt = load_tokenizer(path)
+    assert spoilt.normalizer.charsmap.rules == rules
+    assert spoilt.encode("ｶﾞ ﬁ ① e\u0301").ids == again.encode("ｶﾞ ﬁ ① e\u0301").ids

@@ -28,7 +28,7 @@ import struct
 import sys
 from array import array
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from itertools import compress
 from operator import itemgetter
 
@@ -70,18 +70,20 @@ def _a_dict(value: dict[str, str]) -> dict[str, str]:
     return value
 
 
-def _five(value: tuple) -> tuple:
-    """``value`` when it is a tuple of five (:func:`_derived`), else ``TypeError``."""
-    if not (isinstance(value, tuple) and len(value) == 5):
+def _six(value: tuple) -> tuple:
+    """``value`` when it is a tuple of six (:func:`_derived`), else ``TypeError``."""
+    if not (isinstance(value, tuple) and len(value) == 6):
         raise TypeError("not the charsmap's derived parts")
     return value
 
 
-def _derived(rules: dict[str, str]) -> tuple[list[str], int, list[str], list[str], list[str]]:
-    """``(first characters of the keys, longest key, *key parts)`` of ``rules``."""
+def _derived(rules: dict[str, str]) -> tuple[list[str], int, list[str], list[str], list[str],
+                                             list[str]]:
+    """``(first characters of the keys, longest key, *key parts, the one-character keys'
+    replacements)`` of ``rules``."""
     singles, multi_first, seconds = _key_parts(rules)
     return (list(set(map(itemgetter(0), rules))), max(map(len, rules), default=0),
-            list(singles), list(multi_first), list(seconds))
+            list(singles), list(multi_first), list(seconds), [rules[k] for k in singles])
 
 
 def _offset(unit: int) -> int:
@@ -90,14 +92,12 @@ def _offset(unit: int) -> int:
 
 @dataclass(frozen=True)
 class PrecompiledCharsMap:
-    """A decoded precompiled charsmap. Build with :meth:`from_bytes` (or :meth:`from_rules`)."""
+    """A decoded precompiled charsmap. Build with :meth:`from_bytes`."""
 
     units: array
     """The double array, one uint32 per unit."""
     normalized: bytes
     """The NUL-separated replacement strings the array values point into."""
-    rules: dict[str, str] = field(default_factory=dict)
-    """Every rule as ``key -> replacement`` (both decoded UTF-8)."""
     first_chars: frozenset[str] = frozenset()
     """Characters that begin some key: any other character passes through unchanged."""
     max_key_len: int = 0
@@ -105,13 +105,32 @@ class PrecompiledCharsMap:
     digest: bytes = b""
     """SHA-256 of the blob (:meth:`from_bytes`; empty when built from rules): what derived
     tables are cached under."""
-    parts: tuple[tuple[str, ...], tuple[str, ...], tuple[str, ...]] | None = None
-    """:meth:`key_parts`, when known (read from the vocabulary cache by :meth:`from_bytes`)."""
+    parts: tuple[tuple[str, ...], tuple[str, ...], tuple[str, ...]] = ((), (), ())
+    """:meth:`key_parts` (read from the vocabulary cache by :meth:`from_bytes`)."""
+    single_values: tuple[str, ...] = ()
+    """The replacements of the one-character keys (``key_parts()[0]``), in their order."""
+
+    @property
+    def rules(self) -> dict[str, str]:
+        """Every rule as ``key -> replacement`` (both decoded UTF-8): read on first use
+        (nmt_nfkc's 225k rules took ~0.08 s of each load, from the vocabulary cache; the
+        normalizers' tables need only the one-character rules and the key parts)."""
+        rules = self.__dict__.get("_rules")
+        if rules is None:
+            rules = cached_and_built(self.digest, "charsmap-rules-1",
+                                     lambda: _unpack_rules(self.units, self.normalized),
+                                     _a_dict)
+            object.__setattr__(self, "_rules", rules)
+        return rules  # type: ignore[no-any-return]
 
     def key_parts(self) -> tuple[tuple[str, ...], tuple[str, ...], tuple[str, ...]]:
         """The one-character keys, and the first and second characters of the longer keys
         (each distinct), which a normalizer's fast paths test for."""
-        return self.parts if self.parts is not None else _key_parts(self.rules)
+        return self.parts
+
+    def single_rules(self) -> dict[str, str]:
+        """The one-character rules, ``key -> replacement``."""
+        return dict(zip(self.parts[0], self.single_values, strict=True))
 
     @classmethod
     def from_bytes(cls, blob: bytes) -> PrecompiledCharsMap:
@@ -131,20 +150,30 @@ class PrecompiledCharsMap:
         normalized = blob[4 + trie_size :]
         # nmt_nfkc's 224k rules take ~0.3 s to unpack; the same blob recurs across models.
         digest = hashlib.sha256(blob).digest()
-        rules = cached_and_built(digest, "charsmap-rules-1",
-                                 lambda: _unpack_rules(units, normalized), _a_dict)
+        unpacked: list[dict[str, str]] = []
+
+        def rules() -> dict[str, str]:  # (a broken blob fails here, on its first load)
+            if not unpacked:
+                unpacked.append(cached_and_built(digest, "charsmap-rules-1",
+                                                 lambda: _unpack_rules(units, normalized),
+                                                 _a_dict))
+            return unpacked[0]
+
         # (what is derived from nmt_nfkc's 224k keys took ~0.1 s of each model's load)
-        first, longest, singles, multi_first, seconds = cached_and_built(
-            digest, "charsmap-derived-1", lambda: _derived(rules), _five)
-        return cls(
+        first, longest, singles, multi_first, seconds, single_values = cached_and_built(
+            digest, "charsmap-derived-2", lambda: _derived(rules()), _six)
+        charsmap = cls(
             units=units,
             normalized=normalized,
-            rules=rules,
             first_chars=frozenset(first),
             max_key_len=longest,
             digest=digest,
             parts=(tuple(singles), tuple(multi_first), tuple(seconds)),
+            single_values=tuple(single_values),
         )
+        if unpacked:
+            object.__setattr__(charsmap, "_rules", unpacked[0])
+        return charsmap
 
     def __reduce__(self) -> tuple[Callable[[array, bytes], PrecompiledCharsMap],
                                   tuple[array, bytes]]:

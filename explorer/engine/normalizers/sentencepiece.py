@@ -82,7 +82,7 @@ class SentencePieceNormalizer:
         treat_whitespace_as_suffix: bool = False,
         user_defined_symbols: Iterable[str] = (),
     ) -> None:
-        self.charsmap = charsmap if charsmap is not None and charsmap.rules else None
+        self.charsmap = charsmap if charsmap is not None and charsmap.max_key_len else None
         self.name = name
         self.add_dummy_prefix = add_dummy_prefix
         self.remove_extra_whitespaces = remove_extra_whitespaces
@@ -112,8 +112,7 @@ class SentencePieceNormalizer:
         user_first = {s[0] for s in self.user_symbols}
         self._table: dict[int, str] = {}
         if self.charsmap is not None:
-            rules = self.charsmap.rules
-            table = dict(zip(rule_singles, map(rules.__getitem__, rule_singles), strict=True))
+            table = self.charsmap.single_rules()
             for key in [k for k, v in table.items() if "  " in v] + list(user_first):
                 table.pop(key, None)
             self._table = str.maketrans(table)
