@@ -25,6 +25,7 @@ Then ``/usr/bin/time -v python -m explorer encode --lines --output ids`` over 10
 (the 10 MB text repeated): the peak RSS must not grow with the input (streamed).
 
     python benchmarks/bench_bigdoc.py [--size-mb 10] [--lines-mb 100] [--unigram PATH]
+        [--text english|udhr]
         [--only cl100k,o200k,bpe4k,unigram4k,unigram32k,minilm,mistral,mon,gemma4,nomic]
 
 The GGUF rows' reference is llama.cpp through llama-cpp-python (a test dependency; CI
@@ -221,11 +222,26 @@ def reference_seconds(kind: str, vocab: str, text: str) -> float:
     return best
 
 
+def udhr_document(size_bytes: int, folder: Path) -> Path:
+    """The UDHR in every language (:func:`bench_unigram.udhr_lines`, one paragraph a line),
+    repeated and cut to ``size_bytes`` of UTF-8 at a line's end: ``folder/udhr_big.txt``."""
+    from bench_unigram import udhr_lines
+
+    one = "\n".join(udhr_lines()) + "\n"
+    data = (one * (size_bytes // len(one.encode("utf-8")) + 1)).encode("utf-8")[:size_bytes]
+    path = folder / "udhr_big.txt"
+    path.write_bytes(data[: data.rfind(b"\n") + 1])
+    return path
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--size-mb", type=float, default=10.0)
     parser.add_argument("--lines-mb", type=int, default=100)
     parser.add_argument("--unigram", help="a SentencePiece Unigram .model (default: train 32k)")
+    parser.add_argument("--text", choices=("english", "udhr"), default="english",
+                        help="the document: English books (default), or the UDHR in every "
+                             "language of npm udhr (a test reference) repeated to the size")
     parser.add_argument("--only", default=",".join(MODELS),
                         help=f"comma-separated models (default: all of {', '.join(MODELS)})")
     parser.add_argument("--driver", nargs=2, metavar=("VOCAB", "TEXT"), help=argparse.SUPPRESS)
@@ -245,7 +261,8 @@ def main() -> None:
 
     with tempfile.TemporaryDirectory() as tmp_name:
         tmp = Path(tmp_name)
-        big = build(int(args.size_mb * 1_000_000), tmp)
+        size = int(args.size_mb * 1_000_000)
+        big = build(size, tmp) if args.text == "english" else udhr_document(size, tmp)
         text = big.read_text(encoding="utf-8")
         models = []
         for key in args.only.split(","):
