@@ -53,6 +53,15 @@ def test_translate_equals_the_per_character_map(text: str, table: dict[str, str]
     _same(got, a.map_chars(lambda c: table.get(c, c)))
 
 
+def test_translate_maps_every_character_once() -> None:
+    """A replacement is not replaced again (``str.translate``'s rule), however few rules."""
+    a = _aligned("ab\u0301ba")
+    for table in ({"a": "b", "b": "c"}, {"b": "a", "a": "b"}, {"\u0301": "x", "a": "\u0301"},
+                  {"a": "bb", "b": "a"}):
+        _same(a.translate({ord(k): v for k, v in table.items()}),
+              a.map_chars(lambda c, t=table: t.get(c, c)))
+
+
 def test_translate_takes_both_ways_of_building_the_spans() -> None:
     """Few characters that change length are spliced in, many are gathered; both give
     the per-character map's spans."""

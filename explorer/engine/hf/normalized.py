@@ -339,8 +339,8 @@ def _translated(text: str, table: Mapping[int, str]) -> str:
     by ``str.replace`` (C-speed scans; ``translate`` looks each character up, ~80 ns)."""
     if not table:
         return text
-    if len(table) > 4:
-        return text.translate(table)
+    if len(table) > 4 or any(chr(code) in rep for rep in table.values() for code in table):
+        return text.translate(table)  # (one replacement must not be replaced again)
     for code, rep in table.items():
         text = text.replace(chr(code), rep)
     return text
