@@ -188,6 +188,7 @@ class BPEModel:
         # the merged piece against the vocabulary).
         memo = self._pair_memo
         memo_get = memo.get
+        pieces = self.id_to_piece
 
         def rank(a: str, b: str) -> int | None:
             key = (a, b)
@@ -200,7 +201,9 @@ class BPEModel:
                 r = None
             if len(memo) >= _PAIR_MEMO_LIMIT:
                 memo.clear()
-            memo[key] = r
+            # (kept under the vocabulary's own strings, not the word's: see _shared)
+            memo[(vocabulary_string(pieces, -1 if left is None else left, a),
+                  vocabulary_string(pieces, -1 if right is None else right, b))] = r
             return r
 
         return rank
@@ -320,17 +323,29 @@ class BPEModel:
         return syms
 
     def _merge(self, text: str) -> list[ModelToken]:
-        """Merge by pair rank, lowest first, leftmost on ties (HF ``Word::merge_all``)."""
-        syms = self._initial(text)
-        n = len(syms)
-        parts = [s[0] for s in syms]
-        ends = [s[2] for s in syms]
+        """Merge by pair rank, lowest first, leftmost on ties (HF ``Word::merge_all``).
+
+        The parts are plain strings while they merge; the tokens hold the vocabulary's own
+        strings (:meth:`_shared`, looked up for each token, not for each symbol and merge:
+        a word of text in another script made ~14 lookups a token)."""
+        if not (self.prefix or self.suffix) and None not in (ids := list(map(self.vocab.get,
+                                                                               text))):
+            if len(ids) == 1:  # (every character a piece: the symbols are the characters)
+                return [(ids[0], self._shared(text), 0, 1)]
+            starts: list[int] = list(range(len(text)))
+            parts = list(text)
+            ends = list(range(1, len(text) + 1))
+        else:
+            syms = self._initial(text)
+            starts = [s[1] for s in syms]
+            parts = [s[0] for s in syms]
+            ends = [s[2] for s in syms]
+        n = len(parts)
         # rank() inlined as a lookup in its memo (it runs for every adjacent pair); -1 means
         # "not asked yet", then rank() answers and remembers.
         rank = self.rank
         memo_get = self._pair_memo.get
         join = self._join if self.prefix else str.__add__
-        shared = self._shared
         alive = [True] * n
         nxt = list(range(1, n + 1))
         prev = list(range(-1, n - 1))
@@ -354,7 +369,7 @@ class BPEModel:
                 current = rank(parts[pos], parts[right])
             if current != r:
                 continue  # stale: a side changed since this entry was pushed
-            merged = shared(join(parts[pos], parts[right]))
+            merged = join(parts[pos], parts[right])
             parts[pos] = merged
             ends[pos] = ends[right]
             alive[right] = False
@@ -376,7 +391,9 @@ class BPEModel:
                 if r2 is not None:
                     heappush(heap, (r2, pos))
         vocab = self.vocab
-        return [(vocab[parts[i]], parts[i], syms[i][1], ends[i]) for i in range(n) if alive[i]]
+        shared = self._shared
+        return [(vocab[parts[i]], shared(parts[i]), starts[i], ends[i])
+                for i in range(n) if alive[i]]
 
 
 class WordPieceModel:
