@@ -15,6 +15,8 @@ rank of their concatenation, if it is a token. :class:`PairRanks` holds every su
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import numpy as np
 
 from explorer.engine.int_table import IntTable
@@ -113,16 +115,31 @@ def merge_lockstep(pairs: PairRanks, pieces: list[bytes],
     sym = pairs.byte_ids[raw]
     rank = np.empty(sym.size, np.int64)
     rank[:-1] = pairs.first[(raw[:-1] << 8) | raw[1:]]
+    rank[np.cumsum(counts) - 1] = NEVER
+    return lockstep_rounds(pairs.of, None, sym, rank, counts,
+                           lambda *state: _finish(pairs, *state), finish_below)
+
+
+def lockstep_rounds(
+    of: Callable[[np.ndarray, np.ndarray], np.ndarray],
+    merged_of: Callable[[np.ndarray], np.ndarray] | None,
+    sym: np.ndarray, rank: np.ndarray, counts: np.ndarray,
+    finish: Callable[..., None], finish_below: int = 0,
+) -> list[tuple[int, ...]]:
+    """The rounds of :func:`merge_lockstep` from the pieces' first symbols: ``sym`` (ids,
+    the pieces end to end, ``counts`` each) and ``rank`` (each pair's, :data:`NEVER` at a
+    piece's last symbol). ``of(left, right)``: pairs' ranks; ``merged_of(ranks)``: the ids
+    those merges make (None: a merge's rank is its id, as in ranks-based BPE); ``finish``:
+    called with the state once fewer than ``finish_below`` pieces still merge."""
     ends = np.cumsum(counts)
-    rank[ends - 1] = NEVER
-    which = np.arange(len(pieces), dtype=np.int64)  # the piece of each active segment
+    which = np.arange(len(counts), dtype=np.int64)  # the piece of each active segment
     index = np.arange(sym.size, dtype=np.int64)
     out_ids: list[np.ndarray] = []
     out_counts: list[np.ndarray] = []
     out_which: list[np.ndarray] = []
     while which.size:
         if which.size < finish_below:
-            _finish(pairs, sym, rank, counts, which, out_ids, out_counts, out_which)
+            finish(sym, rank, counts, which, out_ids, out_counts, out_which)
             break
         n = sym.size
         starts = ends - counts
@@ -139,11 +156,11 @@ def merge_lockstep(pairs: PairRanks, pieces: list[bytes],
         at = best[merging] & 0xFFFFFFFF
         if at.size:
             first, last = starts[merging], ends[merging] - 1
-            sym[at] = rank[at]
+            sym[at] = rank[at] if merged_of is None else merged_of(rank[at])
             left = at[at > first]
             right = at[at + 1 < last]  # (at + 1 is deleted: the pair after is at + 2's)
-            found = pairs.of(np.concatenate((sym[left - 1], sym[right])),
-                             np.concatenate((sym[left], sym[right + 2])))  # one lookup
+            found = of(np.concatenate((sym[left - 1], sym[right])),
+                       np.concatenate((sym[left], sym[right + 2])))  # one lookup
             rank[at] = NEVER
             rank[left - 1] = found[:left.size]
             rank[right] = found[left.size:]

@@ -17,12 +17,18 @@ Not handled: BPE ``dropout`` (random; refused when set).
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from heapq import heapify, heappop, heappush
 from itertools import pairwise
 from typing import Any, Protocol
 
 from explorer.engine.errors import VocabFormatError
+from explorer.engine.hf.bpe_lockstep import (
+    LOCKSTEP_MAX_CHARS,
+    LOCKSTEP_MIN_WORDS,
+    MergeTable,
+    merge_words,
+)
 from explorer.engine.sentencepiece.pieces import SPACE_SYMBOL
 
 ModelToken = tuple[int, str, int, int]
@@ -45,6 +51,8 @@ def vocabulary_string(pieces: dict[int, str], tid: int, text: str) -> str:
     return held if held == text else text
 
 
+_WARM_PROBE = 4096
+""":meth:`BPEModel.warm` gives up after this many words if fewer than 1 in 20 are new."""
 _CUT_MIN = 16
 """A BPE pre-token this long is merged word by word where :func:`word_cut` allows it."""
 _MISSING = object()
@@ -130,9 +138,10 @@ class BPEModel:
         self.rank = self._make_rank()
 
     def __getstate__(self) -> dict[str, Any]:
-        """Pickle the data (process pools); the rank function and caches are rebuilt."""
+        """Pickle the data (process pools); the rank function, caches and merge table are
+        rebuilt."""
         state = dict(self.__dict__)
-        for key in ("rank", "_cache", "_pair_memo"):
+        for key in ("rank", "_cache", "_pair_memo", "_merge_table"):
             state.pop(key, None)
         return state
 
@@ -248,6 +257,44 @@ class BPEModel:
             self._cache.clear()
         self._cache[text] = out
         return out
+
+    def warm(self, texts: Iterable[str]) -> None:
+        """Merge the words of ``texts`` that are not cached yet together, in lock step
+        (:mod:`explorer.engine.hf.bpe_lockstep`), into the cache :meth:`tokenize` reads:
+        when there are enough of them, each character a piece, in a model without a
+        continuing prefix or word suffix. The tokens are those :meth:`tokenize` makes."""
+        if self.prefix or self.suffix or self.ignore_merges:
+            return
+        cache = self._cache
+        cut = self._word_cut()
+        words: list[str] = []
+        seen = 0
+        for text in texts:
+            if not text or text in cache:
+                continue
+            if len(text) >= _CUT_MIN and cut is not None:
+                starts = [0, *(m.start() for m in cut.finditer(text)), len(text)]
+                some = [text[a:b] for a, b in pairwise(starts)]
+                seen += len(some)
+                words += [w for w in some if w not in cache]
+            else:
+                seen += 1
+                words.append(text)
+            if seen >= _WARM_PROBE and len(words) * 20 < seen:
+                return  # (nearly every word cached already: a warm pass)
+        vocab = self.vocab
+        new = [w for w in dict.fromkeys(words) if w not in cache
+               and len(w) <= LOCKSTEP_MAX_CHARS and all(map(vocab.__contains__, w))]
+        if len(new) < LOCKSTEP_MIN_WORDS:
+            return
+        new = new[:_CACHE_LIMIT]
+        table = self.__dict__.get("_merge_table")
+        if table is None:
+            table = self._merge_table = MergeTable(self)
+        merged = merge_words(self, table, new)
+        if len(cache) + len(new) > _CACHE_LIMIT:
+            cache.clear()
+        cache.update(zip(new, merged, strict=True))
 
     def _word_cut(self) -> re.Pattern[str] | None:
         """Where a pre-token can be cut into parts merged apart with the same result

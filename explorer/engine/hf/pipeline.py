@@ -13,7 +13,7 @@ sequences only, see :mod:`explorer.engine.hf.post_processors`) and matches HF
 
 from __future__ import annotations
 
-from collections.abc import Collection, Iterator, Sequence
+from collections.abc import Callable, Collection, Iterator, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any, Literal
 
@@ -45,6 +45,26 @@ from explorer.engine.tokenizer import (
     TokenizerInfo,
 )
 
+WARM_MIN_CHARS = 4096
+"""From this many characters of a text's part, its pre-tokens' new words are merged together
+first (the model's ``warm``; a keystroke's re-encode is shorter)."""
+WARM_GROUP_CHARS = 65_536
+"""Pre-tokens warmed at a time (their new words must fit the model's word cache)."""
+
+
+def _warmed(pieces: list[Aligned], warm: Callable[[list[str]], None]) -> Iterator[Aligned]:
+    """``pieces``, each group of about :data:`WARM_GROUP_CHARS` characters warmed before it
+    is yielded."""
+    i, n = 0, len(pieces)
+    while i < n:
+        j, size = i, 0
+        while j < n and size < WARM_GROUP_CHARS:
+            size += len(pieces[j].text)
+            j += 1
+        group = pieces[i:j]
+        warm([p.text for p in group])
+        yield from group
+        i = j
 _PIECE_TYPE_NAMES = {1: "normal", 2: "unknown", 3: "control", 4: "user-defined", 5: "unused",
                      6: "byte"}
 
@@ -147,6 +167,7 @@ class PipelineTokenizer(Tokenizer):
         norm = self.c.normalizer
         pre = self.c.pre_tokenizer
         tokenize = self.model.tokenize
+        warm = getattr(self.model, "warm", None)
         append = out.append
         byte_level = self._byte_level
         for a, b, tok in self._raw_matcher.split(text, allowed):
@@ -180,6 +201,8 @@ class PipelineTokenizer(Tokenizer):
                                 append((tid, piece, starts[cs], max(ends[cs:ce]), False))
                     continue
                 pieces = pre.split([part]) if pre is not None else [part]
+                if warm is not None and len(part.text) >= WARM_MIN_CHARS:
+                    pieces = _warmed(pieces, warm)  # (new words merged together)
                 for p in pieces:
                     if trace is not None:
                         s, e = p.span(0, len(p))
