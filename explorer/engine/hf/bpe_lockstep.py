@@ -52,7 +52,7 @@ class MergeTable:
                                 + pieces.encode("utf-8", "surrogatepass")).digest()
         self.stride = model.stride
         self.table, self.rank_to_id = cached_and_built(
-            digest, "hf-bpe-merge-table-1", lambda: _built(model, keys, ranks), _read)
+            digest, "hf-bpe-merge-table-2", lambda: _built(model, keys, ranks), _read)
 
     def of(self, left: np.ndarray, right: np.ndarray) -> np.ndarray:
         """Rank of merging ``left[i]`` with ``right[i]`` (int64), :data:`NEVER` if none."""
@@ -74,16 +74,16 @@ def _built(model: BPEModel, keys: np.ndarray, ranks: np.ndarray
         vocab.get, map(str.__add__, map(piece.__getitem__, lefts),
                        map(piece.__getitem__, rights)))], np.int64)
     kept = made >= 0  # (a merge whose result is no piece never applies)
-    rank_to_id = np.full(int(ranks.max(initial=-1)) + 1, -1, np.int64)
+    rank_to_id = np.full(int(ranks.max(initial=-1)) + 1, -1, np.int32)
     rank_to_id[ranks[kept]] = made[kept]
-    return IntTable(keys[kept], ranks[kept], room=4).state(), rank_to_id.tobytes()
+    return IntTable(keys[kept], ranks[kept], room=2).state(), rank_to_id.tobytes()
 
 
 def _read(value: tuple) -> tuple[IntTable, np.ndarray]:
     """The table and the ids by rank from :func:`_built`'s value (``ValueError`` or
     ``TypeError`` for anything else)."""
     state, rank_to_id = value
-    return IntTable.from_state(state), np.frombuffer(rank_to_id, np.int64)
+    return IntTable.from_state(state), np.frombuffer(rank_to_id, np.int32)
 
 
 def merge_words(model: BPEModel, table: MergeTable, words: list[str]
