@@ -89,3 +89,18 @@ def test_a_long_multilingual_text_with_and_without_lock_step() -> None:
     assert list(got.starts) == list(want.starts) and list(got.ends) == list(want.ends)
     assert got.irregular == want.irregular
     assert warm.model._merge_table is not None  # (the lock step ran)
+
+
+@pytest.mark.parametrize("seed", [1, 2])
+def test_one_long_pre_token_merged_by_words_in_lock_step(seed: int) -> None:
+    """A whole text as one pre-token (Metaspace without a split, as a Llama 2 style folder
+    gives): its words are looked up, and the new ones merged together, a block at a time."""
+    from test_bpe_word_cut import random_bpe
+
+    rng = random.Random(seed)
+    model, reference = random_bpe(seed), random_bpe(seed)
+    text = SP.join("".join(rng.choice(f"aab>{SP}") for _ in range(rng.randint(1, 9)))
+                   + "a" for _ in range(20_000))
+    assert model.tokenize(text) == reference._merge(text)
+    assert model.__dict__.get("_merge_table") is not None  # (the lock step ran)
+    assert reference.__dict__.get("_merge_table") is None

@@ -52,6 +52,9 @@ def vocabulary_string(pieces: dict[int, str], tid: int, text: str) -> str:
 
 
 _WARM_PROBE = 4096
+_WORDS_BLOCK = 8192
+"""A long pre-token's words are looked up, and the new ones merged together, this many at a
+time (they must fit the word cache)."""
 """:meth:`BPEModel.warm` gives up after this many words if fewer than 1 in 20 are new."""
 _CUT_MIN = 16
 """A BPE pre-token this long is merged word by word where :func:`word_cut` allows it."""
@@ -282,7 +285,14 @@ class BPEModel:
                 words.append(text)
             if seen >= _WARM_PROBE and len(words) * 20 < seen:
                 return  # (nearly every word cached already: a warm pass)
-        vocab = self.vocab
+        self._warm_words(words)
+
+    def _warm_words(self, words: list[str]) -> None:
+        """:meth:`warm` for words (no prefix, suffix or ``ignore_merges``: the caller
+        checks): the new ones merged in lock step when there are enough."""
+        if len(words) < LOCKSTEP_MIN_WORDS:
+            return
+        cache, vocab = self._cache, self.vocab
         new = [w for w in dict.fromkeys(words) if w not in cache
                and len(w) <= LOCKSTEP_MAX_CHARS and all(map(vocab.__contains__, w))]
         if len(new) < LOCKSTEP_MIN_WORDS:
@@ -309,23 +319,26 @@ class BPEModel:
 
     def _by_words(self, text: str, cut: re.Pattern[str]) -> list[ModelToken]:
         """The tokens of ``text`` merged word by word (each word cached)."""
-        starts = [0, *(m.start() for m in cut.finditer(text)), len(text)]
+        spans = list(pairwise([0, *(m.start() for m in cut.finditer(text)), len(text)]))
         out: list[ModelToken] = []
         extend = out.extend
         merge = self._merge
         cache, get = self._cache, self._cache.get
-        for a, b in pairwise(starts):
-            word = text[a:b]
-            toks = get(word)
-            if toks is None:
-                toks = merge(word)
-                if len(cache) >= _CACHE_LIMIT:
-                    cache.clear()
-                cache[word] = toks
-            if a:
-                extend([(tid, piece, s + a, e + a) for tid, piece, s, e in toks])
-            else:
-                extend(toks)
+        for first in range(0, len(spans), _WORDS_BLOCK):
+            block = spans[first:first + _WORDS_BLOCK]
+            words = [text[a:b] for a, b in block]
+            self._warm_words(words)  # (one long pre-token: a whole text without line cuts)
+            for (a, _b), word in zip(block, words, strict=True):
+                toks = get(word)
+                if toks is None:
+                    toks = merge(word)
+                    if len(cache) >= _CACHE_LIMIT:
+                        cache.clear()
+                    cache[word] = toks
+                if a:
+                    extend([(tid, piece, s + a, e + a) for tid, piece, s, e in toks])
+                else:
+                    extend(toks)
         return out
 
     def _initial(self, text: str) -> list[list]:
