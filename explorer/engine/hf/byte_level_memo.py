@@ -23,7 +23,6 @@ from explorer.engine.hf.models import Model
 from explorer.engine.hf.normalized import Aligned
 from explorer.engine.hf.onig import compile_onig
 from explorer.engine.hf.pre_tokenizers import (
-    _LATIN1_TO_BYTE_LEVEL,
     GPT2_PATTERN,
     ByteLevelPre,
     PreTokenizer,
@@ -48,7 +47,6 @@ class ByteLevelMemo:
         self._byte_level = byte_level
         self._tokenize = model.tokenize
         self.tokenize = model.tokenize
-        self._warm: Callable[[list[str]], None] | None = getattr(model, "warm", None)
         self._memo: dict[str, CharLayout | None] = {}
         self.pure_cut = not byte_level.add_prefix_space and all(
             isinstance(s, SplitPre) for s in head)
@@ -115,20 +113,6 @@ class ByteLevelMemo:
     def clear(self) -> None:
         """Forget every remembered piece."""
         self._memo.clear()
-
-    def warm(self, words: list[str]) -> None:
-        """Let the model merge the new ones among ``words`` (pieces not laid out yet)
-        together, respelled as :meth:`layout` gives them to it, before :meth:`layout` asks
-        for them one by one (a BPE model's ``warm``; others have none)."""
-        if self._warm is None:
-            return
-        memo = self._memo
-        try:
-            spelled = [w.encode("utf-8").decode("latin-1").translate(_LATIN1_TO_BYTE_LEVEL)
-                       for w in words if w not in memo]
-        except UnicodeEncodeError:  # (a lone surrogate: layout raises for it, as before)
-            return
-        self._warm(spelled)
 
     def layout(self, text: str) -> CharLayout | None:
         """Model tokens of the piece ``text`` with character ranges; None: take the general

@@ -40,12 +40,6 @@ from explorer.engine.hf.token_bytes import make_token
 if TYPE_CHECKING:
     from explorer.engine.hf.pipeline import PipelineTokenizer
 
-WARM_MIN_WORDS = 150
-"""From this many pre-tokens not laid out yet in a text's part, the model first merges their
-new words together (:meth:`~explorer.engine.hf.byte_level_memo.ByteLevelMemo.warm`)."""
-WARM_BLOCK = 8192
-"""Pre-tokens not laid out yet are taken this many at a time (their new words must fit the
-model's word cache between its ``warm`` and the layouts)."""
 WORDS_LIMIT = 200_000
 """Distinct pre-tokens remembered (then the memo starts again)."""
 
@@ -211,13 +205,8 @@ class ByteLevelCompact:
         if not words:
             return
         found = list(map(self._words.get, words))
-        missing = list(compress(range(len(found)), map(is_, found, repeat(None))))
-        for first in range(0, len(missing), WARM_BLOCK):
-            block = missing[first:first + WARM_BLOCK]
-            if len(block) >= WARM_MIN_WORDS:  # (their new words merged together first)
-                memo.warm(list(dict.fromkeys(map(words.__getitem__, block))))
-            for i in block:
-                found[i] = self._words.get(words[i]) or self._word(words[i])
+        for i in compress(range(len(found)), map(is_, found, repeat(None))):
+            found[i] = self._words.get(words[i]) or self._word(words[i])
         if None in found:  # a pre-token with a token of no bytes: the general path
             raise _NotLaidOutError
         laid: list[Word] = found  # type: ignore[assignment]

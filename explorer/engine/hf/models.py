@@ -266,7 +266,7 @@ class BPEModel:
         (:mod:`explorer.engine.hf.bpe_lockstep`), into the cache :meth:`tokenize` reads:
         when there are enough of them, each character a piece, in a model without a
         continuing prefix or word suffix. The tokens are those :meth:`tokenize` makes."""
-        if self.prefix or self.suffix:
+        if self.prefix or self.suffix or self.ignore_merges:
             return
         cache = self._cache
         cut = self._word_cut()
@@ -288,14 +288,12 @@ class BPEModel:
         self._warm_words(words)
 
     def _warm_words(self, words: list[str]) -> None:
-        """:meth:`warm` for words (no prefix or suffix: the caller checks): the new ones
-        merged in lock step when there are enough (with ``ignore_merges``, those that are
-        not pieces: :meth:`tokenize` takes a piece whole)."""
+        """:meth:`warm` for words (no prefix, suffix or ``ignore_merges``: the caller
+        checks): the new ones merged in lock step when there are enough."""
         if len(words) < LOCKSTEP_MIN_WORDS:
             return
         cache, vocab = self._cache, self.vocab
-        whole = vocab if self.ignore_merges else {}
-        new = [w for w in dict.fromkeys(words) if w not in cache and w not in whole
+        new = [w for w in dict.fromkeys(words) if w not in cache
                and len(w) <= LOCKSTEP_MAX_CHARS and all(map(vocab.__contains__, w))]
         if len(new) < LOCKSTEP_MIN_WORDS:
             return
