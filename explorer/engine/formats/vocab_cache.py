@@ -52,7 +52,7 @@ def cached(path: Path, kind: str, parse: Callable[[], T]) -> T:
         try:
             data = entry.read_bytes()
             if data.startswith(_MAGIC):
-                return marshal.loads(data[len(_MAGIC):])  # type: ignore[no-any-return]
+                return marshal.loads(memoryview(data)[len(_MAGIC):])  # type: ignore[no-any-return]
         except (OSError, EOFError, ValueError, TypeError):
             pass
     value = parse()
@@ -70,7 +70,7 @@ def cached_by_key(key: bytes, kind: str, parse: Callable[[], T]) -> T:
     try:
         data = entry.read_bytes()
         if data.startswith(_MAGIC):
-            return marshal.loads(data[len(_MAGIC):])  # type: ignore[no-any-return]
+            return marshal.loads(memoryview(data)[len(_MAGIC):])  # type: ignore[no-any-return]
     except (OSError, EOFError, ValueError, TypeError):
         pass
     value = parse()
