@@ -17,8 +17,8 @@ import copy
 import dataclasses
 from array import array
 from collections.abc import Iterator, Mapping, Sequence
-from itertools import chain, compress, count, repeat
-from operator import is_, itemgetter
+from itertools import chain
+from operator import itemgetter
 
 import numpy as np
 
@@ -47,8 +47,6 @@ from explorer.engine.vocab import Vocab
 
 _ID, _REL_START, _REL_END = itemgetter(0), itemgetter(3), itemgetter(4)
 """A layout entry's id, relative start and relative end (:mod:`~explorer.engine.bpe.layout`)."""
-_REL_STARTS, _REL_ENDS = itemgetter(0), itemgetter(1)
-"""Of ``ByteLevelBPETokenizer._spans``' values."""
 
 
 def _no_piece(_token_id: int) -> str:
@@ -85,8 +83,6 @@ class ByteLevelBPETokenizer(Tokenizer):
         self.splitter = RegexSplitter(pattern)
         self._pieces: dict[int, str] = {}
         self._layouts: dict[str, Layout] = {}  # chunk -> token layout (see bpe.layout)
-        # chunk of several tokens -> (their relative starts, their relative ends)
-        self._spans: dict[str, tuple[tuple[int, ...], tuple[int, ...]]] = {}
         self._sizes: np.ndarray | None = None  # see _byte_sizes
         self._info = TokenizerInfo(
             name=name,
@@ -198,10 +194,9 @@ class ByteLevelBPETokenizer(Tokenizer):
         """Append the tokens of ``segment`` (at ``offset``) to the arrays.
 
         The pre-tokens' ids come from the model's memo (its misses encoded together, as
-        :meth:`encode_ordinary_ids` does); a pre-token of one token spans itself, and only
-        the pre-tokens of several tokens look up their tokens' spans within them
-        (``_spans``, laid out once per distinct pre-token). The arrays are filled by C-level
-        and numpy passes: no Python loop per token.
+        :meth:`encode_ordinary_ids` does); the spans come from the tokens' byte lengths
+        (:meth:`_append_by_bytes`). The arrays are filled by C-level and numpy passes: no
+        Python loop per token.
         """
         chunks = self.splitter.split(segment)
         if segment.isascii():  # (a token's characters are its bytes: spans by a cumsum)
@@ -219,49 +214,21 @@ class ByteLevelBPETokenizer(Tokenizer):
         if int(lens.sum()) != len(segment):  # (the pattern skipped characters: slow way)
             self._compact_by_chunk(segment, offset, ids, starts, ends)
             return
-        each = self.model.encode_each(chunks)
-        if self._spans_by_bytes(segment, offset, each, ids, starts, ends):
-            return
-        counts = np.fromiter(map(len, each), np.int64, len(each))
-        chunk_ends = np.cumsum(lens)
-        chunk_ends += offset
-        chunk_starts = chunk_ends - lens
-        tok_starts = np.repeat(chunk_starts, counts)
-        tok_ends = np.repeat(chunk_ends, counts)
-        several = np.flatnonzero(counts > 1)
-        if several.size:
-            spans = self._chunk_spans([chunks[k] for k in several.tolist()],
-                                      [each[k] for k in several.tolist()])
-            sizes = counts[several]
-            total = int(sizes.sum())
-            first_token = np.cumsum(counts) - counts
-            at = np.repeat(first_token[several] - (np.cumsum(sizes) - sizes), sizes)
-            at += np.arange(total)
-            base = tok_starts[at]
-            tok_ends[at] = base + np.fromiter(chain.from_iterable(map(_REL_ENDS, spans)),
-                                              np.int64, total)
-            tok_starts[at] = base + np.fromiter(chain.from_iterable(map(_REL_STARTS, spans)),
-                                                np.int64, total)
-        ids.extend(chain.from_iterable(each))
-        starts.frombytes(tok_starts.astype(np.int32).tobytes())
-        ends.frombytes(tok_ends.astype(np.int32).tobytes())
+        self._append_by_bytes(segment, offset, self.model.encode_each(chunks), ids, starts,
+                              ends)
 
-    def _spans_by_bytes(self, segment: str, offset: int, each: list[tuple[int, ...]],
-                        ids: array, starts: array, ends: array) -> bool:
-        """The tokens ``each`` (every pre-token's, in order) of ``segment`` appended with
-        their spans found from byte positions, for the whole segment at once: a token
-        spans the characters its first and last bytes fall in (as :func:`chunk_layout`
-        gives per pre-token; laying out each new pre-token of several tokens took ~6 us,
-        most of a multilingual text's encode). False, with nothing appended, when the
-        tokens' bytes are not the segment's UTF-8 (a lone surrogate)."""
+    def _append_by_bytes(self, segment: str, offset: int, each: list[tuple[int, ...]],
+                         ids: array, starts: array, ends: array) -> None:
+        """The tokens ``each`` (every pre-token's, in order, covering ``segment``) appended
+        with their spans found from byte positions, for the whole segment at once: a token
+        spans the characters its first and last bytes fall in, as :func:`chunk_layout`
+        gives per pre-token (laying out each new pre-token of several tokens alone took
+        ~6 us, most of a multilingual text's encode)."""
         all_ids = np.fromiter(chain.from_iterable(each), np.int64)
         token_bytes = self._byte_sizes()[all_ids]
         codes = np.frombuffer(segment.encode("utf-32-le", "surrogatepass"), np.uint32)
         char_bytes = (1 + (codes >= 0x80) + (codes >= 0x800) + (codes >= 0x10000)).astype(
             np.int64)
-        if int(token_bytes.sum()) != int(char_bytes.sum()) or (
-                (codes >= 0xD800) & (codes < 0xE000)).any():
-            return False
         char_first_byte = np.cumsum(char_bytes)
         char_first_byte -= char_bytes
         token_end_byte = np.cumsum(token_bytes)
@@ -272,7 +239,6 @@ class ByteLevelBPETokenizer(Tokenizer):
         ids.frombytes(all_ids.astype(np.int32).tobytes())
         starts.frombytes(token_starts.astype(np.int32).tobytes())
         ends.frombytes(token_ends.astype(np.int32).tobytes())
-        return True
 
     def _byte_sizes(self) -> np.ndarray:
         """Each ordinary token's length in bytes, by id (int64; 0 for ids without bytes)."""
@@ -283,23 +249,6 @@ class ByteLevelBPETokenizer(Tokenizer):
                                 len(table))
             self._sizes = sizes
         return sizes
-
-    def _chunk_spans(self, chunks: list[str], each: list[tuple[int, ...]]
-                     ) -> list[tuple[tuple[int, ...], tuple[int, ...]]]:
-        """``(relative starts, relative ends)`` of the tokens ``each[k]`` of ``chunks[k]``
-        (pre-tokens of several tokens), memoised per pre-token."""
-        memo = self._spans
-        found = list(map(memo.get, chunks))
-        if None not in found:
-            return found  # type: ignore[return-value]
-        id_bytes = self.vocab.id_to_bytes
-        for k in compress(count(), map(is_, found, repeat(None))):
-            layout = chunk_layout(chunks[k], each[k], id_bytes, _no_piece)
-            found[k] = spans = (tuple(map(_REL_START, layout)), tuple(map(_REL_END, layout)))
-            if len(memo) >= self.model.cache_limit:
-                memo.clear()
-            memo[chunks[k]] = spans
-        return found  # type: ignore[return-value]
 
     def _compact_by_chunk(self, segment: str, offset: int, ids: array, starts: array,
                           ends: array) -> None:
@@ -370,7 +319,6 @@ class ByteLevelBPETokenizer(Tokenizer):
         """Forget every memoised pre-token (cold-cache benchmarks)."""
         self.model.clear_cache()
         self._layouts.clear()
-        self._spans.clear()
 
     def supports_merge_trace(self) -> bool:
         """Byte-level BPE can show its merge queue."""
