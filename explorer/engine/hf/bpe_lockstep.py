@@ -99,11 +99,10 @@ def merge_words(model: BPEModel, table: MergeTable, words: list[str]
     rank[np.cumsum(counts) - 1] = NEVER
     merged = lockstep_rounds(table.of, table.merged_of, sym, rank, counts,
                              lambda *_: None)
-    pieces = model.id_to_piece
-    shared = model._shared
+    pieces = model.id_to_piece  # (the vocabulary's own strings, as the tokens hold)
     out: list[list[ModelToken]] = []
     for ids in merged:
         texts = list(map(pieces.__getitem__, ids))
         ends = list(accumulate(map(len, texts)))
-        out.append(list(zip(ids, map(shared, texts), [0, *ends[:-1]], ends, strict=True)))
+        out.append(list(zip(ids, texts, [0, *ends[:-1]], ends, strict=True)))
     return out

@@ -52,13 +52,18 @@ def vocabulary_string(pieces: dict[int, str], tid: int, text: str) -> str:
 
 
 _WARM_PROBE = 4096
+""":meth:`BPEModel.warm` gives up after this many words if fewer than 1 in 20 are new."""
 _WORDS_BLOCK = 8192
 """A long pre-token's words are looked up, and the new ones merged together, this many at a
 time (they must fit the word cache)."""
-""":meth:`BPEModel.warm` gives up after this many words if fewer than 1 in 20 are new."""
 _CUT_MIN = 16
 """A BPE pre-token this long is merged word by word where :func:`word_cut` allows it."""
 _MISSING = object()
+
+
+def _word_spans(text: str, cut: re.Pattern[str]) -> list[tuple[int, int]]:
+    """The ``(start, end)`` of each part of ``text`` that ``cut`` (:func:`word_cut`) makes."""
+    return list(pairwise([0, *(m.start() for m in cut.finditer(text)), len(text)]))
 
 
 def word_cut(vocab: dict[str, int]) -> re.Pattern[str] | None:
@@ -276,8 +281,7 @@ class BPEModel:
             if not text or text in cache:
                 continue
             if len(text) >= _CUT_MIN and cut is not None:
-                starts = [0, *(m.start() for m in cut.finditer(text)), len(text)]
-                some = [text[a:b] for a, b in pairwise(starts)]
+                some = [text[a:b] for a, b in _word_spans(text, cut)]
                 seen += len(some)
                 words += [w for w in some if w not in cache]
             else:
@@ -319,7 +323,7 @@ class BPEModel:
 
     def _by_words(self, text: str, cut: re.Pattern[str]) -> list[ModelToken]:
         """The tokens of ``text`` merged word by word (each word cached)."""
-        spans = list(pairwise([0, *(m.start() for m in cut.finditer(text)), len(text)]))
+        spans = _word_spans(text, cut)
         out: list[ModelToken] = []
         extend = out.extend
         merge = self._merge

@@ -65,6 +65,8 @@ def _warmed(pieces: list[Aligned], warm: Callable[[list[str]], None]) -> Iterato
         warm([p.text for p in group])
         yield from group
         i = j
+
+
 _PIECE_TYPE_NAMES = {1: "normal", 2: "unknown", 3: "control", 4: "user-defined", 5: "unused",
                      6: "byte"}
 
