@@ -16,7 +16,7 @@ switching (we always report original offsets).
 from __future__ import annotations
 
 import unicodedata
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from functools import lru_cache
 from itertools import compress
@@ -95,30 +95,16 @@ class Aligned:
         if where is None or not where.size:
             return Aligned(_translated(text, table), self.starts, self.ends)  # 1 for 1
         n = len(text)
+        if where.size * _FEW_RESIZED <= n:  # splice: slices between the resized characters
+            same = _translated(text, {k: v for k, v in table.items() if k not in resized})
+            old_starts, old_ends = self.starts, self.ends
+            reps = [table[ord(text[p])] for p in where.tolist()]
+            return self._spliced(same, ((p, p + 1, rep, [old_starts[p]] * len(rep),
+                                         [old_ends[p]] * len(rep))
+                                        for p, rep in zip(where.tolist(), reps, strict=True)))
+        out = text.translate(table)
         counts = np.array([resized[c] for c in map(ord, map(text.__getitem__,
                                                               where.tolist()))], np.int64)
-        if where.size * _FEW_RESIZED <= n:  # splice: slices between the resized characters
-            same = {k: v for k, v in table.items() if k not in resized}
-            text = _translated(text, same)
-            parts: list[str] = []
-            old_starts, old_ends = self.starts, self.ends
-            starts: list[int] = []
-            ends: list[int] = []
-            prev = 0
-            for p, c in zip(where.tolist(), counts.tolist(), strict=True):
-                parts.append(text[prev:p])
-                starts += old_starts[prev:p]
-                ends += old_ends[prev:p]
-                if c:
-                    parts.append(table[ord(text[p])])
-                    starts += [old_starts[p]] * c
-                    ends += [old_ends[p]] * c
-                prev = p + 1
-            parts.append(text[prev:])
-            starts += old_starts[prev:]
-            ends += old_ends[prev:]
-            return Aligned("".join(parts), starts, ends)
-        out = text.translate(table)
         if not counts.any():  # only deletions: keep the rest
             keep = np.ones(n, bool)
             keep[where] = False
@@ -189,18 +175,31 @@ class Aligned:
         run_starts = where[np.concatenate(([0], cut + 1))].tolist()
         run_ends = (where[np.concatenate((cut, [len(where) - 1]))] + 1).tolist()
         old_starts, old_ends = self.starts, self.ends
+
+        def runs() -> Iterator[tuple[int, int, str, list[int], list[int]]]:
+            for a, b in zip(run_starts, run_ends, strict=True):
+                norm, sources = _normalized_run(text[a:b], form)
+                yield (a, b, norm, [old_starts[a + j] for j in sources],
+                       [old_ends[a + j] for j in sources])
+
+        return self._spliced(text, runs())
+
+    def _spliced(self, text: str,
+                 changes: Iterable[tuple[int, int, str, list[int], list[int]]]) -> Aligned:
+        """``text`` (this one's length, aligned as this one) with each ``text[a:b]`` of
+        ``changes`` (in order, apart) replaced by a string and its spans; what lies between
+        is copied by slices."""
+        old_starts, old_ends = self.starts, self.ends
         parts: list[str] = []
         starts: list[int] = []
         ends: list[int] = []
         prev = 0
-        for a, b in zip(run_starts, run_ends, strict=True):
-            parts.append(text[prev:a])
+        for a, b, new, new_starts, new_ends in changes:
+            parts += (text[prev:a], new)
             starts += old_starts[prev:a]
+            starts += new_starts
             ends += old_ends[prev:a]
-            norm, sources = _normalized_run(text[a:b], form)
-            parts.append(norm)
-            starts += [old_starts[a + j] for j in sources]
-            ends += [old_ends[a + j] for j in sources]
+            ends += new_ends
             prev = b
         parts.append(text[prev:])
         starts += old_starts[prev:]

@@ -70,6 +70,13 @@ def _a_dict(value: dict[str, str]) -> dict[str, str]:
     return value
 
 
+def _cached_rules(digest: bytes, units: array, normalized: bytes) -> dict[str, str]:
+    """The rules of the blob with ``digest``: from the vocabulary cache, else unpacked
+    (nmt_nfkc's 224k rules take ~0.3 s to unpack; the same blob recurs across models)."""
+    return cached_and_built(digest, "charsmap-rules-1",
+                            lambda: _unpack_rules(units, normalized), _a_dict)
+
+
 def _six(value: tuple) -> tuple:
     """``value`` when it is a tuple of six (:func:`_derived`), else ``TypeError``."""
     if not (isinstance(value, tuple) and len(value) == 6):
@@ -117,9 +124,7 @@ class PrecompiledCharsMap:
         normalizers' tables need only the one-character rules and the key parts)."""
         rules = self.__dict__.get("_rules")
         if rules is None:
-            rules = cached_and_built(self.digest, "charsmap-rules-1",
-                                     lambda: _unpack_rules(self.units, self.normalized),
-                                     _a_dict)
+            rules = _cached_rules(self.digest, self.units, self.normalized)
             object.__setattr__(self, "_rules", rules)
         return rules  # type: ignore[no-any-return]
 
@@ -148,15 +153,12 @@ class PrecompiledCharsMap:
         if struct.pack("=I", 1) != struct.pack("<I", 1):  # big-endian host
             units.byteswap()
         normalized = blob[4 + trie_size :]
-        # nmt_nfkc's 224k rules take ~0.3 s to unpack; the same blob recurs across models.
         digest = hashlib.sha256(blob).digest()
         unpacked: list[dict[str, str]] = []
 
         def rules() -> dict[str, str]:  # (a broken blob fails here, on its first load)
             if not unpacked:
-                unpacked.append(cached_and_built(digest, "charsmap-rules-1",
-                                                 lambda: _unpack_rules(units, normalized),
-                                                 _a_dict))
+                unpacked.append(_cached_rules(digest, units, normalized))
             return unpacked[0]
 
         # (what is derived from nmt_nfkc's 224k keys took ~0.1 s of each model's load)
