@@ -32,8 +32,8 @@ LOCKSTEP_MAX_PIECE = 256
 """Pieces of up to this many bytes merge in lock step, longer ones one by one (each round
 merges one pair of each piece: a piece of 100k bytes, a long line of Chinese with o200k,
 would make the rounds run on; up to 256 bytes, a long run of letters in Thai, Chinese or
-Japanese, the rounds beat the queue: o200k on 4M characters of the UDHR, cold, 1.79 s with 28
-bytes, 1.44-1.52 s with 128-256)."""
+Japanese, the rounds beat the queue: o200k on 4M characters of the UDHR, cold, alternating
+in one process, 1.60-2.01 s with 28 bytes, 1.49-1.62 s with 256)."""
 LOCKSTEP_FINISH_BELOW = 128
 """Lock-step rounds stop when fewer pieces than this still merge; the rest finish one by one
 (a round costs ~0.1-0.2 ms whatever the batch: on text in many scripts, 150 pieces then merge

@@ -124,13 +124,14 @@ def lockstep_rounds(
     of: Callable[[np.ndarray, np.ndarray], np.ndarray],
     merged_of: Callable[[np.ndarray], np.ndarray] | None,
     sym: np.ndarray, rank: np.ndarray, counts: np.ndarray,
-    finish: Callable[..., None], finish_below: int = 0,
+    finish: Callable[..., None] | None = None, finish_below: int = 0,
 ) -> list[tuple[int, ...]]:
     """The rounds of :func:`merge_lockstep` from the pieces' first symbols: ``sym`` (ids,
     the pieces end to end, ``counts`` each) and ``rank`` (each pair's, :data:`NEVER` at a
     piece's last symbol). ``of(left, right)``: pairs' ranks; ``merged_of(ranks)``: the ids
-    those merges make (None: a merge's rank is its id, as in ranks-based BPE); ``finish``:
-    called with the state once fewer than ``finish_below`` pieces still merge."""
+    those merges make (None: a merge's rank is its id, as in ranks-based BPE); ``finish``
+    (when given): called with the state once fewer than ``finish_below`` pieces still
+    merge."""
     ends = np.cumsum(counts)
     which = np.arange(len(counts), dtype=np.int64)  # the piece of each active segment
     index = np.arange(sym.size, dtype=np.int64)
@@ -138,7 +139,7 @@ def lockstep_rounds(
     out_counts: list[np.ndarray] = []
     out_which: list[np.ndarray] = []
     while which.size:
-        if which.size < finish_below:
+        if finish is not None and which.size < finish_below:
             finish(sym, rank, counts, which, out_ids, out_counts, out_which)
             break
         n = sym.size

@@ -97,8 +97,7 @@ def merge_words(model: BPEModel, table: MergeTable, words: list[str]
     rank = np.empty(sym.size, np.int64)
     rank[:-1] = table.of(sym[:-1], sym[1:])
     rank[np.cumsum(counts) - 1] = NEVER
-    merged = lockstep_rounds(table.of, table.merged_of, sym, rank, counts,
-                             lambda *_: None)
+    merged = lockstep_rounds(table.of, table.merged_of, sym, rank, counts)
     pieces = model.id_to_piece  # (the vocabulary's own strings, as the tokens hold)
     out: list[list[ModelToken]] = []
     for ids in merged:
