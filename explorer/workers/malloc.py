@@ -3,11 +3,12 @@
 glibc raises its mmap threshold to the size of every mapped block freed, so after a few
 large temporaries every later one comes from the heap, between the word caches' small
 long-lived objects, and the heap keeps the holes. During the first encode of a big document
-(numpy temporaries of a few hundred kB per window) the threshold is held at 256 kB: they are
-mapped and returned. Held for good it cost keystrokes ~2 ms (the editor's megabyte copies
-mapped and faulted in afresh every time), so afterwards it is set high (32 MB, glibc's own
-ceiling for the moving threshold) and later allocations come from the heap as before.
-Measured in docs/benchmarks.md (session 8). Elsewhere than glibc nothing changes.
+(numpy temporaries of a few hundred kB per window) the threshold is held at 1 MiB: the
+text-sized ones (a window's int64 arrays and up) are mapped and returned. Held for good it
+cost keystrokes ~2 ms (the editor's megabyte copies mapped and faulted in afresh every time),
+so afterwards it is set high (32 MB, glibc's own ceiling for the moving threshold) and later
+allocations come from the heap as before. Measured in docs/benchmarks.md (sessions 8 and 25).
+Elsewhere than glibc nothing changes.
 """
 
 from __future__ import annotations
@@ -17,7 +18,12 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 
 M_MMAP_THRESHOLD = -3  # malloc.h
-DURING = 256 * 1024
+DURING = 1024 * 1024
+"""At 256 kB every window's arrays of 4 bytes a character were mapped and faulted in afresh:
+a 10 MB document with a 32k Unigram model took 142k page faults on the encode's thread, a
+quarter of its CPU (0.28-0.33 s of system time); at 1 MiB 59k, and the thread's CPU 1.11 ->
+0.94-1.0 s. The window's peak stayed where it was (Gemma 4 593 MiB, nomic-bert-moe 588; at
+32 MB they reached 608 and 602)."""
 AFTER = 32 * 1024 * 1024
 
 

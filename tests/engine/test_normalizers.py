@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import functools
+import random
 import struct
 import tempfile
 import unicodedata
@@ -159,6 +160,30 @@ def test_precompiled_charsmap_rules_agree_with_the_double_array() -> None:
         assert cmap.replacement_at(value).decode() == cmap.rules[key]
     assert cmap.longest_match("xｶﾞy", 1) == ("ガ", 2)  # the two-character rule wins
     assert cmap.longest_match("abc", 0) is None
+
+
+def test_longest_match_without_the_rules_is_the_longest_rule() -> None:
+    """Where no longer key can start (the next character is no key's second), the match
+    comes from the one-character rules alone; it is the rules' longest match everywhere."""
+    proto = parse_model_proto(
+        reference_model("sentencepiece", "kyoto_ja_unigram_8000.model").read_bytes()
+    )
+    cmap = PrecompiledCharsMap.from_bytes(proto.normalizer_spec.precompiled_charsmap)
+    rules = cmap.rules
+    longer = [k for k in rules if len(k) > 1]
+    chars = sorted({c for k in longer[::50] for c in k} | set("…ﬅ´ ①ｶﾞa\u0301"))
+    rng = random.Random(5)
+    text = "".join(rng.choice(chars) for _ in range(20000)) + "".join(longer[::40])
+
+    def slow(pos: int) -> tuple[str, int] | None:
+        for length in range(min(cmap.max_key_len, len(text) - pos), 0, -1):
+            if text[pos : pos + length] in rules:
+                return rules[text[pos : pos + length]], length
+        return None
+
+    assert [cmap.longest_match(text, i) for i in range(len(text))] == list(
+        map(slow, range(len(text))))
+    assert cmap.longest_match("…", 0) == (rules["…"], 1)  # (the text's last character)
 
 
 def test_a_charsmap_pickles_as_its_blob_and_comes_back_equal() -> None:

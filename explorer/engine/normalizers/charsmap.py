@@ -208,8 +208,19 @@ class PrecompiledCharsMap:
 
     def longest_match(self, text: str, pos: int) -> tuple[str, int] | None:
         """The longest rule starting at ``text[pos]`` as ``(replacement, key_length)``, or None."""
-        if text[pos] not in self.first_chars:
+        char = text[pos]
+        if char not in self.first_chars:
             return None
+        shortcut = self.__dict__.get("_shortcut")
+        if shortcut is None:
+            shortcut = (frozenset(self.parts[1]), frozenset(self.parts[2]), self.single_rules())
+            object.__setattr__(self, "_shortcut", shortcut)
+        multi_first, seconds, singles = shortcut
+        if char not in multi_first or pos + 1 >= len(text) or text[pos + 1] not in seconds:
+            # no longer key can start here: its first two characters would be these (a
+            # 10 MB English text met ~30 such places, and read no other rule for them)
+            replacement = singles.get(char)
+            return None if replacement is None else (replacement, 1)
         rules = self.rules
         for length in range(min(self.max_key_len, len(text) - pos), 0, -1):
             replacement = rules.get(text[pos : pos + length])
