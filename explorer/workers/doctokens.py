@@ -275,14 +275,18 @@ def _encode_windows(tokenizer: Tokenizer, text: str, chunk: int, tail: TailStart
 
 def _take_tail(helper: TailEncode, text: str, at: int, check: Segment,
                segments: list[Segment], replaces_last: bool = False) -> bool:
-    """When the helper's tokens of ``text[helper.start:]`` are in and reproduce ``check``
-    (at document offset ``at``, past the helper's start), append their segments from ``at``
-    to the end to ``segments`` and return True; ``replaces_last``: ``check`` is the last of
-    ``segments``, which theirs then replace. (A helper solving words is told the thread's
-    place, and polling takes the words it has sent.)"""
+    """When the helper's tokens of ``text[helper.start:]`` are in (as far back as it has
+    sent them) and reproduce ``check`` (at document offset ``at``, past their start),
+    append their segments from ``at`` to the end to ``segments`` and return True;
+    ``replaces_last``: ``check`` is the last of ``segments``, which theirs then replace.
+    (The helper is told the thread's place; asking it takes the words a child solving
+    them has sent.)"""
     helper.reached(at)
+    start = helper.covered_from()  # (before joining what the child sent: often not yet)
+    if start is None or at <= start:
+        return False
     toks = helper.poll()
-    if toks is None or at <= helper.start or not agrees(check, toks, at - helper.start):
+    if toks is None or not agrees(check, toks, at - helper.start):
         return False
     if replaces_last:
         segments.pop()

@@ -5,13 +5,16 @@ The window's first encode of a long text runs in windows on one worker thread, w
 the GIL (so a second thread would not help). For a tokenizer whose tokens after a safe cut do
 not depend on what came before it (no exact resume points: every BPE, WordPiece and
 byte-level model; :meth:`~explorer.engine.tokenizer.Tokenizer.encode_compact_resumed`), the
-text from a line start past the middle is sent to a child process that encodes it (as one
-text, in the document encoder's windows, which hold less memory than one call), while the
-thread goes on from the start. At its next window boundary after the child
-has answered, :func:`~explorer.workers.doctokens.encode_document` takes the child's tokens
-from there on when they *agree* with the segment its own windows must reproduce next (the
-same rule its windows follow, :func:`~explorer.workers.docstore.agrees`); otherwise it goes
-on alone. The result is the one whole-text encode either way; the child only saves time.
+text from a line start a third in (a fifth for a child started before the window) is sent
+to a child process that encodes it in chunks from its end back
+(:mod:`~explorer.workers.tail_chunks`), sending each when done, while the thread goes on
+from the start and reports its place; the child stops at the chunk the thread has reached,
+so the two meet wherever their paces put them. At its first window boundary past the
+lowest chunk's start, :func:`~explorer.workers.doctokens.encode_document` takes the child's
+tokens from there on when they *agree* with the segment its own windows must reproduce
+next (the same rule its windows follow, :func:`~explorer.workers.docstore.agrees`);
+otherwise it goes on alone. The result is the one whole-text encode either way; the child
+only saves time.
 
 A tokenizer with exact resume points (a SentencePiece Unigram model: its near ties depend on
 the float32 path score of everything before) cannot be encoded from the middle. Its child
@@ -26,8 +29,9 @@ caught up with skips ahead of it (:data:`AHEAD_LEAD`) instead of solving the wor
 thread is solving too.
 
 The child is started with ``spawn`` (a new interpreter, safe from a process with Qt
-threads); it receives the pickled tokenizer and its part of the text and sends back
-:class:`~explorer.engine.compact.CompactTokens` (three ``array('i')``: ~12 bytes a token).
+threads); it receives the pickled tokenizer and its part of the text and sends back its
+chunks as :class:`~explorer.engine.compact.CompactTokens` (three ``array('i')``: ~12 bytes
+a token).
 Anything going wrong in it (a tokenizer that cannot be pickled, a crash) only means the
 thread encodes the whole text itself. A cancelled encode terminates the child.
 
@@ -35,8 +39,8 @@ thread encodes the whole text itself. A cancelled encode terminates the child.
 (``--text-file``) is known before the window, its panels and the vocabulary exist, ~2-3 s
 before the first encode starts. The child is then started at once with the vocabulary's
 *path*: it loads the vocabulary itself, finds out which kind of help the tokenizer takes,
-and starts earlier in the text (from three tenths to nearly halfway in, as fast as it finds the
-tokenizer on the text: :func:`prefetch_fraction`; or solving words from the start); the first
+and takes a bigger part (from :data:`PREFETCH_AT` in; or solving words from the start); the
+first
 encode's :func:`start_tail` adopts it when the text is the same and the child's tokenizer
 encodes a probe exactly as the window's does (:func:`fingerprint`), and stops it otherwise.
 
@@ -52,21 +56,21 @@ import queue
 import threading
 import time
 from collections.abc import Callable
-from dataclasses import replace
+from functools import partial
 from multiprocessing import get_context
 from multiprocessing.connection import Connection
 
 import numpy as np
 
 from explorer.engine.compact import CompactTokens, token_table
-from explorer.engine.encoding import Token
 from explorer.engine.generators import run_to_end
 from explorer.engine.tokenizer import Tokenizer
 from explorer.workers.doctokens import encode_document
 from explorer.workers.malloc import trim
+from explorer.workers.tail_chunks import Chunk, encode_backward, join_arrays, joined_chunks
 
 __all__ = ["HEAD_START", "PARALLEL_MIN", "SHARE_STEP", "WORDS_AHEAD", "TailEncode",
-           "fingerprint", "prefetch_fraction", "prefetch_tail", "start_tail", "tail_start"]
+           "fingerprint", "prefetch_tail", "start_tail", "tail_start"]
 
 PARALLEL_MIN = 2_000_000
 """Texts at least this long (code points) get a child process. Measured (cold caches, wall
@@ -92,28 +96,21 @@ started farther, the thread solved everything before it cold (the all-language U
 language's words are new, the thread runs warm at ~1.6x the child's pace)."""
 REPORT_STEP = SHARE_STEP // 2
 """The thread reports its place to a word-solving child when it moved this far."""
-PREFETCH_AT = 0.3
-"""The earliest a child started before the window starts its part, as a fraction of the text
-(:func:`prefetch_fraction`). It starts ~1 s before the window's first encode, but shares the
-cores with the window's start-up and its tokens come only when all are done. Measured on the
-10 MB document (from the text in the editor to the whole text highlighted, three runs each):
-o200k 0.86-1.07 s from 0.3 in, 0.98-1.18 s from 0.35, 1.01-1.06 s from 0.4; cl100k
-0.83-0.87 s from 0.3, 0.92-0.97 s from 0.4. From a quarter in the child answered after the
-thread had passed its start (and the thread went on alone until it did)."""
-PREFETCH_LATEST = 0.47
-"""The latest a prefetched child starts its part (a tokenizer so slow that the child's head
-start is nothing beside the encode). A little before halfway: the window's thread also
-paints and answers the window, and went 0.85-1.0x its child's pace (10 MB document:
-all-MiniLM's child from 0.47 in answered with the thread at its start; Mistral's
-SentencePiece BPE and the bundled tokenizer.json BPE from 0.48 and 0.43, 1.2 and 0.6 s before
-the thread got there)."""
-PREFETCH_LEAD_S = 0.4
-"""Seconds of the prefetched child's own pace that its head start is worth
-(:func:`prefetch_fraction`): with it, o200k's child (~5M characters a second) starts at
-:data:`PREFETCH_AT`, where it was measured best."""
-PROBE_SECONDS = 0.1
-"""The prefetched child times its tokenizer on the text for about this long
-(:func:`_chars_per_second`)."""
+PREFETCH_AT = 0.2
+"""Where a child started before the window starts its part, as a fraction of the text (a
+third for one started with the encode, :func:`tail_start`). Since the child encodes its
+part from the end back and stops where the thread is (session 25), this only bounds how
+far back it may go: the 10 MB
+English document's two met 0.26-0.33 in with cl100k and o200k, the all-language UDHR's
+~0.44 in. Before, the child encoded its part from its start, and 0.3 was best: it
+started ~1 s before the window's first encode, but shared the cores with the window's
+start-up and its tokens came only when all were done. Measured then on the 10 MB document
+(from the text in the editor to the whole text highlighted, three runs each): o200k
+0.86-1.07 s from 0.3 in, 0.98-1.18 s from 0.35, 1.01-1.06 s from 0.4; cl100k 0.83-0.87 s
+from 0.3, 0.92-0.97 s from 0.4. From a quarter in the child answered after the
+thread had passed its start (and the thread went on alone until it did). Slower tokenizers'
+children started later then, up to 0.47 in, from their pace on a probe of the text (~0.1 s
+of the child's start-up, no longer spent)."""
 FLAT_SEGMENT_CHARS = 2048
 """The least segment of the child's encode (its segments are joined again at once): 8x
 fewer than the document's 256, for a next window's context 2 kB longer (a 6 MB part cut
@@ -131,9 +128,10 @@ _prefetched: list[TailEncode] = []
 
 
 def tail_start(text: str) -> int:
-    """Where the child's part starts: the line start after ``(len + HEAD_START) / 2``
-    (``len(text)`` when there is none)."""
-    cut = text.find("\n", (len(text) + HEAD_START) // 2)
+    """Where the child's part starts: the line start after ``(len + HEAD_START) / 3``
+    (``len(text)`` when there is none). It encodes that part from its end back and stops
+    where the thread is: the start only bounds how far back it may go."""
+    cut = text.find("\n", (len(text) + HEAD_START) // 3)
     return len(text) if cut == -1 else cut + 1
 
 
@@ -148,7 +146,9 @@ class TailEncode:
         the child loads its own from; it then chooses ``start`` and ``words`` itself and
         reports them (:meth:`ready`)."""
         self.start = start
-        """Document offset of the child's part."""
+        """Document offset of the child's part; for a child encoding it, of the lowest
+        chunk it has sent (see :mod:`~explorer.workers.tail_chunks`)."""
+        self._part = start
         self.words = words
         """The child solves words (else it encodes ``text[start:]``)."""
         self.probe: list[int] | None = None
@@ -161,7 +161,9 @@ class TailEncode:
         """The child answered with an error or died: it will give no tokens."""
         self.taken_at: int | None = None
         """Document offset from which the encode took the child's tokens (None: not)."""
-        self._tokens: CompactTokens | None = None
+        self._chunks: list[Chunk] = []
+        """The chunks the child has sent (offsets in its part)."""
+        self._tokens: CompactTokens | None = None  # (the chunks joined, when asked for)
         self._done = False
         self._reported = 0
         """The last place reported to the child (:meth:`reached`)."""
@@ -197,38 +199,51 @@ class TailEncode:
                          name="explorer-tail-read").start()
 
     def poll(self) -> CompactTokens | None:
-        """The child's tokens (offsets into ``text[start:]``) once it has sent them; None
-        while it works, when it failed (see :attr:`failed`) or when it solves words (each
-        batch it has sent is taken into the tokenizer here). Never blocks."""
-        while self._tokens is None and not self.failed and not self._done:
+        """The tokens of ``text[start:]`` the child has sent so far (offsets from
+        :attr:`start`); None before its first chunk, when it failed (see :attr:`failed`)
+        or when it solves words (each batch it has sent is taken into the tokenizer here).
+        Never blocks."""
+        if self.covered_from() is None:
+            return None
+        if self._tokens is None:  # (joined once per new chunk; kept as the one chunk)
+            start, end, self._tokens = joined_chunks(self._chunks)
+            self._chunks = [(start, end, self._tokens)]
+        return self._tokens
+
+    def covered_from(self) -> int | None:
+        """Where the tokens the child has sent begin (:attr:`start`), after taking in
+        what it sent since the last call; None before any (cheap: nothing is joined)."""
+        while not self.failed and not self._done:
             try:
                 self._handle(*self._inbox.get_nowait())
             except queue.Empty:
-                return None
-        return self._tokens
+                break
+        return self.start if self._chunks and not self.words else None
 
     def reached(self, offset: int) -> None:
         """Tell a child solving words that the encode's thread is at document ``offset``
         (it skips what the thread will reach before its next batch is solved:
         :data:`AHEAD_LEAD`). Reported every :data:`REPORT_STEP` code points; never blocks
         for long (a few bytes on a pipe the child drains at every batch)."""
-        if (not self.words or not self._sent.is_set() or self._done or self.failed
-                or offset - self._reported < REPORT_STEP or offset <= self.start):
+        if (not self._sent.is_set() or self._done or self.failed
+                or offset - self._reported < REPORT_STEP or offset <= self._part):
             return
         self._reported = offset
         with contextlib.suppress(OSError, ValueError):  # (the child ended: nothing to tell)
-            self._work.send(offset - self.start + AHEAD_LEAD)
+            self._work.send(offset - self._part + (AHEAD_LEAD if self.words else 0))
 
     def _handle(self, kind: str, value: object) -> None:
         """One message of the child (or the reader's ``eof``)."""
         if kind == "ready":
             self.start, self.words, self.probe = value  # type: ignore[misc]
+            self._part = self.start
         elif kind == "share" and self._tokenizer is not None:
             self._tokenizer.take_cache_share(value)
             self.shares += 1
-        elif kind == "tokens" and isinstance(value, CompactTokens):
-            self._tokens = value
-            self.close()
+        elif kind == "chunk" and isinstance(value, tuple):
+            self._chunks.append(value)
+            self.start = self._part + min(c[0] for c in self._chunks)
+            self._tokens = None
         elif kind == "done":
             self._done = True
             self.close()
@@ -236,9 +251,9 @@ class TailEncode:
             self.failed = True
 
     def wait(self, timeout: float) -> CompactTokens | None:
-        """:meth:`poll` until the child has finished, at most ``timeout`` seconds."""
+        """:meth:`poll` when the child has finished, waiting at most ``timeout`` seconds."""
         deadline = time.monotonic() + timeout
-        while self._tokens is None and not self.failed and not self._done:
+        while not self.failed and not self._done:
             left = deadline - time.monotonic()
             try:
                 self._handle(*self._inbox.get(timeout=max(left, 0.001)))
@@ -337,49 +352,8 @@ def _prefetch_part(tokenizer: Tokenizer, text: str) -> tuple[int, bool]:
     resume points: :meth:`~Tokenizer.encode_compact_resumed` reports some)."""
     if tokenizer.encode_compact_resumed(PROBE, None).resume is not None:
         return 0, True
-    at = prefetch_fraction(_chars_per_second(tokenizer, text), len(text))
-    cut = text.find("\n", int(len(text) * at))
+    cut = text.find("\n", int(len(text) * PREFETCH_AT))
     return (len(text) if cut == -1 else cut + 1), False
-
-
-def prefetch_fraction(chars_per_second: float, size: int) -> float:
-    """Where a prefetched child starts its part of a text of ``size`` code points (a
-    fraction of it), for a tokenizer that encodes ``chars_per_second``.
-
-    The child starts encoding about a second before the window's thread does, and then both
-    go at about the same pace; the child's part should end when the thread reaches it. A
-    fast tokenizer's child is far ahead: it starts at :data:`PREFETCH_AT`; the slower the
-    tokenizer, the less its head start counts, up to nearly halfway
-    (:data:`PREFETCH_LATEST`).
-    Measured on the 10 MB document: a child solving all-MiniLM's WordPiece (~0.4M
-    characters a second) from 0.3 in answered 4 s after the thread had passed its start.
-    """
-    if size <= 0 or chars_per_second <= 0:
-        return PREFETCH_LATEST
-    head = PREFETCH_LEAD_S * chars_per_second / size
-    return min(PREFETCH_LATEST, max(PREFETCH_AT, PREFETCH_LATEST - head))
-
-
-def _chars_per_second(tokenizer: Tokenizer, text: str) -> float:
-    """The tokenizer's pace on ``text`` (code points a second of this process's CPU): a
-    slice of the text's middle encoded to warm it up, then the slices after it for about
-    :data:`PROBE_SECONDS` (a fast tokenizer's first slice is mostly its one-time costs)."""
-    step = 32_768
-    middle = len(text) // 2
-    tokenizer.encode_compact(text[middle:middle + step])
-    at = middle + step if middle + step < len(text) else 0  # (a short text: from its start)
-    done, began = 0, time.process_time()
-    for _ in range(4):
-        piece = text[at:at + 2 * step]
-        if not piece:
-            break
-        tokenizer.encode_compact(piece)
-        done += len(piece)
-        at += len(piece)
-        if time.process_time() - began >= PROBE_SECONDS:
-            break
-    spent = time.process_time() - began
-    return done / spent if spent > 0 else 0.0
 
 
 def _encode_flat(tokenizer: Tokenizer, text: str) -> CompactTokens:
@@ -389,28 +363,12 @@ def _encode_flat(tokenizer: Tokenizer, text: str) -> CompactTokens:
     doc = run_to_end(encode_document(tokenizer, text, segment_chars=FLAT_SEGMENT_CHARS))
     table = token_table(tokenizer)
     segments = doc.segments
-    out = CompactTokens()
-    # (joined as bytes, then shifted by one numpy pass: a 6 MB part has ~20k segments, and
-    # a shifted copy of each took ~8% of the child)
-    counts = np.fromiter(map(len, (seg.ids for seg in segments)), np.int64, len(segments))
-    shifts = np.array(doc.cp_starts[:len(segments)], np.int64) - np.fromiter(
-        (seg.origin for seg in segments), np.int64, len(segments))
-    out.ids.frombytes(b"".join(seg.ids.tobytes() for seg in segments))
-    moved = np.repeat(shifts, counts)
-    for name in ("starts", "ends"):
-        joined = np.frombuffer(b"".join(getattr(seg, name).tobytes() for seg in segments),
-                               np.int32)
-        getattr(out, name).frombytes((joined + moved).astype(np.int32).tobytes())
-    irregular: dict[int, Token] = {}
-    firsts = (np.cumsum(counts) - counts).tolist()
-    for k, seg in enumerate(segments):
-        if seg.irregular:
-            shift, base = int(shifts[k]), firsts[k]
-            for j, tok in seg.irregular.items():
-                irregular[base + j] = replace(tok, start=tok.start + shift,
-                                              end=tok.end + shift)
-    out.irregular = irregular
+    shifts = (np.array(doc.cp_starts[:len(segments)], np.int64) - np.fromiter(
+        (seg.origin for seg in segments), np.int64, len(segments))).tolist()
+    out = join_arrays(shifts, [(seg.ids, seg.starts, seg.ends) for seg in segments],
+                      [seg.irregular or {} for seg in segments])
     if any(seg.unknown for seg in doc.segments):  # (else no regular token is unknown)
+        irregular = out.irregular
         regular = set(out.ids) if not irregular else {
             i for k, i in enumerate(out.ids) if k not in irregular}
         out.unknown_ids = frozenset(i for i in regular if table.flags(i)[1])
@@ -487,7 +445,10 @@ def _help(work: Connection, connection: Connection) -> None:
                 outbox.put(("share", share))
             outbox.put(("done", None))
         else:
-            outbox.put(("tokens", _encode_flat(tokenizer, text)))
+            for chunk in encode_backward(partial(_encode_flat, tokenizer), text,
+                                         _thread_place(work)):
+                outbox.put(("chunk", chunk))
+            outbox.put(("done", None))
     except Exception as e:  # (reported to the parent, which goes on alone)
         outbox.put(("error", f"{type(e).__name__}: {e}"))
     finally:

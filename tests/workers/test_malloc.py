@@ -87,6 +87,9 @@ def test_a_load_and_a_taken_tail_trim(monkeypatch) -> None:
         def poll(self):
             return self.tokens
 
+        def covered_from(self):
+            return self.start
+
     monkeypatch.setattr(doctokens, "trim", lambda: trims.append("take") or True)
     text = "first\nsecond line\nthird line\nfourth line\n"
     helper = Helper(text)

@@ -72,6 +72,9 @@ class _Answered:
     def poll(self):
         return self.tokens
 
+    def covered_from(self):
+        return self.start
+
     def reached(self, offset):
         pass
 
@@ -243,28 +246,6 @@ def test_the_childs_flat_tokens_keep_regular_unknown_ids(tmp_path):
     assert one.unknown_ids == {0}
     assert _encode_flat(tok, text) == one
     assert _encode_flat(tok, "ab x ab\n" * 2000).unknown_ids == frozenset()
-
-
-def test_a_prefetched_child_starts_later_the_slower_its_tokenizer() -> None:
-    """A fast tokenizer's child starts three tenths in (its head start is worth a fifth of
-    the text); a slow one's about halfway; never outside those."""
-    size = 10_000_000
-    fraction = tail_encode.prefetch_fraction
-    assert fraction(8e6, size) == tail_encode.PREFETCH_AT  # cl100k's pace
-    assert fraction(5e6, size) == pytest.approx(tail_encode.PREFETCH_AT)  # o200k's
-    slow = fraction(4e5, size)  # all-MiniLM's WordPiece
-    assert 0.45 < slow < tail_encode.PREFETCH_LATEST <= 0.5
-    paces = [1e4, 1e5, 5e5, 1e6, 2e6, 4e6, 1e7, 1e9]
-    fractions = [fraction(pace, size) for pace in paces]
-    assert fractions == sorted(fractions, reverse=True)
-    assert all(tail_encode.PREFETCH_AT <= f <= tail_encode.PREFETCH_LATEST for f in fractions)
-    assert fraction(0.0, size) == fraction(1e6, 0) == tail_encode.PREFETCH_LATEST
-
-
-def test_the_pace_probe_times_the_tokenizer_on_the_text(cl100k) -> None:
-    pace = tail_encode._chars_per_second(cl100k, TEXT * 4)
-    assert pace > 1e4  # (code points a second; any machine does more)
-    assert tail_encode._chars_per_second(cl100k, "") == 0.0
 
 
 def _prefetched(vocab, text):
@@ -442,10 +423,10 @@ def test_a_child_solves_on_while_the_parent_does_not_read(unigram):
     assert kinds[-1] == "done" and len(kinds) > 8 and set(kinds[:-1]) == {"share"}
 
 
-def test_the_thread_reports_its_place_to_a_child_solving_words(unigram, monkeypatch):
-    """:meth:`TailEncode.reached` sends the place plus the lead, in the child's part, once
-    the work is written, every ``REPORT_STEP`` code points; never for a child encoding a
-    tail (it does not read them)."""
+def test_the_thread_reports_its_place_to_its_child(unigram, monkeypatch):
+    """:meth:`TailEncode.reached` sends the place in the child's part, once the work is
+    written, every ``REPORT_STEP`` code points: plus the lead to a child solving words, as
+    it is to a child encoding chunks back from the end (it stops where the thread is)."""
     monkeypatch.setattr(tail_encode, "AHEAD_LEAD", 100)
     monkeypatch.setattr(tail_encode, "REPORT_STEP", 1000)
     sent = []
@@ -456,6 +437,7 @@ def test_the_thread_reports_its_place_to_a_child_solving_words(unigram, monkeypa
 
     helper = TailEncode.__new__(TailEncode)
     helper.start, helper.words, helper._done, helper.failed = 5000, True, False, False
+    helper._part = helper.start
     helper._reported, helper._work = 0, Pipe()
     helper._sent = tail_encode.threading.Event()
     helper.reached(7000)
@@ -465,5 +447,6 @@ def test_the_thread_reports_its_place_to_a_child_solving_words(unigram, monkeypa
         helper.reached(offset)
     assert sent == [7000 - 5000 + 100, 8100 - 5000 + 100, 9200 - 5000 + 100]
     helper.words = False
+    helper.start = 15_000  # (a chunk from there on is in: the part still starts at 5000)
     helper.reached(20_000)
-    assert len(sent) == 3
+    assert sent[3:] == [20_000 - 5000]
