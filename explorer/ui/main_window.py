@@ -28,8 +28,8 @@ from __future__ import annotations
 import time
 from pathlib import Path
 
-from PySide6.QtCore import Qt, QTimer, Signal
-from PySide6.QtGui import QAction, QCloseEvent, QDragEnterEvent, QDropEvent
+from PySide6.QtCore import Q_ARG, QMetaObject, Qt, QTimer, Signal, Slot
+from PySide6.QtGui import QAction, QCloseEvent, QDragEnterEvent, QDropEvent, QTextCursor
 from PySide6.QtWidgets import QApplication, QDockWidget, QFileDialog, QMainWindow, QWidget
 
 from explorer.engine.formats import FOLDER_FILES
@@ -73,6 +73,9 @@ TEXT_WAITS_CHARS = 1_000_000
 follow the text) only once its encode is done, or after :data:`TEXT_WAITS_S`: those take the
 GIL from the encode (the glyph scan of a 10 MB text ~90 ms) and the highlight comes first."""
 TEXT_WAITS_S = 5.0
+SOON_TEXT_CHARS = 1_000_000
+"""A start-up text this long goes into the editor from the event loop (:meth:`MainWindow.
+set_text_soon`), beside the vocabulary's load."""
 VIEWS_SETTLE_MS = 100
 """The token table, inspector and counts follow an edit this long after typing settles."""
 AUTOSAVE_MS = 1000
@@ -275,6 +278,22 @@ class MainWindow(QMainWindow):
         cur.insertText(text)
         self.editor.moveCursor(cur.MoveOperation.Start)
 
+    def set_text_soon(self, text: str) -> None:
+        """:meth:`set_text` from the event loop's next round, by the editor's own slots.
+
+        Qt lays a 10 MB text out in ~0.7 s. Called from Python (:meth:`set_text`) it holds
+        the GIL all that time, so a worker thread (the vocabulary's load) waits; called by
+        the event loop, Python only runs in the document's change signals, and the worker
+        runs beside it. The calls are queued in order before anything posted after them."""
+        queued = Qt.ConnectionType.QueuedConnection
+        QMetaObject.invokeMethod(self.editor, "selectAll", queued)
+        QMetaObject.invokeMethod(self.editor, "insertPlainText", queued, Q_ARG(str, text))
+        QMetaObject.invokeMethod(self, "_cursor_to_start", queued)
+
+    @Slot()
+    def _cursor_to_start(self) -> None:
+        self.editor.moveCursor(QTextCursor.MoveOperation.Start)
+
     def load_sample(self, name: str) -> None:
         """Replace the text with a bundled sample."""
         self.set_text(sample_text(name))
@@ -297,7 +316,9 @@ class MainWindow(QMainWindow):
         self.tokenizer_changed.emit(tokenizer)
 
     def restore(self, text: str | None = None, source: str | None = None) -> None:
-        """Start-up: geometry, then the given or remembered vocabulary and text."""
+        """Start-up: geometry, then the given or remembered vocabulary and text (a text of
+        :data:`SOON_TEXT_CHARS` or more is in the editor after the event loop's next round:
+        :meth:`set_text_soon`)."""
         geometry, state = self.settings.geometry()
         if geometry is not None:
             self.restoreGeometry(geometry)
@@ -312,10 +333,17 @@ class MainWindow(QMainWindow):
             text = load_text() if self._autosave is not None else None
             if text:  # (a --text-file's helper was started before the window)
                 prefetch_encode(source, text)
+        text = text if text else sample_text(DEFAULT_SAMPLE)
+        if len(text) >= SOON_TEXT_CHARS:
+            # A big text goes in on the event loop, the vocabulary's load beside it (see
+            # set_text_soon): it is queued first, so the load's answer comes after it.
+            self.set_text_soon(text)
+            self.open_source(source)
+            return
         # The vocabulary is asked for first: its worker starts while the editor takes the
         # text (o200k's first encode of a 10 MB text started 0.15 s after the text, not 0.29).
         self.open_source(source)
-        self.set_text(text if text else sample_text(DEFAULT_SAMPLE))
+        self.set_text(text)
 
     # ----- dialogs ------------------------------------------------------------------------
     def open_vocabulary_dialog(self) -> None:

@@ -82,8 +82,8 @@ def test_five_megabytes_survive_a_crash_and_are_written_off_the_gui_thread(qtbot
 
     w2 = MainWindow(report_error=errors)
     qtbot.addWidget(w2)
-    w2.restore()
-    assert w2.text() == text
+    w2.restore()  # (a text this big goes in on the event loop: MainWindow.set_text_soon)
+    qtbot.waitUntil(lambda: w2.text() == text, timeout=30000)
     w2.controller.shutdown()
 
 

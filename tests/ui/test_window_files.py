@@ -257,3 +257,33 @@ def test_the_vocabulary_starts_loading_before_the_editor_takes_the_text(qtbot, e
     wait_highlighted(qtbot, w)
     assert w.doc.text == "the text the window opens with\n"
     w.controller.shutdown()
+
+
+def test_a_big_start_up_text_goes_in_from_the_event_loop_beside_the_load(
+        qtbot, errors, monkeypatch) -> None:
+    """A start-up text of at least ``SOON_TEXT_CHARS`` is put in by the editor's own slots
+    from the event loop (Qt's layout then does not hold the GIL, and the load's worker runs
+    beside it), queued before the vocabulary's load is asked for; the cursor ends at the
+    start, the text is highlighted, and the replacement is one undoable edit."""
+    from explorer.ui import main_window
+
+    monkeypatch.setattr(main_window, "SOON_TEXT_CHARS", 1000)
+    text = "".join(f"line {i} of the big text, café 😀\n" for i in range(60_000))
+    w = MainWindow(report_error=errors, autosave=False)
+    qtbot.addWidget(w)
+    w.show()
+    w.restore(text="before\n")
+    wait_highlighted(qtbot, w)
+    calls: list[str] = []
+    monkeypatch.setattr(w, "set_text", lambda t: calls.append("set_text"))
+    load = w.loader.load
+    monkeypatch.setattr(w.loader, "load", lambda s: (calls.append(w.text()), load(s)))
+    w.restore(text=text)
+    assert calls == ["before\n"]  # (the load asked for; the text queued, not set from here)
+    qtbot.waitUntil(lambda: w.text() == text, timeout=30000)
+    assert w.editor.textCursor().position() == 0
+    wait_highlighted(qtbot, w)
+    assert w.doc.text == text
+    w.editor.undo()
+    assert w.text() == "before\n"
+    w.controller.shutdown()
