@@ -40,9 +40,9 @@ thread encodes the whole text itself. A cancelled encode terminates the child.
 before the first encode starts. The child is then started at once with the vocabulary's
 *path*: it loads the vocabulary itself, finds out which kind of help the tokenizer takes,
 and takes a bigger part (from :data:`PREFETCH_AT` in; or solving words from the start); the
-first
-encode's :func:`start_tail` adopts it when the text is the same and the child's tokenizer
-encodes a probe exactly as the window's does (:func:`fingerprint`), and stops it otherwise.
+first encode's :func:`start_tail` adopts it when the text is the same and the child's
+tokenizer encodes a probe exactly as the window's does (:func:`fingerprint`), and stops it
+otherwise.
 
 Pure Python (no Qt).
 """
@@ -100,17 +100,16 @@ PREFETCH_AT = 0.2
 """Where a child started before the window starts its part, as a fraction of the text (a
 third for one started with the encode, :func:`tail_start`). Since the child encodes its
 part from the end back and stops where the thread is (session 25), this only bounds how
-far back it may go: the 10 MB
-English document's two met 0.26-0.33 in with cl100k and o200k, the all-language UDHR's
-~0.44 in. Before, the child encoded its part from its start, and 0.3 was best: it
-started ~1 s before the window's first encode, but shared the cores with the window's
-start-up and its tokens came only when all were done. Measured then on the 10 MB document
-(from the text in the editor to the whole text highlighted, three runs each): o200k
-0.86-1.07 s from 0.3 in, 0.98-1.18 s from 0.35, 1.01-1.06 s from 0.4; cl100k 0.83-0.87 s
-from 0.3, 0.92-0.97 s from 0.4. From a quarter in the child answered after the
-thread had passed its start (and the thread went on alone until it did). Slower tokenizers'
-children started later then, up to 0.47 in, from their pace on a probe of the text (~0.1 s
-of the child's start-up, no longer spent)."""
+far back it may go: on the 10 MB English document the two met 0.26-0.33 in with cl100k and
+o200k, on the all-language UDHR text ~0.44 in. Before, the child encoded its part from its
+start, and 0.3 was best: it started ~1 s before the window's first encode, but shared the
+cores with the window's start-up and its tokens came only when all were done. Measured then
+on the 10 MB document (from the text in the editor to the whole text highlighted, three
+runs each): o200k 0.86-1.07 s from 0.3 in, 0.98-1.18 s from 0.35, 1.01-1.06 s from 0.4;
+cl100k 0.83-0.87 s from 0.3, 0.92-0.97 s from 0.4. From a quarter in the child answered
+after the thread had passed its start (and the thread went on alone until it did). Slower
+tokenizers' children started later then, up to 0.47 in, from their pace on a probe of the
+text (~0.1 s of the child's start-up, no longer spent)."""
 FLAT_SEGMENT_CHARS = 2048
 """The least segment of the child's encode (its segments are joined again at once): 8x
 fewer than the document's 256, for a next window's context 2 kB longer (a 6 MB part cut
@@ -221,10 +220,11 @@ class TailEncode:
         return self.start if self._chunks and not self.words else None
 
     def reached(self, offset: int) -> None:
-        """Tell a child solving words that the encode's thread is at document ``offset``
-        (it skips what the thread will reach before its next batch is solved:
-        :data:`AHEAD_LEAD`). Reported every :data:`REPORT_STEP` code points; never blocks
-        for long (a few bytes on a pipe the child drains at every batch)."""
+        """Tell the child that the encode's thread is at document ``offset``: a child
+        solving words skips what the thread will reach before its next batch is solved
+        (:data:`AHEAD_LEAD`), a child encoding chunks stops before one the thread has got
+        halfway into. Reported every :data:`REPORT_STEP` code points; never blocks for long
+        (a few bytes on a pipe the child drains at every batch or chunk)."""
         if (not self._sent.is_set() or self._done or self.failed
                 or offset - self._reported < REPORT_STEP or offset <= self._part):
             return
