@@ -115,3 +115,25 @@ def test_a_child_encoding_chunks_meets_the_thread_and_the_document_is_one_encode
     assert helper.taken_at is not None and helper.start < helper.taken_at
     assert flat(doc) == whole_tokens(cl100k, text)
     assert not helper.running
+
+
+def test_the_parent_joins_the_chunks_it_has_even_when_the_child_then_fails(cl100k):
+    """Chunks taken in before an error stay usable (each was joined by the child); the
+    tokens start at the lowest chunk's start, in the document's offsets."""
+    part_start = 1000
+    text = TEXT[:200_000]
+    part = text[part_start:]
+    chunks = list(encode_backward(cl100k.encode_compact, part, chunk=30_000, seconds=None))
+    helper = TailEncode.__new__(TailEncode)
+    helper.start = helper._part = part_start
+    helper.words, helper.failed, helper._done = False, False, False
+    helper._chunks, helper._tokens = [], None
+    helper._inbox = tail_encode.queue.SimpleQueue()
+    assert helper.covered_from() is None and helper.poll() is None
+    for chunk in chunks[:3]:
+        helper._inbox.put(("chunk", chunk))
+    helper._inbox.put(("error", "RuntimeError: gone"))
+    assert helper.covered_from() == part_start + chunks[2][0] and helper.failed
+    assert helper.poll() == cl100k.encode_compact(part[chunks[2][0]:])
+    helper._inbox.put(("chunk", chunks[3]))  # (nothing is read after an error)
+    assert helper.covered_from() == part_start + chunks[2][0]
