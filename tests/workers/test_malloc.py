@@ -1,7 +1,7 @@
 """A big document's first encode holds glibc's mmap threshold low, then sets it high
 (explorer/workers/malloc.py). What glibc then does with a block depends on the process's
 heap (a behavioural probe passed alone and failed inside the full suite), so these tests
-check the calls; the effect is measured in docs/benchmarks.md (session 8)."""
+check the calls; the effect is measured in docs/benchmarks.md (sessions 8, 25)."""
 
 from __future__ import annotations
 
