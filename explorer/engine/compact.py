@@ -119,6 +119,15 @@ def joined_at(head: CompactTokens, at: int, tail: CompactTokens, shift: int) -> 
                          head.unknown_ids | tail.unknown_ids, resume)
 
 
+def tokens_before(toks: CompactTokens, at: int) -> CompactTokens:
+    """``toks``' tokens that start before offset ``at`` (no token crosses it), offsets as
+    they are (no resume points: :func:`tokens_from`'s other half, for texts without)."""
+    n = bisect_left(toks.starts, at)
+    return CompactTokens(toks.ids[:n], toks.starts[:n], toks.ends[:n],
+                         {i: tok for i, tok in toks.irregular.items() if i < n},
+                         toks.unknown_ids)
+
+
 def tokens_from(toks: CompactTokens, at: int) -> CompactTokens:
     """``toks``' tokens that start at or after offset ``at`` (no token crosses it), with
     offsets (and resume points) counted from ``at``."""

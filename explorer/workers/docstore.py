@@ -11,6 +11,7 @@ from bisect import bisect_left, bisect_right
 from collections.abc import Generator, Iterable, Sequence
 from dataclasses import dataclass
 from itertools import accumulate
+from typing import Protocol
 
 import numpy as np
 
@@ -418,22 +419,40 @@ def _line_starts(text: str, begin: int, stop: int) -> np.ndarray:
 
 def agrees(seg: Segment, window: CompactTokens, at: int) -> bool:
     """True when ``window`` tokens inside ``[at, at+len(seg))`` equal ``seg``'s tokens."""
-    starts, ends = window.starts, window.ends
-    lo = bisect_left(starts, at)
-    hi = bisect_left(starts, at + len(seg.text))
-    if hi - lo != len(seg.ids):
+    return same_tokens(window, at, seg, seg.origin, len(seg.text))
+
+
+class _Spans(Protocol):
+    """Tokens as parallel arrays (:class:`CompactTokens`, :class:`Segment`)."""
+
+    ids: array
+    starts: array
+    ends: array
+
+
+def same_tokens(x: _Spans, x_at: int, y: _Spans, y_at: int, length: int) -> bool:
+    """``x``'s tokens in ``[x_at, x_at + length)`` are ``y``'s in ``[y_at, y_at + length)``
+    (ids, and spans relative to those places), and no token of either crosses either end."""
+    lo, hi = _inside(x, x_at, length)
+    y_lo, y_hi = _inside(y, y_at, length)
+    if lo is None or y_lo is None or hi - lo != y_hi - y_lo:
         return False
-    if lo > 0 and ends[lo - 1] > at:
+    if x.ids[lo:hi] != y.ids[y_lo:y_hi]:
         return False
-    if hi > lo and ends[hi - 1] > at + len(seg.text):
-        return False
-    if window.ids[lo:hi] != seg.ids:
-        return False
-    shift = at - seg.origin
+    shift = x_at - y_at
     if shift == 0:
-        return starts[lo:hi] == seg.starts and ends[lo:hi] == seg.ends
-    return (starts[lo:hi] == shifted_array(seg.starts, shift)
-            and ends[lo:hi] == shifted_array(seg.ends, shift))
+        return x.starts[lo:hi] == y.starts[y_lo:y_hi] and x.ends[lo:hi] == y.ends[y_lo:y_hi]
+    return (x.starts[lo:hi] == shifted_array(y.starts[y_lo:y_hi], shift)
+            and x.ends[lo:hi] == shifted_array(y.ends[y_lo:y_hi], shift))
+
+
+def _inside(toks: _Spans, at: int, length: int) -> tuple[int | None, int]:
+    """The range of ``toks`` that starts in ``[at, at + length)``; ``(None, 0)`` when a token
+    crosses either end."""
+    lo, hi = bisect_left(toks.starts, at), bisect_left(toks.starts, at + length)
+    if (lo and toks.ends[lo - 1] > at) or (hi > lo and toks.ends[hi - 1] > at + length):
+        return None, 0
+    return lo, hi
 
 
 def common_prefix(a: str, b: str) -> int:

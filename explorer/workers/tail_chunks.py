@@ -34,8 +34,9 @@ from itertools import pairwise
 
 import numpy as np
 
-from explorer.engine.compact import CompactTokens, shifted_array
+from explorer.engine.compact import CompactTokens, tokens_before
 from explorer.engine.encoding import Token
+from explorer.workers.docstore import same_tokens
 
 __all__ = ["CHUNK_LIMITS", "CHUNK_SECONDS", "FIRST_CHUNK", "JOIN_CHARS", "Chunk",
            "encode_backward", "join_arrays", "joined_chunks"]
@@ -113,36 +114,6 @@ def _clean_cut(toks: CompactTokens, least: int, size: int) -> int:
 def _line_end(text: str, at: int) -> int:
     """The end of the line ``at`` is in (after its ``\\n``), or the text's end."""
     return text.find("\n", at) + 1 or len(text)
-
-
-def same_tokens(x: CompactTokens, x_at: int, y: CompactTokens, y_at: int, length: int) -> bool:
-    """``x``'s tokens in ``[x_at, x_at + length)`` are ``y``'s in ``[y_at, y_at + length)``
-    (ids, and spans relative to those places), and no token of either crosses either end."""
-    lo, hi = _inside(x, x_at, length)
-    y_lo, y_hi = _inside(y, y_at, length)
-    if lo is None or y_lo is None or hi - lo != y_hi - y_lo:
-        return False
-    shift = x_at - y_at
-    return (x.ids[lo:hi] == y.ids[y_lo:y_hi]
-            and x.starts[lo:hi] == shifted_array(y.starts[y_lo:y_hi], shift)
-            and x.ends[lo:hi] == shifted_array(y.ends[y_lo:y_hi], shift))
-
-
-def _inside(toks: CompactTokens, at: int, length: int) -> tuple[int | None, int]:
-    """The range of ``toks`` that starts in ``[at, at + length)``; ``(None, 0)`` when a token
-    crosses either end."""
-    lo, hi = bisect_left(toks.starts, at), bisect_left(toks.starts, at + length)
-    if (lo and toks.ends[lo - 1] > at) or (hi > lo and toks.ends[hi - 1] > at + length):
-        return None, 0
-    return lo, hi
-
-
-def tokens_before(toks: CompactTokens, at: int) -> CompactTokens:
-    """``toks``' tokens that start before offset ``at`` (none crosses it)."""
-    n = bisect_left(toks.starts, at)
-    return CompactTokens(toks.ids[:n], toks.starts[:n], toks.ends[:n],
-                         {i: tok for i, tok in toks.irregular.items() if i < n},
-                         toks.unknown_ids)
 
 
 def joined_chunks(chunks: Sequence[Chunk]) -> Chunk:
