@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-import tempfile
 from functools import cache
 from pathlib import Path
 
+from scratch import scratch_dir
 from tokenizers import Tokenizer as HFTokenizer
 from tokenizers import decoders, models, normalizers, pre_tokenizers, trainers
 
@@ -135,7 +135,7 @@ def mismatches(ours, ref: HFTokenizer, texts: list[str]) -> list[str]:
 @cache
 def trained_files() -> dict[str, Path]:
     """:func:`train_all` once per test process (the files live in a temporary folder)."""
-    return train_all(Path(tempfile.mkdtemp(prefix="hf_trained_")))
+    return train_all(scratch_dir("hf_trained_"))
 
 
 @cache

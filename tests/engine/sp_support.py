@@ -9,12 +9,12 @@ from __future__ import annotations
 import functools
 import html
 import re
-import tempfile
 from pathlib import Path
 
 import sentencepiece as spm
 from references import path as ref_path
 from references import require
+from scratch import scratch_dir
 
 from explorer.engine.encoding import Encoding, byte_to_char_offsets
 
@@ -97,7 +97,7 @@ def udhr_paragraphs(lang: str) -> list[str]:
 
 @functools.cache
 def _workdir() -> Path:
-    return Path(tempfile.mkdtemp(prefix="sp-trained-"))
+    return scratch_dir("sp-trained-")
 
 
 @functools.cache

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import os
-import tempfile
 from pathlib import Path
 
 import gguf
@@ -112,11 +111,11 @@ def test_wrongly_typed_values_fail_cleanly(tmp_path: Path) -> None:
           deadline=None)
 @given(flips=st.lists(st.tuples(st.integers(0, 10_000), st.integers(0, 255)), min_size=1,
                       max_size=4))
-def test_byte_flips_fail_cleanly(flips: list[tuple[int, int]]) -> None:
-    data = bytearray(_SMALL.read_bytes())
+def test_byte_flips_fail_cleanly(small_gguf: Path, flips: list[tuple[int, int]]) -> None:
+    data = bytearray(small_gguf.read_bytes())
     for pos, value in flips:
         data[24 + pos % (len(data) - 24)] = value
-    bad = _SMALL.with_name(f"flip-{abs(hash(tuple(flips)))}.gguf")
+    bad = small_gguf.with_name(f"flip-{abs(hash(tuple(flips)))}.gguf")
     bad.write_bytes(bytes(data))
     try:
         tok = load_tokenizer(bad)
@@ -127,8 +126,13 @@ def test_byte_flips_fail_cleanly(flips: list[tuple[int, int]]) -> None:
         bad.unlink()
 
 
-_SMALL = Path(tempfile.mkdtemp(prefix="gguf_small_")) / "small.gguf"
-_write_gguf(_SMALL, "gpt2", "gpt-2")
+@pytest.fixture(scope="module")
+def small_gguf(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A small valid GPT-2 style GGUF in pytest's temporary directory (cleaned by pytest;
+    a ``mkdtemp`` at import left one directory per run behind)."""
+    path = tmp_path_factory.mktemp("gguf_small") / "small.gguf"
+    _write_gguf(path, "gpt2", "gpt-2")
+    return path
 
 
 def test_every_gguf_pre_tokenizer_preset_compiles_and_splits() -> None:

@@ -5,7 +5,6 @@ from __future__ import annotations
 import functools
 import random
 import struct
-import tempfile
 import unicodedata
 from pathlib import Path
 
@@ -13,6 +12,7 @@ import pytest
 import sentencepiece as spm
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from scratch import scratch_dir
 from sp_support import REFERENCE_MODELS, TRAINED, multilingual_lines, reference_model, trained_model
 
 from explorer.engine.errors import VocabFormatError
@@ -139,7 +139,6 @@ def _sp(path: str) -> spm.SentencePieceProcessor:
 
 
 def _cached_normalizer(path: str) -> SentencePieceNormalizer:
-    from pathlib import Path
 
     if path not in _NORM:
         _NORM[path] = _normalizer(Path(path))
@@ -260,7 +259,7 @@ def test_unicode_segments_map_to_their_source() -> None:
 def _custom_rules_model() -> str:
     """A model whose charsmap has rules the text fast path must treat with care: two spaces
     inside a replacement, trailing spaces, a deletion and two-character keys."""
-    folder = Path(tempfile.mkdtemp(prefix="sp-rules-"))
+    folder = scratch_dir("sp-rules-")
     rules = folder / "rules.tsv"
     rules.write_text(
         "41\t20 20 42\n"  # A -> "  B"
