@@ -34,7 +34,7 @@ from PySide6.QtGui import (
 from PySide6.QtWidgets import QPlainTextEdit, QTextEdit, QToolTip, QWidget
 
 from explorer.engine.offsets import Utf16Map
-from explorer.ui.graphemes import Graphemes
+from explorer.ui.graphemes import WHOLE_LINE, Graphemes, cluster_at
 
 TooltipAt = Callable[[int, str, int], str | None]
 SPLIT_NOTE = ("<p><b>One character, {n} code points, split between tokens</b> "
@@ -48,7 +48,21 @@ BIG_PASTE_CHARS = 100_000
 
 
 def cluster_bounds(text: str, col16: int) -> tuple[int, int]:
-    """UTF-16 ``(start, end)`` of the grapheme cluster of ``text`` holding column ``col16``."""
+    """UTF-16 ``(start, end)`` of the grapheme cluster of ``text`` holding column ``col16``.
+
+    A line longer than :data:`~explorer.ui.graphemes.WHOLE_LINE` is searched near the
+    column only (:func:`~explorer.ui.graphemes.cluster_at`), and mapped to UTF-16 only up to
+    it: on a 9 MB minified JSON line, finding every cluster of the line each time the cursor
+    moved took 8 s of a first paint."""
+    if len(text) > WHOLE_LINE:
+        if col16 < 0:
+            return col16, col16
+        head = Utf16Map(text[:col16 + 1])
+        if col16 >= head.length_utf16:
+            return col16, col16
+        start, end = cluster_at(text, head.to_codepoint(col16))
+        around = Utf16Map(text[:end])
+        return around.to_utf16(start), around.length_utf16
     u16 = Utf16Map(text)
     if not 0 <= col16 < u16.length_utf16:
         return col16, col16

@@ -51,7 +51,7 @@ from explorer.ui.palettes import DEFAULT_PALETTE, PALETTES, THEME_TEXT, theme_pa
 from explorer.ui.samples import DEFAULT_SAMPLE, sample_text
 from explorer.ui.settings import Settings
 from explorer.ui.status import StatusArea
-from explorer.ui.token_painter import TokenFormats, TokenPainter
+from explorer.ui.token_painter import LONG_LINE_CHARS, TokenFormats, TokenPainter
 from explorer.ui.token_table import TokenTableModel, TokenTableView, combined_rows
 from explorer.ui.tokenizer_picker import TokenizerPicker, build_toolbar
 from explorer.ui.tokenizer_source import (
@@ -132,6 +132,7 @@ class MainWindow(QMainWindow):
         self.paint_hold = PaintHold(self.editor.viewport(), self)
         self.painter.holding = lambda: self.paint_hold.holding
         self.painter.show_moved = self.edit_repaint.show_block
+        self.painter.long_line.connect(self._long_line)
         self.paint_hold.expired.connect(self.painter.apply_shifts)
         self.text_changed.connect(self.missing_glyphs.update_text)
         self.loader = TokenizerLoader(report_error or message_box_reporter(self), self)
@@ -525,6 +526,13 @@ class MainWindow(QMainWindow):
             self._views_timer.start()
         self.encoding_ready.emit(doc)
         self._maybe_highlighted()
+
+    def _long_line(self, block: int, length: int) -> None:
+        """Say why a very long line is coloured only at its start (see
+        :data:`~explorer.ui.token_painter.LONG_LINE_CHARS`)."""
+        self.status.message(
+            f"line {block + 1:,} is coloured up to character {LONG_LINE_CHARS:,} of its "
+            f"{length:,} (tokens, counts, hover and the table cover all of it)", 15000)
 
     def _settle_views(self) -> None:
         """Show the latest result in the token table, inspector, ids view and counts."""

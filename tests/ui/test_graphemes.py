@@ -103,6 +103,26 @@ def test_cluster_at_on_a_long_line_keeps_flags_paired():
         assert cluster_at(text, cp) == (s16, e16)
 
 
+@settings(max_examples=25, deadline=None)
+@given(st.lists(st.sampled_from(TRICKY), min_size=1, max_size=8).map("".join),
+       st.integers(0, 2**32))
+def test_cluster_bounds_on_a_long_line_match_the_oracle(piece, seed):
+    """Past WHOLE_LINE, cluster_bounds searches near the column and maps only the line's
+    start to UTF-16: the clusters are still the whole line's (emoji, flags, CJK Extension B,
+    combining marks, Devanagari). Each repeat starts with a letter, so no cluster is longer
+    than the search's reach (a cluster of thousands of combining marks is not: by design,
+    as for cluster_at)."""
+    import random
+
+    piece = "a" + piece.replace("\n", "")
+    line = piece * (WHOLE_LINE // len(piece) + 2)
+    n = u16(line)
+    cols = [*random.Random(seed).sample(range(n), 40), 0, n - 1, n, n + 3, -1]
+    for x in cols:
+        expected = oracle_cluster(line, x) if 0 <= x < n else (x, x)
+        assert cluster_bounds(line, x) == expected, x
+
+
 @pytest.mark.usefixtures("no_qt_warnings")
 def test_outline_and_hover_of_a_flag_after_an_emoji_cover_the_whole_flag(qtbot, window):
     """Qt's layout put a boundary between the flag's two regional indicators after an emoji:
