@@ -66,7 +66,9 @@ from explorer.workers.docstore import (
     empty_segment,
     spliced_totals,
 )
+from explorer.workers.long_lines import encode_joined, encode_long
 from explorer.workers.malloc import mapped_temporaries, trim
+from explorer.workers.soft_cuts import start_before
 from explorer.workers.word_update import update_words
 
 if TYPE_CHECKING:
@@ -304,12 +306,12 @@ def _encode_window(tokenizer: Tokenizer, window: str, pos: int, lead: int,
     (a Unigram model's float32 path score, :meth:`Tokenizer.encode_compact_resumed`):
     then a near tie decided by what came before comes out as in one whole-text encode."""
     if pos == 0:
-        return tokenizer.encode_compact_resumed(window, None)
+        return encode_long(tokenizer, window, None)
     for found in reversed(points):
         point = found.before(pos + lead, pos)
         if point is not None:
-            return tokenizer.encode_compact_resumed(window, (point[0] - pos, point[1]))
-    return tokenizer.encode_compact(window)
+            return encode_long(tokenizer, window, (point[0] - pos, point[1]))
+    return encode_joined(tokenizer.encode_compact, window)
 
 
 def _continued(tokenizer: Tokenizer, text: str, pos: int, end: int, last: CompactTokens,
@@ -331,8 +333,8 @@ def _continued(tokenizer: Tokenizer, text: str, pos: int, end: int, last: Compac
         return _grown(tokenizer, text[pos:end], tokens_from(last, pos - last_pos), at - pos,
                       state)
     # the point is before the boundary: the resumed encode's tokens from the boundary on
-    line = text.rfind("\n", 0, at - 1) + 1
-    tail = tokenizer.encode_compact_resumed(text[line:end], (at - line, state))
+    line = start_before(text, max(0, at - 1))
+    tail = encode_long(tokenizer, text[line:end], (at - line, state))
     m = bisect_left(tail.starts, pos - line)
     if tail.resume is None or (m and tail.ends[m - 1] > pos - line):
         return None
@@ -373,8 +375,8 @@ def _grown(tokenizer: Tokenizer, window: str, head: CompactTokens, at: int,
     resumed at ``at`` with ``state``: exactly as encoding the whole window (see
     :class:`ResumePoints`). None when that encode did not find the point (then it is not
     exact)."""
-    line = window.rfind("\n", 0, max(0, at - 1)) + 1
-    tail = tokenizer.encode_compact_resumed(window[line:], (at - line, state))
+    line = start_before(window, max(0, at - 1))
+    tail = encode_long(tokenizer, window[line:], (at - line, state))
     if tail.resume is None:
         return None
     return joined_at(head, at, tail, line)
@@ -448,7 +450,7 @@ def update_document(base: DocTokens, text: str, max_window: int | None = None,
         if exact:
             toks, exact_start = _encode_update(base, window, start, lo)
         else:
-            toks, exact_start = base.tokenizer.encode_compact(window), False
+            toks, exact_start = encode_joined(base.tokenizer.encode_compact, window), False
         ok_left = lo == 0 or agrees(base.segments[lo], toks, lead)
         ok_right = hi == nseg
         if not ok_right:
@@ -624,7 +626,7 @@ def _encode_update(base: DocTokens, window: str, start: int,
     whether that state was exact (before ``base.exact_until``)."""
     tokenizer = base.tokenizer
     if lo == 0:
-        return tokenizer.encode_compact_resumed(window, None), True
+        return encode_long(tokenizer, window, None), True
     limit = base.cp_starts[lo]
     for k in (lo - 1, lo):  # the lead segment's last point, else the first one after it
         seg = base.segments[k]
@@ -633,9 +635,9 @@ def _encode_update(base: DocTokens, window: str, start: int,
             continue
         point = points.shifted(base.cp_starts[k] - seg.origin).before(limit, start)
         if point is not None:
-            toks = tokenizer.encode_compact_resumed(window, (point[0] - start, point[1]))
+            toks = encode_long(tokenizer, window, (point[0] - start, point[1]))
             return toks, toks.resume is not None and point[0] < base.exact_until
-    return tokenizer.encode_compact(window), False
+    return encode_joined(tokenizer.encode_compact, window), False
 
 
 def _converged(base: DocTokens, hi: int, toks: CompactTokens, old_start: int) -> bool:

@@ -37,6 +37,7 @@ import numpy as np
 from explorer.engine.compact import CompactTokens, tokens_before
 from explorer.engine.encoding import Token
 from explorer.workers.docstore import same_tokens
+from explorer.workers.soft_cuts import SOFT_REACH, end_after, start_before
 
 __all__ = ["CHUNK_LIMITS", "CHUNK_SECONDS", "FIRST_CHUNK", "JOIN_CHARS", "Chunk",
            "encode_backward", "join_arrays", "joined_chunks"]
@@ -67,7 +68,8 @@ def encode_backward(
     seconds: float | None = CHUNK_SECONDS,
 ) -> Iterator[Chunk]:
     """``text``'s tokens by ``encode`` (one whole-text encode), as :data:`Chunk` s from the
-    last one back (each starts at a line start, the last ends at the text's end; each one's
+    last one back (each starts at a line start, or in a long line at a soft cut:
+    :func:`~explorer.workers.soft_cuts.start_before`; the last ends at the text's end; each one's
     end is a little past the next one's start). ``floor``: asked before each chunk, the
     place the caller's own encode from the text's start has reached; a chunk whose middle
     it has passed is not encoded (nor any before it). Stops at a chunk that does not join. The
@@ -77,7 +79,7 @@ def encode_backward(
     later: CompactTokens | None = None  # its tokens (offsets from `end`)
     later_size = 0  # and up to where they count
     while end > 0:
-        start = 0 if end <= chunk else text.rfind("\n", 0, end - chunk) + 1
+        start = 0 if end <= chunk else start_before(text, end - chunk, chunk // 2)
         if floor is not None and floor() >= start + (end - start) // 2:
             return
         began = time.process_time()
@@ -86,8 +88,8 @@ def encode_backward(
         else:
             cover = end + _clean_cut(later, JOIN_CHARS, later_size)
             join = end + _clean_cut(later, cover - end + JOIN_CHARS, later_size)
-            stop = _line_end(text, _line_end(text, join))  # (a window's last two lines
-            toks = encode(text[start:stop])  # may change: the join is before them)
+            stop = _stop_after(text, join)
+            toks = encode(text[start:stop])
             if not same_tokens(toks, cover - start, later, cover - end, join - cover):
                 return
             toks = tokens_before(toks, cover - start)
@@ -111,9 +113,15 @@ def _clean_cut(toks: CompactTokens, least: int, size: int) -> int:
     return size
 
 
-def _line_end(text: str, at: int) -> int:
-    """The end of the line ``at`` is in (after its ``\\n``), or the text's end."""
-    return text.find("\n", at) + 1 or len(text)
+def _stop_after(text: str, join: int) -> int:
+    """Where a chunk's encode stops past its join place: two line ends on (a window's last
+    two lines may change: the join is before them); in a long line
+    (:mod:`~explorer.workers.long_lines`), a soft cut :data:`JOIN_CHARS` on."""
+    first = text.find("\n", join, join + SOFT_REACH)
+    if first == -1:
+        return end_after(text, join + JOIN_CHARS)
+    second = text.find("\n", first + 1, first + 1 + SOFT_REACH)
+    return end_after(text, join + JOIN_CHARS) if second == -1 else second + 1
 
 
 def joined_chunks(chunks: Sequence[Chunk]) -> Chunk:

@@ -36,6 +36,7 @@ from explorer.workers.docstore import (
     cut_segments,
     spliced_totals,
 )
+from explorer.workers.soft_cuts import start_before
 
 MAX_WORD_WINDOW = 8192
 """A window longer than this (a long line without word starts, a big paste) is left to the
@@ -62,7 +63,7 @@ def update_words(base: DocTokens, text: str, p: int, s: int) -> tuple[DocTokens,
     if start is None:
         return None
     pt, state = start
-    ws = 0 if pt == 0 else old.rfind("\n", 0, max(0, pt - 1)) + 1
+    ws = 0 if pt == 0 else start_before(old, max(0, pt - 1))
     we = _window_end(text, e_new)
     if we - ws > MAX_WORD_WINDOW:
         return None

@@ -1,0 +1,141 @@
+"""Texts with very long lines: soft cuts, chunked encodes, and documents of one long line."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from doc_helpers import flat, run
+from references import require
+from test_tail_encode import LINES
+
+from explorer.bundled import resource_path
+from explorer.engine.formats import load_tokenizer
+from explorer.workers import long_lines
+from explorer.workers.doctokens import encode_document, update_document
+from explorer.workers.long_lines import encode_joined, encode_long
+from explorer.workers.soft_cuts import end_after, start_before
+from explorer.workers.tail_chunks import encode_backward
+
+# one line of every script (no line breaks), with a "minified JSON" stretch without spaces
+ONE_LINE = "".join(
+    f'{{"id":{i},"text":"{LINES[i % len(LINES)]}","tags":["a{i}","b"]}},'
+    + ("  " * (i % 4)) + LINES[(i * 7) % len(LINES)] + " "
+    for i in range(900))
+VOCABS = ["cl100k_base.tiktoken", "corpus_bpe_4k.json", "corpus_unigram_4k.model",
+          "sentencepiece/botchan_en_bpe_1000.model", "minilm/tokenizer.json"]
+
+
+@pytest.fixture(autouse=True)
+def _small_long_texts(monkeypatch):
+    """Texts past 10k characters count as long here (1M in the app)."""
+    monkeypatch.setattr(long_lines, "LONG_TEXT", 10_000)
+    monkeypatch.setattr(long_lines, "LONG_CHUNK", 8_000)
+
+
+def _load(vocab: str):
+    if "/" in vocab:
+        return load_tokenizer(require(*vocab.split("/")))
+    return load_tokenizer(resource_path("vocab", vocab))
+
+
+def test_soft_cuts_are_line_ends_when_near_else_word_starts():
+    text = "abc def\n" + "x" * 10 + " word" * 4000 + "\nend"
+    assert start_before(text, 5) == 0 and end_after(text, 5) == 8  # the line's start, end
+    far = 8 + 6000
+    cut = start_before(text, far)
+    assert far - 4096 < cut <= far and text[cut] == " " and text[cut + 1] == "w"
+    cut = end_after(text, far)
+    assert far <= cut < far + 4096 and text[cut] == " " and text[cut + 1] == "w"
+    assert end_after(text, len(text) - 2) == len(text)
+    solid = "y" * 20_000  # no line start, no space: the place itself
+    assert start_before(solid, 10_000) == 10_000 and end_after(solid, 10_000) == 10_000
+    assert start_before(solid, 0) == 0 and end_after(solid, 30_000) == len(solid)
+
+
+@pytest.mark.parametrize("vocab", VOCABS)
+def test_a_long_line_in_chunks_is_one_whole_text_encode(vocab):
+    """Chunks of a line joined by agreement (every tokenizer), or resumed at exact points
+    (a SentencePiece Unigram model), are exactly one encode: ids, spans, resume points."""
+    tok = _load(vocab)
+    whole = tok.encode_compact_resumed(ONE_LINE, None)
+    chunks = list(encode_backward(tok.encode_compact, ONE_LINE, chunk=8_000, seconds=None))
+    assert len(chunks) > 10 and chunks[-1][0] == 0  # soft cuts inside the line, all joined
+    assert "\n" not in ONE_LINE and all(ONE_LINE[c[0]] == " " for c in chunks[:-1])
+    encoded = []
+    real = tok.encode_compact_resumed
+
+    def counted(text, resume):
+        encoded.append(len(text))
+        return real(text, resume)
+
+    tok.encode_compact_resumed = counted  # (an instance attribute: this test's only)
+    got = encode_long(tok, ONE_LINE, None)
+    del tok.encode_compact_resumed
+    if whole.resume is not None:  # resumed chunks, each about LONG_CHUNK long
+        assert len(encoded) > 10 and max(encoded) < 12_000
+    assert got.ids == whole.ids and got.starts == whole.starts and got.ends == whole.ends
+    assert got.irregular == whole.irregular
+    assert (got.resume is None) == (whole.resume is None)
+    if whole.resume is not None:
+        assert got.resume.offsets == whole.resume.offsets
+        assert got.resume.states == whole.resume.states
+
+
+def test_resumed_chunks_start_from_the_state_they_are_given():
+    """A long window resumed at a point of an earlier one (as the document's windows are)."""
+    tok = _load("corpus_unigram_4k.model")
+    head = tok.encode_compact_resumed(ONE_LINE, None)
+    k = len(head.resume.offsets) // 3
+    at, state = head.resume.offsets[k], head.resume.states[k]
+    begin = start_before(ONE_LINE, at - 64)
+    got = encode_long(tok, ONE_LINE[begin:], (at - begin, state))
+    assert got.resume is not None
+    n = np.searchsorted(np.frombuffer(head.starts, np.int32), at)
+    m = np.searchsorted(np.frombuffer(got.starts, np.int32), at - begin)
+    assert got.ids[m:] == head.ids[n:]
+    assert list(got.starts[m:]) == [s - begin for s in head.starts[n:]]
+
+
+def test_a_join_that_does_not_agree_falls_back_to_one_encode(monkeypatch):
+    """A line without soft cuts or agreement (one pre-token of 60k characters) is encoded
+    whole: the result is still the one encode."""
+    tok = _load("cl100k_base.tiktoken")
+    solid = "x" * 60_000 + " tail"
+    calls = []
+    real = tok.encode_compact
+
+    def counted(text):
+        calls.append(len(text))
+        return real(text)
+
+    assert encode_joined(counted, solid) == real(solid)
+    assert calls[-1] == len(solid)
+
+
+@pytest.mark.parametrize("vocab", ["cl100k_base.tiktoken", "corpus_unigram_4k.model"])
+def test_a_document_of_one_long_line(vocab, monkeypatch):
+    """A document that is one long line is encoded in bounded chunks (not one encode of it
+    all, nor windows doubled from its start), and is one whole-text encode; a keystroke in
+    its middle gives the whole-text encode of the new text."""
+    tok = _load(vocab)
+    longest = []
+    real = tok.encode_compact_resumed
+    real_compact = tok.encode_compact
+
+    def counted(text, resume):
+        longest.append(len(text))
+        return real(text, resume)
+
+    def counted_compact(text):
+        longest.append(len(text))
+        return real_compact(text)
+
+    monkeypatch.setattr(tok, "encode_compact_resumed", counted)
+    monkeypatch.setattr(tok, "encode_compact", counted_compact)
+    doc = run(encode_document(tok, ONE_LINE))
+    assert max(longest) < 20_000 and sum(longest) < 2 * len(ONE_LINE)
+    assert flat(doc) == [(t.id, t.start, t.end) for t in tok.encode(ONE_LINE).tokens]
+    mid = len(ONE_LINE) // 2
+    text = ONE_LINE[:mid] + " inserted words" + ONE_LINE[mid:]
+    new, _ = update_document(doc, text)
+    assert flat(new) == [(t.id, t.start, t.end) for t in tok.encode(text).tokens]
