@@ -96,6 +96,23 @@ class CompactTokens:
         return len(self.ids)
 
 
+def moved_token(tok: Token, shift: int) -> Token:
+    """``tok`` with its span moved by ``shift``."""
+    return tok if shift == 0 else replace(tok, start=tok.start + shift, end=tok.end + shift)
+
+
+def int32_array(values: np.ndarray) -> array:
+    """``values`` as an ``array('i')``, through its bytes (no Python int per entry)."""
+    out = int_array()
+    out.frombytes(values.astype(np.int32).tobytes())
+    return out
+
+
+def float_array(values: np.ndarray) -> array:
+    """``values`` as an ``array('d')``."""
+    return array("d", values.astype(np.float64).tobytes())
+
+
 def joined_at(head: CompactTokens, at: int, tail: CompactTokens, shift: int) -> CompactTokens:
     """One text's tokens from two encodes of it: ``head``'s before offset ``at``, then
     ``tail``'s from there on. ``tail`` encoded the text from offset ``shift`` (its offsets

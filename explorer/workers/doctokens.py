@@ -66,6 +66,7 @@ from explorer.workers.docstore import (
     empty_segment,
     spliced_totals,
 )
+from explorer.workers.line_update import update_inside
 from explorer.workers.long_lines import encode_joined, encode_long
 from explorer.workers.malloc import mapped_temporaries, trim
 from explorer.workers.soft_cuts import start_before
@@ -425,6 +426,10 @@ def update_document(base: DocTokens, text: str, max_window: int | None = None,
         fast = update_words(base, text, p, s)
         if fast is not None:
             return fast
+    elif k0 == k1:  # an edit inside one long segment (a long line): a window around it
+        inside = update_inside(base, text, p, s, max_window)
+        if inside is not None:
+            return inside
     left = right = 1
     settled: tuple | None = None  # an agreeing window whose state did not come back (yet)
     while True:

@@ -21,13 +21,17 @@ stops growing is.
 
 from __future__ import annotations
 
-from array import array
 from bisect import bisect_left
-from dataclasses import replace
 
 import numpy as np
 
-from explorer.engine.compact import CompactTokens, ResumePoints, int_array
+from explorer.engine.compact import (
+    CompactTokens,
+    ResumePoints,
+    float_array,
+    int32_array,
+    moved_token,
+)
 from explorer.engine.encoding import Token
 from explorer.workers.docstore import (
     Change,
@@ -107,18 +111,18 @@ def update_words(base: DocTokens, text: str, p: int, s: int) -> tuple[DocTokens,
     irregular = _region_irregular(base, ka, kb + 1, r0, h, c, a - w0, delta)
     for i, tok in toks.irregular.items():
         if w0 <= i < a:
-            irregular[h + i - w0] = _moved(tok, ws - r0)
+            irregular[h + i - w0] = moved_token(tok, ws - r0)
     head = np.searchsorted(old_points, pt)
     tail = np.searchsorted(old_points, t - delta)
     wa, wb = np.searchsorted(win_points, [pt, t])
     points = ResumePoints(
-        _int32_array(np.concatenate([old_points[:head], win_points[wa:wb],
+        int32_array(np.concatenate([old_points[:head], win_points[wa:wb],
                                      old_points[tail:] + delta]) - r0),
-        _float_array(np.concatenate([old_states[:head], win_states[wa:wb], old_states[tail:]])),
+        float_array(np.concatenate([old_states[:head], win_states[wa:wb], old_states[tail:]])),
     )
     region_text = text[r0:r1 + delta]
     unknown = _unknown_ids(base, ka, kb + 1, toks, ids)
-    compact = CompactTokens(_int32_array(ids), _int32_array(starts), _int32_array(ends),
+    compact = CompactTokens(int32_array(ids), int32_array(starts), int32_array(ends),
                             irregular, unknown, points)
     new = cut_segments(region_text, compact, len(region_text))
     old_segs = base.segments[ka:kb + 1]
@@ -228,9 +232,9 @@ def _region_irregular(base: DocTokens, lo: int, hi: int, r0: int, h: int, c: int
         for j, tok in seg.irregular.items():
             i = base.tok_starts[k] - first + j
             if i < h:
-                out[i] = _moved(tok, shift - r0)
+                out[i] = moved_token(tok, shift - r0)
             elif i >= c:
-                out[h + mid + i - c] = _moved(tok, shift - r0 + delta)
+                out[h + mid + i - c] = moved_token(tok, shift - r0 + delta)
     return out
 
 
@@ -244,20 +248,3 @@ def _unknown_ids(base: DocTokens, lo: int, hi: int, toks: CompactTokens,
         if seg.unknown > sum(1 for t in irregular if t.unknown):
             return frozenset(i for i in np.unique(ids).tolist() if base.table.flags(i)[1])
     return toks.unknown_ids
-
-
-def _moved(tok: Token, shift: int) -> Token:
-    """``tok`` with its span moved by ``shift``."""
-    return tok if shift == 0 else replace(tok, start=tok.start + shift, end=tok.end + shift)
-
-
-def _int32_array(values: np.ndarray) -> array:
-    """``values`` as an ``array('i')``, through its bytes (no Python int per entry)."""
-    out = int_array()
-    out.frombytes(values.astype(np.int32).tobytes())
-    return out
-
-
-def _float_array(values: np.ndarray) -> array:
-    """``values`` as an ``array('d')``."""
-    return array("d", values.astype(np.float64).tobytes())

@@ -139,3 +139,43 @@ def test_a_document_of_one_long_line(vocab, monkeypatch):
     text = ONE_LINE[:mid] + " inserted words" + ONE_LINE[mid:]
     new, _ = update_document(doc, text)
     assert flat(new) == [(t.id, t.start, t.end) for t in tok.encode(text).tokens]
+
+
+@pytest.mark.parametrize("vocab", ["cl100k_base.tiktoken", "corpus_bpe_4k.json",
+                                   "minilm/tokenizer.json"])
+def test_keystrokes_inside_a_long_line_re_encode_a_window(vocab, monkeypatch):
+    """Typing, deleting and a newline inside a line of 100k characters re-encode a few kB
+    around the edit (not the line), and each result is the whole-text encode."""
+    from explorer.workers import doctokens
+
+    tok = _load(vocab)
+    head = "".join(f"line {i} before it\n" for i in range(300))  # (the long line's segment
+    line = head + ONE_LINE + ONE_LINE[:20_000] + "\nafter\n"  # starts well into the text)
+    doc = run(encode_document(tok, line))
+    assert len(doc.segments) > 3
+    encoded = []
+    real = tok.encode_compact
+
+    def counted(text):
+        encoded.append(len(text))
+        return real(text)
+
+    monkeypatch.setattr(tok, "encode_compact", counted)
+    inside = []
+    real_inside = doctokens.update_inside
+
+    def recorded(*args, **kwargs):
+        result = real_inside(*args, **kwargs)
+        inside.append(result is not None)
+        return result
+
+    monkeypatch.setattr(doctokens, "update_inside", recorded)
+    text = line
+    edits = [(30_000, 0, "x"), (30_001, 0, " and more words"), (50_000, 3, ""),
+             (70_000, 0, "\n"), (40_000, 5, "😀é"), (20_500, 0, "{")]
+    for at, cut, typed in ((len(head) + at, cut, typed) for at, cut, typed in edits):
+        text = text[:at] + typed + text[at + cut:]
+        doc, change = update_document(doc, text)
+        assert flat(doc) == [(t.id, t.start, t.end) for t in tok.encode(text).tokens], at
+        assert change.lines is not None and change.lines[1] - change.lines[0] <= 2
+    assert all(inside) and len(inside) == 6 and max(encoded) < 20_000

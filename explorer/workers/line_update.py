@@ -1,0 +1,139 @@
+"""Keystroke updates inside one long segment, for tokenizers without exact resume points.
+
+A segment ends only at a line start no token crosses, so a line of megabytes (minified
+JSON, a one-line paste) is one segment, and the segment update re-encoded all of it at
+every keystroke (a 9 MB line: ~2 s of cl100k). Here only a window around the edit is
+encoded, from a soft cut :data:`MARGIN` before it to one :data:`MARGIN` after it
+(:mod:`~explorer.workers.soft_cuts`), and its tokens replace the old ones between two
+stretches where the window and the old tokens *agree* (the same ids and spans, no token
+crossing either end, as :func:`~explorer.workers.docstore.agrees` checks a context
+segment): one before the edit (the window's start no longer matters there) and one after
+it (the edit no longer does). Otherwise the caller's segment update decides.
+
+Pure Python (no Qt).
+"""
+
+from __future__ import annotations
+
+from bisect import bisect_left
+
+import numpy as np
+
+from explorer.engine.compact import CompactTokens, int32_array, moved_token
+from explorer.workers.docstore import (
+    Change,
+    DocTokens,
+    cut_segments,
+    same_tokens,
+    spliced_totals,
+)
+from explorer.workers.soft_cuts import end_after, start_before
+
+__all__ = ["INSIDE_MIN", "MARGIN", "update_inside"]
+
+INSIDE_MIN = 65_536
+"""A segment at least this long (code points) is updated inside."""
+MARGIN = 8_192
+"""Text encoded on each side of the edit."""
+STRETCH = 2_048
+"""How far the window and the old tokens must agree on each side (from a place where a
+token of both starts, to one where one of both starts)."""
+
+
+def update_inside(base: DocTokens, text: str, p: int, s: int,
+                  max_window: int | None = None) -> tuple[DocTokens, Change] | None:
+    """The update of ``base`` to ``text`` (which differs from ``base.text`` only between
+    the first ``p`` and last ``s`` code points) re-encoding a window around the edit inside
+    its segment; None when the edit is not well inside one segment of at least
+    :data:`INSIDE_MIN`, the window would pass ``max_window``, or the tokens do not agree
+    on both sides."""
+    old = base.text
+    delta = len(text) - len(old)
+    e_old, e_new = len(old) - s, len(text) - s
+    k = base.segment_of_offset(p)
+    seg = base.segments[k]
+    a, b = base.cp_starts[k], base.cp_starts[k + 1]
+    if b - a < INSIDE_MIN or p < a + MARGIN or e_old > b - MARGIN:
+        return None
+    ws = start_before(text, p - MARGIN)
+    we = end_after(text, e_new + MARGIN)
+    if ws < a or we > b + delta or (max_window is not None and we - ws > max_window):
+        return None
+    win = base.tokenizer.encode_compact(text[ws:we])
+    shift = seg.origin - a  # a document offset before the edit plus shift: a segment offset
+    head = _agreeing(win, ws, seg, shift, ws + STRETCH, p)
+    tail = _agreeing(win, ws, seg, shift - delta, e_new + STRETCH, we - STRETCH)
+    if head is None or tail is None:
+        return None
+    # old tokens before `head`, the window's from `head` to `tail`, the old ones after
+    old_starts = np.frombuffer(seg.starts, np.int32)
+    i = int(np.searchsorted(old_starts, head + shift))
+    j = int(np.searchsorted(old_starts, tail + shift - delta))
+    w0, w1 = bisect_left(win.starts, head - ws), bisect_left(win.starts, tail - ws)
+    ids = np.concatenate([np.frombuffer(x, np.int32)[lo:hi] for x, lo, hi in (
+        (seg.ids, 0, i), (win.ids, w0, w1), (seg.ids, j, len(seg.ids)))])
+    origin = seg.origin  # (the old tokens' offsets minus it: offsets into the segment)
+    offsets = (-origin, ws - a, delta - origin)  # to offsets in the new segment's text
+    starts, ends = (np.concatenate([
+        np.frombuffer(x, np.int32)[lo:hi] + d
+        for (x, lo, hi), d in zip(((arrays[0], 0, i), (arrays[1], w0, w1),
+                                    (arrays[0], j, len(seg.ids))), offsets, strict=True)])
+        for arrays in ((seg.starts, win.starts), (seg.ends, win.ends)))
+    irregular = {}
+    for n, tok in (seg.irregular or {}).items():
+        if n < i:
+            irregular[n] = moved_token(tok, -origin)
+        elif n >= j:
+            irregular[i + w1 - w0 + n - j] = moved_token(tok, delta - origin)
+    for n, tok in win.irregular.items():
+        if w0 <= n < w1:
+            irregular[i + n - w0] = moved_token(tok, ws - a)
+    seg_text = text[a:b + delta]
+    toks = CompactTokens(int32_array(ids), int32_array(starts), int32_array(ends),
+                         irregular, _unknown_ids(base, seg, win, ids))
+    new = cut_segments(seg_text, toks, len(seg_text))
+    doc = DocTokens(base.tokenizer, text, base.segments[:k] + new + base.segments[k + 1:],
+                    spliced_totals(base, [seg], new), (base, k, k + 1, len(new)))
+    doc.exact_until = min(base.exact_until, ws)
+    change = Change(
+        first_segment=k, old_segments=1, new_segments=len(new),
+        first_token=base.tok_starts[k], old_tokens=len(seg.ids), new_tokens=len(ids),
+        lines=(doc.line_of(min(head, p)), doc.line_of(max(tail, e_new + 1) - 1) + 1),
+    )
+    return doc, change
+
+
+def _agreeing(win: CompactTokens, ws: int, seg: object, shift: int, least: int,
+              most: int) -> int | None:
+    """A place in ``[least, most]`` (document offsets of the new text) where a stretch of
+    :data:`STRETCH` the window (encoded from ``ws``) and the old segment's tokens (a new
+    offset plus ``shift`` is a segment offset) agree on begins; None when the first
+    candidate does not agree."""
+    begin = _clean(win, least - ws)
+    if begin is None:
+        return None
+    end = _clean(win, begin + STRETCH)
+    if end is None or ws + end > most:
+        return None
+    if not same_tokens(win, begin, seg, ws + begin + shift, end - begin):  # type: ignore[arg-type]
+        return None
+    return ws + begin
+
+
+def _clean(toks: CompactTokens, least: int) -> int | None:
+    """The first offset from ``least`` on where a token of ``toks`` starts and none
+    crosses."""
+    starts, ends = toks.starts, toks.ends
+    for n in range(bisect_left(starts, least), len(starts)):
+        if not n or ends[n - 1] <= starts[n]:
+            return int(starts[n])
+    return None
+
+
+def _unknown_ids(base: DocTokens, seg: object, win: CompactTokens,
+                 ids: np.ndarray) -> frozenset[int]:
+    """Ids of regular tokens to count as unknown in the new segment."""
+    known = getattr(seg, "unknown", 0)
+    if not known and not win.unknown_ids:
+        return frozenset()
+    return frozenset(i for i in np.unique(ids).tolist() if base.table.flags(i)[1])
