@@ -440,9 +440,17 @@ class PipelineTokenizer(Tokenizer):
         """The entry with the bytes the decoder gives it between two others (its bytes in
         most places of a text: a WordPiece word's first token has a leading space, a
         ``##`` piece none, a Metaspace word its space), so those tokens are kept as arrays
-        (a 10 MB document with all-MiniLM held a Token object for 90% of its tokens)."""
+        (a 10 MB document with all-MiniLM held a Token object for 90% of its tokens). The
+        model's unknown id is as the model reports it (unknown, not special)."""
         entry = self.id_to_token(token_id)
-        if token_id in self._added and not (entry.special and entry.score is None):
+        if token_id == self._unk_id:
+            # (as the model reports an unknown piece: not special, though the file may list
+            # its unk token among the special added ones; a CJK document under all-MiniLM
+            # held a Token object for each of its 1.2 million [UNK]s, ~300 MB)
+            scores = self._scores
+            score = scores[token_id] if scores is not None and token_id < len(scores) else None
+            entry = replace(entry, special=False, unknown=True, score=score)
+        elif token_id in self._added and not (entry.special and entry.score is None):
             # (as every added token is reported in a text: special, no score; mpt's
             # whitespace runs, added but not special, were a Token object each)
             entry = replace(entry, special=True, score=None)
