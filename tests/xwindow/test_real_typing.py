@@ -250,3 +250,36 @@ def test_typing_right_after_a_10_mb_paste(start_app, base_file, tmp_path, xserve
     s.caret = len(s.text)
     s.type("typing", 200)
     s.check("typing at 200 ms a key right after a 10 MB paste", timeout_s=120)
+
+
+def test_typing_inside_one_long_line(start_app, tmp_path):
+    """A one-line document of 600k characters (minified JSON): typed into at its start, in
+    its middle (a window around the edit is re-encoded, not the line) and at its end, the
+    text stays exactly what was typed; the status bar's long-line note does not get in the
+    way."""
+    line = "".join(f'{{"id":{i},"name":"word {i} and more","tags":["a","b"]}},'
+                   for i in range(20_000))[:600_000]
+    path = tmp_path / "line.txt"
+    path.write_text(line, encoding="utf-8")
+    app = start_app("--text-file", str(path))
+    s = Session(app, line)
+    app.click_editor()
+    s.to(MIDDLE)
+    s.type(TYPED, 10)
+    s.check("typing at the start of a long line", timeout_s=60)
+    # ~300 wrapped rows down: tens of thousands of characters into the line
+    app.x.xdotool("key", "--repeat", "300", "--delay", "5", "Down")
+    app.type(SENTENCE, 20)
+    saved = None
+    for _ in range(3):
+        saved = app.wait_autosaved("\0", timeout_s=4)  # (just the latest text)
+        if saved and len(saved) == len(s.text) + len(SENTENCE):
+            break
+    assert saved is not None
+    at = saved.find(SENTENCE)
+    assert at > 10_000, at  # well inside the line: the window path, not its start
+    assert saved[:at] + saved[at + len(SENTENCE):] == s.text
+    s.text, s.caret = saved, at + len(SENTENCE)
+    s.to_end()
+    s.type(TYPED, 10)
+    s.check("typing at the end of a long line", timeout_s=60)
