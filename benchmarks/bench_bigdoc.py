@@ -254,7 +254,12 @@ def main() -> None:
     args = parser.parse_args()
     if args.driver:
         driver(*args.driver)
-        return
+        # (as the app ends: without the interpreter's teardown, whose last collection can
+        # free a PySide wrapper after its Qt object and abort; seen with Gemma 4 on 10 MB
+        # of Python source, every run)
+        from explorer.cli import exit_process
+
+        exit_process(0)
     # As installed: pip writes the package's bytecode; a checkout run with
     # PYTHONDONTWRITEBYTECODE (as here) would compile every module at each start.
     import compileall
