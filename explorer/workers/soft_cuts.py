@@ -26,9 +26,12 @@ def start_before(text: str, at: int, reach: int = SOFT_REACH) -> int:
     space) within ``reach`` back, else ``at``."""
     if at <= 0:
         return 0
-    line = text.rfind("\n", 0, at) + 1
-    if at - line <= reach:
-        return line
+    lo = max(0, at - reach - 1)  # (searched only within reach: a line can be megabytes)
+    newline = text.rfind("\n", lo, at)
+    if newline != -1:
+        return newline + 1
+    if at <= reach:  # the text's start is within reach
+        return 0
     return _soft_before(text, at, reach)
 
 

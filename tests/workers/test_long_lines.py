@@ -52,6 +52,36 @@ def test_soft_cuts_are_line_ends_when_near_else_word_starts():
     assert start_before(solid, 0) == 0 and end_after(solid, 30_000) == len(solid)
 
 
+def _soft(text: str, p: int) -> bool:
+    return 0 < p < len(text) - 1 and text[p] == " " and not text[p - 1].isspace() \
+        and not text[p + 1].isspace()
+
+
+def test_soft_cuts_match_their_definition_on_random_texts():
+    """start_before / end_after against their definition written plainly (the line start
+    or end within reach, else the nearest soft cut within reach, else the place)."""
+    import random
+
+    rng = random.Random(5)
+    for _ in range(200):
+        text = "".join(rng.choice(["a", "ab cd", " ", "\n", "x" * rng.randint(1, 300),
+                                   "w " * rng.randint(1, 50), "  \t"])
+                       for _ in range(rng.randint(1, 30)))
+        for at in rng.sample(range(len(text) + 1), min(30, len(text) + 1)):
+            for reach in (1, 10, 100):
+                line = text.rfind("\n", 0, at) + 1
+                soft = [p for p in range(max(1, at - reach), at + 1) if _soft(text, p)]
+                want = (0 if at <= 0 else line if at - line <= reach
+                        else soft[-1] if soft else at)
+                assert start_before(text, at, reach) == want, (text, at, reach)
+                ends = [p for p in range(at, min(len(text), at + reach)) if _soft(text, p)]
+                newline = text.find("\n", at, at + reach)
+                want = (len(text) if at >= len(text) else newline + 1 if newline != -1
+                        else len(text) if len(text) - at <= reach else ends[0] if ends
+                        else at)
+                assert end_after(text, at, reach) == want, (text, at, reach)
+
+
 @pytest.mark.parametrize("vocab", VOCABS)
 def test_a_long_line_in_chunks_is_one_whole_text_encode(vocab):
     """Chunks of a line joined by agreement (every tokenizer), or resumed at exact points
