@@ -51,6 +51,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from explorer.engine.compact import CompactTokens, ResumePoints, joined_at, tokens_from
+from explorer.engine.soft_cuts import start_before
 from explorer.engine.tokenizer import Tokenizer
 from explorer.workers.docstore import (
     Change,
@@ -69,7 +70,6 @@ from explorer.workers.docstore import (
 from explorer.workers.line_update import update_inside
 from explorer.workers.long_lines import encode_joined, encode_long
 from explorer.workers.malloc import mapped_temporaries, trim
-from explorer.workers.soft_cuts import start_before
 from explorer.workers.word_update import update_words
 
 if TYPE_CHECKING:

@@ -4,7 +4,7 @@ A segment ends only at a line start no token crosses, so a line of megabytes (mi
 JSON, a one-line paste) is one segment, and the segment update re-encoded all of it at
 every keystroke (a 9 MB line: ~2 s of cl100k). Here only a window around the edit is
 encoded, from a soft cut :data:`MARGIN` before it to one :data:`MARGIN` after it
-(:mod:`~explorer.workers.soft_cuts`), and its tokens replace the old ones between two
+(:mod:`~explorer.engine.soft_cuts`), and its tokens replace the old ones between two
 stretches where the window and the old tokens *agree* (the same ids and spans, no token
 crossing either end, as :func:`~explorer.workers.docstore.agrees` checks a context
 segment): one before the edit (the window's start no longer matters there) and one after
@@ -20,6 +20,7 @@ from bisect import bisect_left
 import numpy as np
 
 from explorer.engine.compact import CompactTokens, int32_array, moved_token
+from explorer.engine.soft_cuts import end_after, start_before
 from explorer.workers.docstore import (
     Change,
     DocTokens,
@@ -27,7 +28,6 @@ from explorer.workers.docstore import (
     same_tokens,
     spliced_totals,
 )
-from explorer.workers.soft_cuts import end_after, start_before
 
 __all__ = ["INSIDE_MIN", "MARGIN", "update_inside"]
 

@@ -6,8 +6,8 @@ one, a child's chunk starts at one. A line of megabytes then made one encode of 
 model's window re-encoded from the start at each doubling, 10 s) and gave the child
 process nothing to do. Here such places may fall inside a line:
 
-- :func:`~explorer.workers.soft_cuts.start_before` and
-  :func:`~explorer.workers.soft_cuts.end_after` give the line start or end near a place
+- :func:`~explorer.engine.soft_cuts.start_before` and
+  :func:`~explorer.engine.soft_cuts.end_after` give the line start or end near a place
   when there is one within reach, else a *soft cut* (the start of a word after a space);
 - :func:`encode_joined` encodes a long text in chunks from its end back
   (:func:`~explorer.workers.tail_chunks.encode_backward`) and joins them only where two
@@ -30,8 +30,8 @@ from bisect import bisect_left
 from collections.abc import Callable
 
 from explorer.engine.compact import CompactTokens, ResumePoints, int_array, shifted_array
+from explorer.engine.soft_cuts import SOFT_REACH, end_after, start_before
 from explorer.engine.tokenizer import Tokenizer
-from explorer.workers.soft_cuts import SOFT_REACH, end_after, start_before
 from explorer.workers.tail_chunks import encode_backward, join_arrays, joined_chunks
 
 __all__ = ["LONG_CHUNK", "LONG_TEXT", "encode_joined", "encode_long"]

@@ -36,8 +36,8 @@ import numpy as np
 
 from explorer.engine.compact import CompactTokens, tokens_before
 from explorer.engine.encoding import Token
+from explorer.engine.soft_cuts import SOFT_REACH, end_after, start_before
 from explorer.workers.docstore import same_tokens
-from explorer.workers.soft_cuts import SOFT_REACH, end_after, start_before
 
 __all__ = ["CHUNK_LIMITS", "CHUNK_SECONDS", "FIRST_CHUNK", "JOIN_CHARS", "Chunk",
            "encode_backward", "join_arrays", "joined_chunks"]
@@ -69,7 +69,7 @@ def encode_backward(
 ) -> Iterator[Chunk]:
     """``text``'s tokens by ``encode`` (one whole-text encode), as :data:`Chunk` s from the
     last one back (each starts at a line start, or in a long line at a soft cut:
-    :func:`~explorer.workers.soft_cuts.start_before`; the last ends at the text's end; each one's
+    :func:`~explorer.engine.soft_cuts.start_before`; the last ends at the text's end; each one's
     end is a little past the next one's start). ``floor``: asked before each chunk, the
     place the caller's own encode from the text's start has reached; a chunk whose middle
     it has passed is not encoded (nor any before it). Stops at a chunk that does not join. The

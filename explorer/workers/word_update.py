@@ -33,6 +33,7 @@ from explorer.engine.compact import (
     moved_token,
 )
 from explorer.engine.encoding import Token
+from explorer.engine.soft_cuts import start_before
 from explorer.workers.docstore import (
     Change,
     DocTokens,
@@ -40,7 +41,6 @@ from explorer.workers.docstore import (
     cut_segments,
     spliced_totals,
 )
-from explorer.workers.soft_cuts import start_before
 
 MAX_WORD_WINDOW = 8192
 """A window longer than this (a long line without word starts, a big paste) is left to the

@@ -10,10 +10,10 @@ from test_tail_encode import LINES
 
 from explorer.bundled import resource_path
 from explorer.engine.formats import load_tokenizer
+from explorer.engine.soft_cuts import end_after, start_before
 from explorer.workers import long_lines
 from explorer.workers.doctokens import encode_document, update_document
 from explorer.workers.long_lines import encode_joined, encode_long
-from explorer.workers.soft_cuts import end_after, start_before
 from explorer.workers.tail_chunks import encode_backward
 
 # one line of every script (no line breaks), with a "minified JSON" stretch without spaces

@@ -46,6 +46,7 @@ from explorer.engine.sentencepiece.decoding import (
 )
 from explorer.engine.sentencepiece.piece_bytes import PieceBytes
 from explorer.engine.sentencepiece.pieces import PieceType, byte_piece, piece_byte
+from explorer.engine.soft_cuts import end_after
 from explorer.engine.tokenizer import (
     ModelType,
     PipelineStages,
@@ -205,8 +206,9 @@ class SentencePieceTokenizer(Tokenizer):
 
     def cache_shares(self, text: str, step: int,
                      floor: Callable[[], int] | None = None) -> Iterator[object]:
-        """A Unigram model's words of ``text`` solved, ``step`` code points (to a line end) at
-        a time: the word rows each added (:meth:`UnigramModel.share_rows`). ``floor``: asked
+        """A Unigram model's words of ``text`` solved, ``step`` code points (to a line end,
+        or in a long line a word start: :func:`~explorer.engine.soft_cuts.end_after`) at a
+        time: the word rows each added (:meth:`UnigramModel.share_rows`). ``floor``: asked
         before each batch, the place before which words need not be solved (the batch then
         starts at the line after it)."""
         model = self.model
@@ -216,11 +218,10 @@ class SentencePieceTokenizer(Tokenizer):
         while pos < len(text):
             least = floor() if floor is not None else 0
             if least > pos:
-                pos = text.find("\n", least) + 1 or len(text)
+                pos = end_after(text, least)
                 if pos >= len(text):
                     return
-            end = text.find("\n", pos + step)
-            end = len(text) if end == -1 else end + 1
+            end = end_after(text, pos + step)  # (a line end, or in a long line a word start)
             part = text[pos:end]
             yield model.share_rows([self.normalizer.normalize(part[a:b]).text
                                     for a, b, special in self._segments(part, "all")
