@@ -24,6 +24,7 @@ from explorer.engine.soft_cuts import end_after, start_before
 from explorer.workers.docstore import (
     Change,
     DocTokens,
+    Segment,
     cut_segments,
     same_tokens,
     spliced_totals,
@@ -103,7 +104,7 @@ def update_inside(base: DocTokens, text: str, p: int, s: int,
     return doc, change
 
 
-def _agreeing(win: CompactTokens, ws: int, seg: object, shift: int, least: int,
+def _agreeing(win: CompactTokens, ws: int, seg: Segment, shift: int, least: int,
               most: int) -> int | None:
     """A place in ``[least, most]`` (document offsets of the new text) where a stretch of
     :data:`STRETCH` the window (encoded from ``ws``) and the old segment's tokens (a new
@@ -115,7 +116,7 @@ def _agreeing(win: CompactTokens, ws: int, seg: object, shift: int, least: int,
     end = _clean(win, begin + STRETCH)
     if end is None or ws + end > most:
         return None
-    if not same_tokens(win, begin, seg, ws + begin + shift, end - begin):  # type: ignore[arg-type]
+    if not same_tokens(win, begin, seg, ws + begin + shift, end - begin):
         return None
     return ws + begin
 
@@ -130,10 +131,10 @@ def _clean(toks: CompactTokens, least: int) -> int | None:
     return None
 
 
-def _unknown_ids(base: DocTokens, seg: object, win: CompactTokens,
+def _unknown_ids(base: DocTokens, seg: Segment, win: CompactTokens,
                  ids: np.ndarray) -> frozenset[int]:
-    """Ids of regular tokens to count as unknown in the new segment."""
-    known = getattr(seg, "unknown", 0)
-    if not known and not win.unknown_ids:
+    """Ids of regular tokens to count as unknown in the new segment (none when neither the
+    old segment nor the window had one)."""
+    if not seg.unknown and not win.unknown_ids:
         return frozenset()
     return frozenset(i for i in np.unique(ids).tolist() if base.table.flags(i)[1])

@@ -3,8 +3,9 @@
 The document's encoders cut a text at line starts: a window ends at one, a context starts at
 one, a child's chunk starts at one. A line of megabytes then made one encode of megabytes
 (a 9 MB minified JSON line: one cl100k encode holding ~500 MB of temporaries; a Unigram
-model's window re-encoded from the start at each doubling, 10 s) and gave the child
-process nothing to do. Here such places may fall inside a line:
+model's window re-encoded from the start at each doubling, 10 s). Here such places may
+fall inside a line (the document's segments still end only at line starts, so a one-line
+text gives the child process nothing to take over):
 
 - :func:`~explorer.engine.soft_cuts.start_before` and
   :func:`~explorer.engine.soft_cuts.end_after` give the line start or end near a place
