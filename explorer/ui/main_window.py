@@ -531,8 +531,8 @@ class MainWindow(QMainWindow):
         """Say why a very long line is coloured only at its start (see
         :data:`~explorer.ui.token_painter.LONG_LINE_CHARS`)."""
         self.status.message(
-            f"line {block + 1:,} is coloured up to character {LONG_LINE_CHARS:,} of its "
-            f"{length:,} (tokens, counts, hover and the table cover all of it)", 15000)
+            f"line {block + 1:,}: coloured up to character {LONG_LINE_CHARS:,} of "
+            f"{length:,} (tokens, counts, hover and the table cover it all)", 15000)
 
     def _settle_views(self) -> None:
         """Show the latest result in the token table, inspector, ids view and counts."""

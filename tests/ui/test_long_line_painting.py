@@ -37,8 +37,7 @@ def test_a_long_line_is_coloured_over_its_start(qtbot, window, monkeypatch):
     # the other lines are coloured whole, and the status bar says why this one is not
     assert _ranges(window.editor.document().findBlockByNumber(2))
     message = window.status.message_label.text()
-    assert f"line 2 is coloured up to character {LONG_LINE_CHARS:,}" in message
-    assert f"of its {len(long):,}" in message
+    assert f"line 2: coloured up to character {LONG_LINE_CHARS:,} of {len(long):,}" in message
 
 
 def test_cluster_bounds_far_into_a_long_line():
