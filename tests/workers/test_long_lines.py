@@ -209,3 +209,30 @@ def test_keystrokes_inside_a_long_line_re_encode_a_window(vocab, monkeypatch):
         assert flat(doc) == [(t.id, t.start, t.end) for t in tok.encode(text).tokens], at
         assert change.lines is not None and change.lines[1] - change.lines[0] <= 2
     assert all(inside) and len(inside) == 6 and max(encoded) < 20_000
+
+
+@pytest.mark.parametrize("vocab", ["cl100k_base.tiktoken", "minilm/tokenizer.json"])
+@pytest.mark.parametrize("spaced", [True, False], ids=["words", "no-spaces"])
+def test_random_edits_in_a_long_line_equal_whole_encodes(vocab, spaced):
+    """Random inserts and deletions anywhere in a 100k-character line (with words, or
+    minified JSON without a space: no soft cut, the segment update decides), each document
+    equal to the whole-text encode of its text."""
+    import random
+
+    rng = random.Random(7)
+    tok = _load(vocab)
+    if spaced:
+        line = "".join(rng.choice(LINES[:3]) + " " for _ in range(2500))
+    else:
+        line = "".join(rng.choice(['{"id":', "12345", '"name":"abc",', "}", ",", "😀", "ﬁ"])
+                       for _ in range(14_000))
+    text = "".join(f"line {i}\n" for i in range(50)) + line + "\ntail line\n"
+    doc = run(encode_document(tok, text))
+    for _ in range(15):
+        at, cut = rng.randint(0, len(text)), rng.choice([0, 0, 1, 3, 40])
+        typed = rng.choice(["", "x", " ", "ab cd", "\n", "😀", "e\u0301", '"', "[UNK]"])
+        if not typed and not cut:
+            continue
+        text = text[:at] + typed + text[at + cut:]
+        doc, _ = update_document(doc, text)
+        assert flat(doc) == [(t.id, t.start, t.end) for t in tok.encode(text).tokens], at
