@@ -136,6 +136,17 @@ def joined_at(head: CompactTokens, at: int, tail: CompactTokens, shift: int) -> 
                          head.unknown_ids | tail.unknown_ids, resume)
 
 
+def clean_cut(toks: CompactTokens, least: int) -> int | None:
+    """The first offset from ``least`` on where one of ``toks`` starts and none crosses
+    (a line start may not be one: tiktoken's ``"\n"`` + spaces runs across it; nor a token
+    start: the byte tokens of one character share its span); None when there is none."""
+    starts, ends = toks.starts, toks.ends
+    for k in range(bisect_left(starts, least), len(starts)):
+        if not k or ends[k - 1] <= starts[k]:
+            return int(starts[k])
+    return None
+
+
 def tokens_before(toks: CompactTokens, at: int) -> CompactTokens:
     """``toks``' tokens that start before offset ``at`` (no token crosses it), offsets as
     they are (no resume points: :func:`tokens_from`'s other half, for texts without)."""

@@ -15,11 +15,12 @@ Pure Python (no Qt).
 
 from __future__ import annotations
 
+from array import array
 from bisect import bisect_left
 
 import numpy as np
 
-from explorer.engine.compact import CompactTokens, int32_array, moved_token
+from explorer.engine.compact import CompactTokens, clean_cut, int32_array, moved_token
 from explorer.engine.soft_cuts import end_after, start_before
 from explorer.workers.docstore import (
     Change,
@@ -29,6 +30,7 @@ from explorer.workers.docstore import (
     same_tokens,
     spliced_totals,
 )
+from explorer.workers.word_update import region_unknown_ids
 
 __all__ = ["INSIDE_MIN", "MARGIN", "update_inside"]
 
@@ -71,15 +73,18 @@ def update_inside(base: DocTokens, text: str, p: int, s: int,
     i = int(np.searchsorted(old_starts, head + shift))
     j = int(np.searchsorted(old_starts, tail + shift - delta))
     w0, w1 = bisect_left(win.starts, head - ws), bisect_left(win.starts, tail - ws)
-    ids = np.concatenate([np.frombuffer(x, np.int32)[lo:hi] for x, lo, hi in (
-        (seg.ids, 0, i), (win.ids, w0, w1), (seg.ids, j, len(seg.ids)))])
     origin = seg.origin  # (the old tokens' offsets minus it: offsets into the segment)
-    offsets = (-origin, ws - a, delta - origin)  # to offsets in the new segment's text
-    starts, ends = (np.concatenate([
-        np.frombuffer(x, np.int32)[lo:hi] + d
-        for (x, lo, hi), d in zip(((arrays[0], 0, i), (arrays[1], w0, w1),
-                                    (arrays[0], j, len(seg.ids))), offsets, strict=True)])
-        for arrays in ((seg.starts, win.starts), (seg.ends, win.ends)))
+
+    def spliced(old: array, new: array, moved: bool) -> np.ndarray:
+        """The old field before ``i``, the window's ``[w0, w1)``, the old one from ``j``;
+        ``moved``: offsets, then made offsets into the new segment's text."""
+        before, inside, after = (-origin, ws - a, delta - origin) if moved else (0, 0, 0)
+        return np.concatenate([np.frombuffer(old, np.int32)[:i] + before,
+                               np.frombuffer(new, np.int32)[w0:w1] + inside,
+                               np.frombuffer(old, np.int32)[j:] + after])
+
+    ids = spliced(seg.ids, win.ids, False)
+    starts, ends = spliced(seg.starts, win.starts, True), spliced(seg.ends, win.ends, True)
     irregular = {}
     for n, tok in (seg.irregular or {}).items():
         if n < i:
@@ -91,7 +96,7 @@ def update_inside(base: DocTokens, text: str, p: int, s: int,
             irregular[i + n - w0] = moved_token(tok, ws - a)
     seg_text = text[a:b + delta]
     toks = CompactTokens(int32_array(ids), int32_array(starts), int32_array(ends),
-                         irregular, _unknown_ids(base, seg, win, ids))
+                         irregular, region_unknown_ids(base, k, k + 1, win, ids))
     new = cut_segments(seg_text, toks, len(seg_text))
     doc = DocTokens(base.tokenizer, text, base.segments[:k] + new + base.segments[k + 1:],
                     spliced_totals(base, [seg], new), (base, k, k + 1, len(new)))
@@ -110,31 +115,12 @@ def _agreeing(win: CompactTokens, ws: int, seg: Segment, shift: int, least: int,
     :data:`STRETCH` the window (encoded from ``ws``) and the old segment's tokens (a new
     offset plus ``shift`` is a segment offset) agree on begins; None when the first
     candidate does not agree."""
-    begin = _clean(win, least - ws)
+    begin = clean_cut(win, least - ws)
     if begin is None:
         return None
-    end = _clean(win, begin + STRETCH)
+    end = clean_cut(win, begin + STRETCH)
     if end is None or ws + end > most:
         return None
     if not same_tokens(win, begin, seg, ws + begin + shift, end - begin):
         return None
     return ws + begin
-
-
-def _clean(toks: CompactTokens, least: int) -> int | None:
-    """The first offset from ``least`` on where a token of ``toks`` starts and none
-    crosses."""
-    starts, ends = toks.starts, toks.ends
-    for n in range(bisect_left(starts, least), len(starts)):
-        if not n or ends[n - 1] <= starts[n]:
-            return int(starts[n])
-    return None
-
-
-def _unknown_ids(base: DocTokens, seg: Segment, win: CompactTokens,
-                 ids: np.ndarray) -> frozenset[int]:
-    """Ids of regular tokens to count as unknown in the new segment (none when neither the
-    old segment nor the window had one)."""
-    if not seg.unknown and not win.unknown_ids:
-        return frozenset()
-    return frozenset(i for i in np.unique(ids).tolist() if base.table.flags(i)[1])

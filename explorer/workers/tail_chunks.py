@@ -34,7 +34,7 @@ from itertools import pairwise
 
 import numpy as np
 
-from explorer.engine.compact import CompactTokens, tokens_before
+from explorer.engine.compact import CompactTokens, clean_cut, tokens_before
 from explorer.engine.encoding import Token
 from explorer.engine.soft_cuts import SOFT_REACH, end_after, start_before
 from explorer.workers.docstore import same_tokens
@@ -86,8 +86,8 @@ def encode_backward(
         if later is None:
             toks, cover = encode(text[start:end]), end
         else:
-            cover = end + _clean_cut(later, JOIN_CHARS, later_size)
-            join = end + _clean_cut(later, cover - end + JOIN_CHARS, later_size)
+            cover = end + _cut_or(later, JOIN_CHARS, later_size)
+            join = end + _cut_or(later, cover - end + JOIN_CHARS, later_size)
             stop = _stop_after(text, join)
             toks = encode(text[start:stop])
             if not same_tokens(toks, cover - start, later, cover - end, join - cover):
@@ -102,15 +102,10 @@ def encode_backward(
         end = start
 
 
-def _clean_cut(toks: CompactTokens, least: int, size: int) -> int:
-    """The first offset from ``least`` on where one of ``toks`` starts and none crosses
-    (a line start may not be one: tiktoken's ``"\n"`` + spaces runs across it; nor a token
-    start: the byte tokens of one character share its span); ``size`` when there is none."""
-    starts, ends = toks.starts, toks.ends
-    for k in range(bisect_left(starts, least), len(starts)):
-        if not k or ends[k - 1] <= starts[k]:
-            return int(starts[k])
-    return size
+def _cut_or(toks: CompactTokens, least: int, size: int) -> int:
+    """:func:`~explorer.engine.compact.clean_cut`, else ``size`` (the chunk's end)."""
+    cut = clean_cut(toks, least)
+    return size if cut is None else cut
 
 
 def _stop_after(text: str, join: int) -> int:

@@ -121,7 +121,7 @@ def update_words(base: DocTokens, text: str, p: int, s: int) -> tuple[DocTokens,
         float_array(np.concatenate([old_states[:head], win_states[wa:wb], old_states[tail:]])),
     )
     region_text = text[r0:r1 + delta]
-    unknown = _unknown_ids(base, ka, kb + 1, toks, ids)
+    unknown = region_unknown_ids(base, ka, kb + 1, toks, ids)
     compact = CompactTokens(int32_array(ids), int32_array(starts), int32_array(ends),
                             irregular, unknown, points)
     new = cut_segments(region_text, compact, len(region_text))
@@ -238,7 +238,7 @@ def _region_irregular(base: DocTokens, lo: int, hi: int, r0: int, h: int, c: int
     return out
 
 
-def _unknown_ids(base: DocTokens, lo: int, hi: int, toks: CompactTokens,
+def region_unknown_ids(base: DocTokens, lo: int, hi: int, toks: CompactTokens,
                  ids: np.ndarray) -> frozenset[int]:
     """Ids of regular tokens marked unknown among ``ids`` (to count unknown tokens): the
     window's, unless an old segment of ``[lo, hi)`` had such tokens too (SentencePiece keeps
