@@ -78,10 +78,14 @@ def update_inside(base: DocTokens, text: str, p: int, s: int,
     def spliced(old: array, new: array, moved: bool) -> np.ndarray:
         """The old field before ``i``, the window's ``[w0, w1)``, the old one from ``j``;
         ``moved``: offsets, then made offsets into the new segment's text."""
-        before, inside, after = (-origin, ws - a, delta - origin) if moved else (0, 0, 0)
-        return np.concatenate([np.frombuffer(old, np.int32)[:i] + before,
-                               np.frombuffer(new, np.int32)[w0:w1] + inside,
-                               np.frombuffer(old, np.int32)[j:] + after])
+        out = np.concatenate([np.frombuffer(old, np.int32)[:i],
+                              np.frombuffer(new, np.int32)[w0:w1],
+                              np.frombuffer(old, np.int32)[j:]])
+        if moved:  # (in place: one pass per part)
+            out[:i] -= origin
+            out[i:i + w1 - w0] += ws - a
+            out[i + w1 - w0:] += delta - origin
+        return out
 
     ids = spliced(seg.ids, win.ids, False)
     starts, ends = spliced(seg.starts, win.starts, True), spliced(seg.ends, win.ends, True)
