@@ -346,14 +346,11 @@ class SentencePieceTokenizer(Tokenizer):
         if not (ids32[odd_at] == self.model.unk_id).all():
             return False  # a control piece
         ids_of, plain = self._byte_tokens(table)
-        text = normalized.text
-        data = [_utf8(text[a:b]) for a, b in zip(bounds[odd_at].tolist(),
-                                                  bounds[odd_at + 1].tolist(), strict=True)]
-        raw = np.frombuffer(b"".join(data), np.uint8)
+        raw, lengths = utf8_of_spans(normalized.text, bounds[odd_at], bounds[odd_at + 1])
         if not np.frombuffer(plain, np.uint8)[raw].all():
             return False
         counts = np.ones(len(ids32), np.int64)
-        counts[odd_at] = np.fromiter(map(len, data), np.int64, len(data))
+        counts[odd_at] = lengths
         ids = np.repeat(ids32, counts)
         ids[np.repeat(np.isin(np.arange(len(ids32)), odd_at), counts)] = np.asarray(
             ids_of, np.int32)[raw]
@@ -656,6 +653,29 @@ def _add_points(offsets: array, states: array, word_starts: np.ndarray, scores: 
         kept_scores = scores[first]
     offsets.frombytes(offset.astype(np.int32).tobytes())
     states.frombytes(kept_scores.astype(np.float64).tobytes())
+
+
+def utf8_of_spans(text: str, starts: np.ndarray, ends: np.ndarray
+                  ) -> tuple[np.ndarray, np.ndarray]:
+    """The UTF-8 bytes of ``text[starts[i]:ends[i]]`` for every span, joined (uint8), and
+    each span's byte length (int64): array passes over the text instead of a slice and an
+    encode per span (half a million spans in a 10 MB English text under a 4k byte-fallback
+    model). Lone surrogates keep their 3-byte form, as :func:`_utf8`."""
+    data = _utf8(text)
+    starts, ends = np.asarray(starts, np.int64), np.asarray(ends, np.int64)
+    if len(data) == len(text):  # (ASCII: a character is a byte)
+        first, last = starts, ends
+    else:
+        codes = np.frombuffer(text.encode("utf-32-le", "surrogatepass"), np.uint32)
+        at = np.zeros(len(codes) + 1, np.int64)
+        np.cumsum(1 + (codes >= 0x80) + (codes >= 0x800) + (codes >= 0x10000), out=at[1:])
+        first, last = at[starts], at[ends]
+    lengths = last - first
+    total = int(lengths.sum())
+    # every byte's place: its span's first byte plus its rank within the span
+    index = np.arange(total, dtype=np.int64) + np.repeat(first - (np.cumsum(lengths) - lengths),
+                                                         lengths)
+    return np.frombuffer(data, np.uint8)[index], lengths
 
 
 def _utf8(text: str) -> bytes:
