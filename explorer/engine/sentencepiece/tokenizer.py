@@ -349,11 +349,20 @@ class SentencePieceTokenizer(Tokenizer):
         raw, lengths = utf8_of_spans(normalized.text, bounds[odd_at], bounds[odd_at + 1])
         if not np.frombuffer(plain, np.uint8)[raw].all():
             return False
+        byte_ids = np.asarray(ids_of, np.int32)[raw]
+        if len(raw) == len(odd_at):  # (each unknown piece one byte: nothing to repeat)
+            ids = ids32.copy()
+            ids[odd_at] = byte_ids
+            out.ids.frombytes(ids.tobytes())
+            out.starts.frombytes(mapped[:-1].tobytes())
+            out.ends.frombytes(mapped[1:].tobytes())
+            return True
         counts = np.ones(len(ids32), np.int64)
         counts[odd_at] = lengths
         ids = np.repeat(ids32, counts)
-        ids[np.repeat(np.isin(np.arange(len(ids32)), odd_at), counts)] = np.asarray(
-            ids_of, np.int32)[raw]
+        is_odd = np.zeros(len(ids32), bool)
+        is_odd[odd_at] = True
+        ids[np.repeat(is_odd, counts)] = byte_ids
         out.ids.frombytes(ids.tobytes())
         out.starts.frombytes(np.repeat(mapped[:-1], counts).tobytes())
         out.ends.frombytes(np.repeat(mapped[1:], counts).tobytes())
@@ -658,24 +667,23 @@ def _add_points(offsets: array, states: array, word_starts: np.ndarray, scores: 
 def utf8_of_spans(text: str, starts: np.ndarray, ends: np.ndarray
                   ) -> tuple[np.ndarray, np.ndarray]:
     """The UTF-8 bytes of ``text[starts[i]:ends[i]]`` for every span, joined (uint8), and
-    each span's byte length (int64): array passes over the text instead of a slice and an
-    encode per span (half a million spans in a 10 MB English text under a 4k byte-fallback
-    model). Lone surrogates keep their 3-byte form, as :func:`_utf8`."""
-    data = _utf8(text)
+    each span's byte length (int64): array passes instead of a slice and an encode per span
+    (half a million spans in a 10 MB English text under a 4k byte-fallback model). Only the
+    spans' characters are gathered and encoded. Lone surrogates keep their 3-byte form, as
+    :func:`_utf8`."""
     starts, ends = np.asarray(starts, np.int64), np.asarray(ends, np.int64)
-    if len(data) == len(text):  # (ASCII: a character is a byte)
-        first, last = starts, ends
-    else:
-        codes = np.frombuffer(text.encode("utf-32-le", "surrogatepass"), np.uint32)
-        at = np.zeros(len(codes) + 1, np.int64)
-        np.cumsum(1 + (codes >= 0x80) + (codes >= 0x800) + (codes >= 0x10000), out=at[1:])
-        first, last = at[starts], at[ends]
-    lengths = last - first
-    total = int(lengths.sum())
-    # every byte's place: its span's first byte plus its rank within the span
-    index = np.arange(total, dtype=np.int64) + np.repeat(first - (np.cumsum(lengths) - lengths),
-                                                         lengths)
-    return np.frombuffer(data, np.uint8)[index], lengths
+    sizes = ends - starts
+    total = int(sizes.sum())
+    firsts = np.cumsum(sizes) - sizes  # each span's first character among the gathered
+    index = np.arange(total, dtype=np.int64) + np.repeat(starts - firsts, sizes)
+    if text.isascii():  # (a character is a byte)
+        return np.frombuffer(text.encode("ascii"), np.uint8)[index], sizes
+    codes = np.frombuffer(text.encode("utf-32-le", "surrogatepass"), np.uint32)[index]
+    data = _utf8(codes.tobytes().decode("utf-32-le", "surrogatepass"))
+    widths = 1 + (codes >= 0x80) + (codes >= 0x800) + (codes >= 0x10000).astype(np.int64)
+    before = np.zeros(total + 1, np.int64)
+    np.cumsum(widths, out=before[1:])
+    return np.frombuffer(data, np.uint8), before[firsts + sizes] - before[firsts]
 
 
 def _utf8(text: str) -> bytes:
