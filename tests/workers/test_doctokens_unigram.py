@@ -243,3 +243,28 @@ def test_edits_that_move_the_running_score_redecide_near_ties_after_them(ties):
         assert doc.exact_until == len(text)  # exact by construction, not only by luck
         assert doc.ids().tolist() == sp.encode(text)
     assert _flat(doc) == _whole(tok, text)
+
+
+def test_exact_tokens_keep_longer_segments_and_keystrokes_stay_whole_encodes():
+    """A tokenizer with exact resume points (the bundled Unigram model) cuts its first
+    encode's segments ``EXACT_SEGMENT_FACTOR`` times the document's least length (fewer
+    objects to make); a byte-level BPE keeps the short ones. Keystrokes in the long
+    segments still give the whole-text encode."""
+    from explorer.bundled import resource_path
+    from explorer.workers import docstore
+    from explorer.workers.doctokens import EXACT_SEGMENT_FACTOR, update_document
+
+    text = "".join(f"line {k}: {'some words _= here ' * (k % 5)}\n" for k in range(4000))
+    least = docstore.SEGMENT_CHARS * EXACT_SEGMENT_FACTOR
+    unigram = load_tokenizer(resource_path("vocab", "corpus_unigram_4k.model"))
+    doc = _run(encode_document(unigram, text))
+    windows = len(text) // doctokens.CHUNK_CHARS + 1  # (a window's last may be shorter)
+    assert sum(len(s.text) < least for s in doc.segments) <= windows
+    assert len(doc.segments) > len(text) // (2 * least)
+    bpe = load_tokenizer(resource_path("vocab", "cl100k_base.tiktoken"))
+    short = _run(encode_document(bpe, text))
+    assert sum(len(s.text) < least for s in short.segments) > len(short.segments) // 2
+    for at, typed in ((5000, "x"), (20000, " new words\n"), (len(text) // 2, "é😀")):
+        text = text[:at] + typed + text[at:]
+        doc, _ = update_document(doc, text)
+        assert _flat(doc) == _whole(unigram, text)
