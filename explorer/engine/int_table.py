@@ -18,12 +18,15 @@ MISSING = -1
 FEW_KEYS = 512
 """Lookups still unresolved after a probe round: up to this many finish in one 2-D gather."""
 _GOLDEN = np.uint64(0x9E3779B97F4A7C15)  # Fibonacci hashing multiplier
+_GOLDEN_INT = 0x9E3779B97F4A7C15
+_MASK64 = (1 << 64) - 1
 
 
 class IntTable:
     """``keys[i] -> values[i]`` (distinct int64 keys other than -1, int32 values)."""
 
-    __slots__ = ("_claims", "_keys", "_mask", "_reach", "_room", "_shift", "_size", "_values")
+    __slots__ = ("_claims", "_keys", "_mask", "_reach", "_room", "_shift", "_size", "_values",
+                 "_views")
 
     def __init__(self, keys: np.ndarray, values: np.ndarray, *, room: int = 2) -> None:
         """``room``: at least this many slots per key (2: load factor <= 1/2; 4 makes the
@@ -35,6 +38,7 @@ class IntTable:
         self._allocate(int(room * max(len(keys), 1) - 1).bit_length())
         self._place(keys, values)
         self._claims = None  # (kept only for a table that is added to)
+        self._views: tuple[memoryview, memoryview, int, int, range] | None = None  # get_one
 
     def state(self) -> tuple[int, int, int, bytes, bytes]:
         """The table as plain values (for a cache): :meth:`from_state` rebuilds it without
@@ -58,6 +62,7 @@ class IntTable:
         table._keys, table._values = slot_keys, slot_values  # (read-only: add copies them)
         table._reach = reach
         table._claims = None
+        table._views = None
         return table
 
     def _shape(self, bits: int) -> None:
@@ -95,6 +100,7 @@ class IntTable:
             self._place(old_keys, old_values)
         self._place(keys, values)
         self._size = size
+        self._views = None  # (slot arrays and reach may have changed: get_one's views too)
 
     def _place(self, keys: np.ndarray, values: np.ndarray) -> None:
         """Put keys absent from the table into free slots (all probes in lock step).
@@ -133,6 +139,35 @@ class IntTable:
     def keys(self) -> np.ndarray:
         """Every key in the table (in table order)."""
         return self._keys[self._keys != MISSING]
+
+    def get_one(self, key: int) -> int:
+        """The value of one key, :data:`MISSING` when it is not in the table: the same probe
+        in Python over views of the slot arrays (~0.3 us), for callers that look keys up one
+        at a time (a dict of the same int keys and values takes ~4x the memory: a 262k-piece
+        model's 515k merges held 51 MB as a dict, 12 MB here)."""
+        views = self._views
+        if views is None:
+            views = self._views = (memoryview(self._keys), memoryview(self._values),
+                                   int(self._shift), self._mask, range(self._reach + 1))
+        slot_keys, slot_values, shift, mask, probes = views
+        slot = ((key & _MASK64) * _GOLDEN_INT & _MASK64) >> shift
+        for _ in probes:
+            found = slot_keys[slot]
+            if found == key:
+                return slot_values[slot]  # type: ignore[no-any-return]
+            if found == MISSING:
+                return MISSING
+            slot = (slot + 1) & mask
+        return MISSING
+
+    def __getstate__(self) -> tuple[int, int, int, bytes, bytes]:
+        """Pickled as :meth:`state` (views of the slots are not picklable)."""
+        return self.state()
+
+    def __setstate__(self, state: tuple[int, int, int, bytes, bytes]) -> None:
+        table = IntTable.from_state(state)
+        for name in IntTable.__slots__:
+            setattr(self, name, getattr(table, name))
 
     def get(self, keys: np.ndarray) -> np.ndarray:
         """The value of each key (int32), :data:`MISSING` where a key is not in the table."""

@@ -104,3 +104,14 @@ def test_one_long_pre_token_merged_by_words_in_lock_step(seed: int) -> None:
     assert model.tokenize(text) == reference._merge(text)
     assert model.__dict__.get("_merge_table") is not None  # (the lock step ran)
     assert reference.__dict__.get("_merge_table") is None
+
+
+@pytest.mark.parametrize("strict", [True, False])
+def test_a_model_whose_merges_all_make_pieces_lends_its_own_table(strict: bool) -> None:
+    """The lock-step table of a strict model is its pair-rank table (not a second copy of
+    every merge); a model with merges that make no piece keeps only the others."""
+    model = shuffled_bpe(3, strict)
+    for table in (MergeTable(model), MergeTable(model)):  # (built, then from the cache)
+        assert (table.table is model.ranks.table) == strict
+        assert len(table.table) == len(model.ranks) if strict else len(table.table) < len(
+            model.ranks)

@@ -33,7 +33,10 @@ def test_bpe_tokens_hold_the_vocabulary_strings(merges):
 
 def test_merges_are_keyed_by_ids_and_come_back_in_rank_order():
     model = _bpe(["l o", "lo w", "e r", "low er", "e r"])  # (a later duplicate wins)
-    assert all(isinstance(key, int) for key in model.ranks)
+    keys, ranks = model.ranks.arrays()  # (one entry a pair of ids: the later "e r" won)
+    assert len(model.ranks) == 4 and ranks.tolist() == [0, 1, 3, 4]
+    assert keys.tolist() == [model.vocab[a] * model.stride + model.vocab[b]
+                             for a, b in (("l", "o"), ("lo", "w"), ("low", "er"), ("e", "r"))]
     assert model.merge_pairs() == [("l", "o", 0), ("lo", "w", 1), ("low", "er", 3),
                                    ("e", "r", 4)]
     assert bpe_merges(model) == [["l", "o"], ["lo", "w"], ["low", "er"], ["e", "r"]]

@@ -140,3 +140,27 @@ def test_keys_that_wrap_around_keep_every_probe_chain_unbroken(grown: bool) -> N
         chain = [(home + d) % (1 << bits) for d in range(distance)]
         assert all(table._keys[s] != MISSING for s in chain)
     assert sum(slot_of[key] < 40 for key in keys[:12].tolist()) >= 8  # (they wrapped around)
+
+
+@pytest.mark.parametrize("clustered", [False, True])
+def test_one_key_lookups_equal_the_array_lookups_through_growth_and_pickling(clustered) -> None:
+    """:meth:`IntTable.get_one` (a Python probe over views of the slots) answers as
+    :meth:`IntTable.get` for keys in and out of the table, long probe chains included,
+    after keys are added (the slots grow: its views must follow) and after pickling."""
+    import pickle
+
+    rng = np.random.default_rng(7)
+    keys = (np.arange(0, 40_000, 4, dtype=np.int64) * (1 << 20) if clustered
+            else rng.choice(1 << 40, 10_000, replace=False).astype(np.int64))
+    table = IntTable(keys[:6000], np.arange(6000, dtype=np.int32))
+    probes = np.concatenate([keys, rng.integers(0, 1 << 40, 2000)])
+    assert [table.get_one(int(k)) for k in probes] == table.get(probes).tolist()
+    table.get_one(int(keys[0]))  # (views made before the table grows)
+    table.add(keys[6000:], np.arange(6000, len(keys), dtype=np.int32))
+    expected = table.get(probes).tolist()
+    assert expected[:len(keys)] == list(range(len(keys)))
+    assert [table.get_one(int(k)) for k in probes] == expected
+    again = pickle.loads(pickle.dumps(table))
+    assert [again.get_one(int(k)) for k in probes] == expected
+    assert again.get(probes).tolist() == expected
+    assert IntTable(np.zeros(0, np.int64), np.zeros(0, np.int32)).get_one(5) == MISSING

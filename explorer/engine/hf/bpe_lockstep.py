@@ -45,14 +45,15 @@ class MergeTable:
         vocabulary cache under the digest of its merges and pieces (read back: ~20 ms)."""
         from explorer.engine.formats.vocab_cache import cached_and_built
 
-        keys = np.fromiter(model.ranks.keys(), np.int64, len(model.ranks))
-        ranks = np.fromiter(model.ranks.values(), np.int64, len(model.ranks))
+        keys, ranks = model.ranks.arrays()
         pieces = "\0".join(map(model.id_to_piece.get, range(model.stride), repeat("")))
         digest = hashlib.sha256(keys.tobytes() + ranks.tobytes()
                                 + pieces.encode("utf-8", "surrogatepass")).digest()
         self.stride = model.stride
-        self.table, self.rank_to_id = cached_and_built(
-            digest, "hf-bpe-merge-table-2", lambda: _built(model, keys, ranks), _read)
+        table, self.rank_to_id = cached_and_built(
+            digest, "hf-bpe-merge-table-4", lambda: _built(model, keys, ranks), _read)
+        # (every merge makes a piece, as in any strict model: the model's own table serves)
+        self.table = model.ranks.table if table is None else table
 
     def of(self, left: np.ndarray, right: np.ndarray) -> np.ndarray:
         """Rank of merging ``left[i]`` with ``right[i]`` (int64), :data:`NEVER` if none."""
@@ -66,8 +67,10 @@ class MergeTable:
 
 
 def _built(model: BPEModel, keys: np.ndarray, ranks: np.ndarray
-           ) -> tuple[tuple[int, int, int, bytes, bytes], bytes]:
-    """The table's :meth:`IntTable.state` and the ids by rank, as bytes (for the cache)."""
+           ) -> tuple[tuple[int, int, int, bytes, bytes] | None, bytes]:
+    """The table's :meth:`IntTable.state` (None when it would hold every merge of the
+    model's :class:`~explorer.engine.hf.pair_ranks.PairRanks`: that one is used, not a
+    second copy, 12 MB for Gemma 4) and the ids by rank, as bytes (for the cache)."""
     piece, stride, vocab = model.id_to_piece, model.stride, model.vocab
     lefts, rights = (keys // stride).tolist(), (keys % stride).tolist()
     made = np.array([-1 if m is None else m for m in map(
@@ -76,14 +79,16 @@ def _built(model: BPEModel, keys: np.ndarray, ranks: np.ndarray
     kept = made >= 0  # (a merge whose result is no piece never applies)
     rank_to_id = np.full(int(ranks.max(initial=-1)) + 1, -1, np.int32)
     rank_to_id[ranks[kept]] = made[kept]
-    return IntTable(keys[kept], ranks[kept], room=2).state(), rank_to_id.tobytes()
+    state = None if kept.all() else IntTable(keys[kept], ranks[kept], room=2).state()
+    return state, rank_to_id.tobytes()
 
 
-def _read(value: tuple) -> tuple[IntTable, np.ndarray]:
-    """The table and the ids by rank from :func:`_built`'s value (``ValueError`` or
-    ``TypeError`` for anything else)."""
+def _read(value: tuple) -> tuple[IntTable | None, np.ndarray]:
+    """The table (None: the model's own) and the ids by rank from :func:`_built`'s value
+    (``ValueError`` or ``TypeError`` for anything else)."""
     state, rank_to_id = value
-    return IntTable.from_state(state), np.frombuffer(rank_to_id, np.int32)
+    table = None if state is None else IntTable.from_state(state)
+    return table, np.frombuffer(rank_to_id, np.int32)
 
 
 def merge_words(model: BPEModel, table: MergeTable, words: list[str]
