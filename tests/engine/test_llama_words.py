@@ -194,3 +194,29 @@ def test_limits_are_rounded_down_to_shared_powers_of_two() -> None:
     model.segments(f"{SP}ab{SP}aa{SP}b")
     limits = [entry[0] for entry in model._cache.values()]
     assert all(x in (-1.0, float("inf")) or math.frexp(x)[0] == 0.5 for x in limits)
+
+
+@pytest.mark.parametrize("span", [3, 64, 4096])
+@pytest.mark.parametrize("base", [0.0, -1e16, -3e16])
+def test_a_long_text_summed_in_blocks_decides_as_one_pass(monkeypatch, span: int,
+                                                          base: float) -> None:
+    """:meth:`LlamaWords.pass_arrays` sums a block of words' path scores at once and
+    re-runs those past their limits: over thousands of tie-prone words, far from 0 (where
+    re-runs come out different and the next block starts after them) and in blocks of
+    every size, the pieces and each word's starting score are the one pass's."""
+    from explorer.engine.unigram import llama_words
+
+    monkeypatch.setattr(llama_words, "_SPECULATE_WORDS", span)
+    monkeypatch.setattr(llama_words, "_SPECULATE_MIN", min(span, 2))
+    model = tie_model()
+    text = "".join(random_texts(11, 400))
+    words = model._llama.words(text)
+    assert len(words) > 2000
+    ids, after, starts = model._llama.pass_arrays(words, base)
+    pieces, end, _ = model._llama.pass_over(text, base)
+    assert ids.tolist() == [i for _, i in pieces]
+    assert after == end
+    at = 0
+    for word, start in zip(words[:300], starts[:300].tolist(), strict=True):
+        assert start == model._llama.pass_over(text[:at], base)[1] if at else start == base
+        at += len(word)

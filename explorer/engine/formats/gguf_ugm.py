@@ -75,12 +75,10 @@ class LlamaUgmModel(UnigramModel):
             return None
         if anchor is None:
             score = 0.0
-        before, _ = llama.ids_from(words[:first], 0.0)
-        scores: list[float] = []
-        after, _ = llama.ids_from(words[first:], score, scores)
-        ids = np.array(before + after, np.int64)
-        return Resumed(llama.length_of[ids], ids, positions[first:-1],
-                       np.array(scores, np.float64))
+        before, _, _ = llama.pass_arrays(words[:first], 0.0)
+        after, _, scores = llama.pass_arrays(words[first:], score)
+        ids = np.concatenate([before, after])
+        return Resumed(llama.length_of[ids], ids, positions[first:-1], scores)
 
     def share_rows(self, texts: Sequence[str]) -> LlamaWordsShare:  # type: ignore[override]
         """The new words of normalized ``texts`` solved by llama.cpp's rules, for
