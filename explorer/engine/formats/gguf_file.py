@@ -34,7 +34,7 @@ from typing import Any
 from explorer.engine.errors import UnsupportedComponentError, VocabFormatError
 from explorer.engine.formats.gguf_control import SPECIAL_TYPES, llama_cpp_types, special_indices
 from explorer.engine.formats.gguf_presets import BPE_PRESETS
-from explorer.engine.formats.gguf_reader import read_metadata
+from explorer.engine.formats.gguf_reader import cached_metadata
 from explorer.engine.formats.gguf_specials import gguf_add_special
 from explorer.engine.formats.gguf_wpm import LlamaWpmPre
 from explorer.engine.hf.added_tokens import AddedToken
@@ -228,7 +228,7 @@ def _load_sentencepiece(meta: _Meta, name: str, kind: str) -> Tokenizer:
 
 def load(path: Path, *, preset: str | None = None) -> Tokenizer:
     """Read the vocabulary of a GGUF file; ``preset`` is ignored."""
-    meta = _Meta(path, read_metadata(Path(path), prefix="tokenizer."))
+    meta = _Meta(path, cached_metadata(Path(path), "tokenizer."))
     try:
         return _load(meta, path)
     except (TypeError, ValueError, IndexError, KeyError, AttributeError, OverflowError,

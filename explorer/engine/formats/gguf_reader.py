@@ -119,12 +119,37 @@ class _Cursor:
 
 
 def read_metadata(path: Path, *, prefix: str = "") -> dict[str, Any]:
-    """Every key/value of ``path`` (only keys starting with ``prefix`` are kept)."""
+    """Every key/value of ``path`` (only keys starting with ``prefix`` are kept).
+
+    The file is mapped, not read: a model's GGUF holds gigabytes of tensors after the
+    metadata, and only the pages the metadata is on are read (reading it whole took the
+    file's size in memory)."""
     try:
         with open(path, "rb") as f:
-            data = f.read()
+            try:
+                data: bytes | mmap.mmap = mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ)
+            except ValueError:  # (an empty file cannot be mapped)
+                data = b""
     except OSError as e:
         raise VocabFormatError(f"{path}: cannot read ({e.strerror})") from None
+    try:
+        return _read(path, data, prefix)
+    finally:
+        if isinstance(data, mmap.mmap):
+            data.close()
+
+
+def cached_metadata(path: Path, prefix: str) -> dict[str, Any]:
+    """:func:`read_metadata`, from the vocabulary cache when the file is unchanged (a
+    262k-piece vocabulary's 777k strings took ~0.6 s to read, ~0.05 s from the cache)."""
+    from explorer.engine.formats.vocab_cache import cached
+
+    return cached(Path(path), f"gguf-metadata-1\0{prefix}",
+                  lambda: read_metadata(Path(path), prefix=prefix))
+
+
+def _read(path: Path, data: bytes | mmap.mmap, prefix: str) -> dict[str, Any]:
+    """The key/values of a GGUF file's bytes ``data`` (see :func:`read_metadata`)."""
     if data[:4] != b"GGUF":
         raise VocabFormatError(f"{path}: not a GGUF file (bad magic)")
     cur = _Cursor(data)

@@ -316,6 +316,9 @@ class SentencePieceTokenizer(Tokenizer):
         if len(odd_at) and self.byte_fallback and self._append_all_bytes(
                 out, normalized, bounds, mapped, ids32, odd_at, table):
             return
+        if len(odd_at) and not self.byte_fallback and self._append_unknown_runs(
+                out, normalized, bounds, mapped, ids32, odd_at, table):
+            return
         odd = odd_at.tolist()
         k = 0
         for u in [*odd, len(ids32)]:  # plain pieces up to each odd one, as arrays
@@ -334,6 +337,42 @@ class SentencePieceTokenizer(Tokenizer):
                 spans = list(zip(starts_n, ends_n, ids32[u:v].tolist(), strict=True))
                 _extend(out, table.compact(self._tokens(normalized, spans, shift)))
                 k = v
+
+    def _append_unknown_runs(self, out: CompactTokens, normalized: Normalized,
+                             bounds: np.ndarray, mapped: np.ndarray, ids32: np.ndarray,
+                             odd_at: np.ndarray, table: TokenTable) -> bool:
+        """:meth:`_append_pieces` when every odd piece is ``<unk>`` and there is no byte
+        fallback (the common case): each run of them is one token, as sentencepiece merges
+        them, made as a Token (its piece is the text it covers); every other token is
+        appended by array passes. False (nothing appended) when a control piece is among
+        them. (A run through :meth:`_tokens` and compacted alone took ~15 us: 47k runs in
+        the all-language UDHR text under nomic-bert-moe.)"""
+        unk_id = self.model.unk_id
+        if not (ids32[odd_at] == unk_id).all():
+            return False
+        is_unk = np.zeros(len(ids32) + 1, bool)
+        is_unk[odd_at] = True
+        keep = np.ones(len(ids32), bool)
+        keep[1:] = ~(is_unk[1:-1] & is_unk[:-2])  # (a run's later pieces merge into its first)
+        heads = np.flatnonzero(is_unk[:-1] & keep)
+        tails = np.flatnonzero(is_unk[:-1] & ~is_unk[1:])
+        ends = mapped[1:].copy()
+        ends[heads] = mapped[tails + 1]
+        text, first, past = normalized.text, bounds[heads].tolist(), bounds[tails + 1].tolist()
+        unk_bytes, unk_score = self._piece_bytes[unk_id], self.model.scores[unk_id]
+        runs = table.compact([
+            Token(unk_id, text[a:b], unk_bytes, start, end, unknown=True, score=unk_score)
+            for a, b, start, end in zip(first, past, mapped[heads].tolist(),
+                                        ends[heads].tolist(), strict=True)])
+        base = len(out.ids)
+        at = (np.cumsum(keep) - 1)[heads].tolist()  # each run's place among the tokens kept
+        out.ids.frombytes(ids32[keep].tobytes())
+        out.starts.frombytes(mapped[:-1][keep].tobytes())
+        out.ends.frombytes(ends[keep].tobytes())
+        out.irregular.update((base + at[i], t) for i, t in runs.irregular.items())
+        if runs.unknown_ids:
+            out.unknown_ids = out.unknown_ids | runs.unknown_ids
+        return True
 
     def _append_all_bytes(self, out: CompactTokens, normalized: Normalized,
                           bounds: np.ndarray, mapped: np.ndarray, ids32: np.ndarray,
