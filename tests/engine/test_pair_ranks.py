@@ -35,3 +35,17 @@ def test_a_big_table_pickles_and_answers_as_a_dict() -> None:
     expected = dict(zip(keys.tolist(), ranks.tolist(), strict=True))
     for key in [*keys[:2000].tolist(), *rng.integers(0, 262_144 ** 2, 2000).tolist()]:
         assert table.get(key) == expected.get(key)
+
+
+def test_a_vocabulary_id_past_the_table_s_keys_is_a_clear_error() -> None:
+    """Ids are HF's u32; one past 2**31 - 1 (or negative) would not key the int64 table,
+    and is refused by name instead of failing deep in the load (OverflowError)."""
+    import pytest
+
+    from explorer.engine.errors import VocabFormatError
+    from explorer.engine.hf.models import BPEModel
+
+    for bad in (2**31, 10**30, -1):
+        with pytest.raises(VocabFormatError, match=f"id {bad} is out of range"):
+            BPEModel({"a": 0, "b": bad, "ab": 2}, ["a b"])
+    assert BPEModel({"a": 0, "b": 2**31 - 1, "ab": 2}, ["a b"]).rank("a", "b") == 0

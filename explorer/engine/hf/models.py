@@ -35,6 +35,9 @@ from explorer.engine.sentencepiece.pieces import SPACE_SYMBOL
 ModelToken = tuple[int, str, int, int]
 """``(id, piece, start, end)``: code-point span inside the pre-token."""
 
+_MAX_ID = 2**31 - 1
+"""The largest vocabulary id a BPE model takes (HF's are u32; a pair of ids then keys an
+int64 table)."""
 _CACHE_LIMIT = 32_768
 """Pre-tokens whose tokens a model keeps (cleared when full). Measured on English text
 (CPU time, one document encode): a 262k-piece GGUF BPE 4 MB 10.8-11.9 s at this and at
@@ -141,6 +144,9 @@ class BPEModel:
             self._validate(merges)
         self.stride = max(vocab.values(), default=0) + 1
         """Pair keys are ``left_id * stride + right_id``."""
+        if self.stride > _MAX_ID + 1 or min(vocab.values(), default=0) < 0:
+            bad = max(vocab.values()) if self.stride > _MAX_ID + 1 else min(vocab.values())
+            raise VocabFormatError(f"BPE vocabulary id {bad} is out of range (0 to {_MAX_ID})")
         self.ranks = PairRanks.from_merges(vocab, merges, self.stride)
         """Each merge's rank keyed by its parts' ids (:mod:`~explorer.engine.hf.pair_ranks`:
         a dict of them held 51 MB for a 262k-piece GGUF model's 515k merges, and ``"left
