@@ -220,41 +220,47 @@ def _exact_pieces(
     pass 100000 (re-run alone by :meth:`_viterbi`, which re-bases), everything is exact;
     continue from there.
     """
-    scores = solver.score_array()
     taken: list[np.ndarray] = []  # table pieces (positions in its arrays), or -1 - k: more[k]
     more: list[tuple[Sequence[int], Sequence[int]]] = []  # pieces of words decided apart
-    all_rows = rows
-    pos, total = 0, len(words)
+    total = len(words)
+    # Every word's table pieces and their scores, once (a speculation only slices them)
+    sizes = table.count[rows]
+    word_first = np.zeros(total + 1, np.int64)  # each word's first piece among them all
+    np.cumsum(sizes, out=word_first[1:])
+    all_take = np.repeat(table.first[rows] - word_first[:-1], sizes)
+    all_take += np.arange(int(word_first[-1]))
+    piece_scores = solver.score_array()[table.piece_id[all_take]]
+    all_max, all_limit = table.word_max[rows], table.limit[rows]
+    pos = 0
     span = SPECULATE_WORDS
     while pos < total:
-        here = all_rows[pos : pos + span]
-        sizes = table.count[here]
-        offsets = np.zeros(len(here) + 1, np.int64)
-        np.cumsum(sizes, out=offsets[1:])
-        take = np.repeat(table.first[here] - offsets[:-1], sizes) + np.arange(offsets[-1])
+        end = min(total, pos + span)
+        first = int(word_first[pos])
+        offsets = word_first[pos : end + 1] - first
         running = np.empty(int(offsets[-1]) + 1, np.float32)
         running[0] = base
-        running[1:] = scores[table.piece_id[take]]
+        running[1:] = piece_scores[first : first + int(offsets[-1])]
         np.add.accumulate(running, out=running)  # float32 after every addition
         starts = running[offsets[:-1]].astype(np.float64)
         magnitude = np.abs(starts)
-        risky = np.flatnonzero(magnitude + table.word_max[here] >= RESET_GUARD)
-        stop = int(risky[0]) if risky.size else len(here)
-        redo = np.flatnonzero(magnitude[:stop] >= table.limit[here[:stop]]).tolist()
+        word_max = all_max[pos:end]
+        risky = np.flatnonzero(magnitude + word_max >= RESET_GUARD)
+        stop = int(risky[0]) if risky.size else end - pos
+        redo = np.flatnonzero(magnitude[:stop] >= all_limit[pos : pos + stop]).tolist()
         changed = stop  # the first word whose re-run differs from the table
         new: tuple[list[int], list[int]] = ([], [])
-        reruns = _rerun(solver, words, pos, redo, starts, table.word_max[here])
+        reruns = _rerun(solver, words, pos, redo, starts, word_max)
         for k, (new_lengths, new_ids) in zip(redo, reruns, strict=False):
-            if new_ids != table.pieces(int(here[k])):
+            if new_ids != table.pieces(int(rows[pos + k])):
                 changed = k
                 new = (new_lengths, new_ids)
                 break
         # words before `changed` keep the table's pieces
         cut = int(offsets[changed])
-        taken.append(take[:cut])
+        taken.append(all_take[first : first + cut])
         if word_scores is not None:
             done_words = changed + 1 if changed < stop else (
-                stop + 1 if stop < len(here) else len(here))
+                stop + 1 if stop < end - pos else end - pos)
             word_scores.append(starts[:done_words])
         if changed < stop:  # a re-run came out different: exact through that word
             more.append(new)
@@ -263,7 +269,7 @@ def _exact_pieces(
             pos += changed + 1
             span = max(SPECULATE_MIN, 2 * (changed + 1))
             continue
-        elif stop < len(here):  # the score may pass 100000 in this word
+        elif stop < end - pos:  # the score may pass 100000 in this word
             word_lengths, word_ids, _, _, base = solver.viterbi(words[pos + stop],
                                                               float(running[cut]))
             more.append((word_lengths, word_ids))
@@ -271,7 +277,7 @@ def _exact_pieces(
             pos += stop + 1
         else:  # the whole window holds: on from its end
             base = float(running[-1])
-            pos += len(here)
+            pos = end
         span = min(SPECULATE_WORDS, 2 * span)
     return _gather(table, taken, more)
 
