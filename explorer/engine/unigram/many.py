@@ -293,12 +293,14 @@ def _gather(
     where = np.concatenate(taken)
     if not more:
         return table.piece_len[where], table.piece_id[where]
-    lengths = np.empty(len(where), np.int64)
-    ids = np.empty(len(where), np.int64)
-    plain = where >= 0
-    lengths[plain] = table.piece_len[where[plain]]
-    ids[plain] = table.piece_id[where[plain]]
-    apart = np.flatnonzero(~plain)
+    # every position read from the table (runs of more[k] read its first piece, then are
+    # written over): two gathers, not two boolean selections and their scatters
+    apart = np.flatnonzero(where < 0)
+    if len(table.piece_id):
+        safe = np.maximum(where, 0)
+        lengths, ids = table.piece_len[safe], table.piece_id[safe]
+    else:  # (every word decided apart)
+        lengths, ids = np.zeros(len(where), np.int64), np.zeros(len(where), np.int64)
     if apart.size:
         more_len = np.concatenate([np.array(m[0], np.int64) for m in more])
         more_id = np.concatenate([np.array(m[1], np.int64) for m in more])
