@@ -54,3 +54,23 @@ def test_tokenizer_metadata_comes_from_the_cache_until_the_file_changes(
         f.write(b"\0" * 8)
     cached_metadata(path, "tokenizer.")
     assert len(reads) == 2
+
+
+def test_a_file_that_cannot_be_mapped_is_read(tmp_path: Path) -> None:
+    """A pipe (or a file system without mmap) is read as it is."""
+    import os
+    import threading
+
+    fifo = tmp_path / "vocab.gguf"
+    os.mkfifo(fifo)
+    data = require("llama-cpp", "ggml-vocab-gpt-2.gguf").read_bytes()
+
+    def feed() -> None:
+        with open(fifo, "wb") as f:
+            f.write(data)
+
+    writer = threading.Thread(target=feed)
+    writer.start()
+    meta = read_metadata(fifo, prefix="tokenizer.ggml.model")
+    writer.join()
+    assert meta == {"GGUF.version": 3, "tokenizer.ggml.model": "gpt2"}

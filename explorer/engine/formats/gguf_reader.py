@@ -128,8 +128,8 @@ def read_metadata(path: Path, *, prefix: str = "") -> dict[str, Any]:
         with open(path, "rb") as f:
             try:
                 data: bytes | mmap.mmap = mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ)
-            except ValueError:  # (an empty file cannot be mapped)
-                data = b""
+            except (ValueError, OSError):  # (an empty file, a pipe: read as it is)
+                data = f.read()
     except OSError as e:
         raise VocabFormatError(f"{path}: cannot read ({e.strerror})") from None
     try:
