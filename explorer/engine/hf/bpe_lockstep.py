@@ -69,7 +69,7 @@ class MergeTable:
 def _built(model: BPEModel, keys: np.ndarray, ranks: np.ndarray
            ) -> tuple[tuple[int, int, int, bytes, bytes] | None, bytes]:
     """The table's :meth:`IntTable.state` (None when it would hold every merge of the
-    model's :class:`~explorer.engine.hf.pair_ranks.PairRanks`: that one is used, not a
+    model's :class:`~explorer.engine.hf.merge_ranks.MergeRanks`: that one is used, not a
     second copy, 12 MB for Gemma 4) and the ids by rank, as bytes (for the cache)."""
     piece, stride, vocab = model.id_to_piece, model.stride, model.vocab
     lefts, rights = (keys // stride).tolist(), (keys % stride).tolist()

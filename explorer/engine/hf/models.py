@@ -29,7 +29,7 @@ from explorer.engine.hf.bpe_lockstep import (
     MergeTable,
     merge_words,
 )
-from explorer.engine.hf.pair_ranks import PairRanks
+from explorer.engine.hf.merge_ranks import MergeRanks
 from explorer.engine.sentencepiece.pieces import SPACE_SYMBOL
 
 ModelToken = tuple[int, str, int, int]
@@ -147,8 +147,8 @@ class BPEModel:
         if self.stride > _MAX_ID + 1 or min(vocab.values(), default=0) < 0:
             bad = max(vocab.values()) if self.stride > _MAX_ID + 1 else min(vocab.values())
             raise VocabFormatError(f"BPE vocabulary id {bad} is out of range (0 to {_MAX_ID})")
-        self.ranks = PairRanks.from_merges(vocab, merges, self.stride)
-        """Each merge's rank keyed by its parts' ids (:mod:`~explorer.engine.hf.pair_ranks`:
+        self.ranks = MergeRanks.from_merges(vocab, merges, self.stride)
+        """Each merge's rank keyed by its parts' ids (:mod:`~explorer.engine.hf.merge_ranks`:
         a dict of them held 51 MB for a 262k-piece GGUF model's 515k merges, and ``"left
         right"`` string keys 71 MB). Later duplicates win, as in HF's HashMap collect."""
         self._cache: dict[str, list[ModelToken]] = {}

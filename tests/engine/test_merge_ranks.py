@@ -1,4 +1,4 @@
-"""An HF BPE model's merge ranks in a compact table (explorer.engine.hf.pair_ranks)."""
+"""An HF BPE model's merge ranks in a compact table (explorer.engine.hf.merge_ranks)."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ import pickle
 
 import numpy as np
 
-from explorer.engine.hf.pair_ranks import PairRanks
+from explorer.engine.hf.merge_ranks import MergeRanks
 
 
 def test_ranks_as_a_dict_of_the_merges_would_hold_them() -> None:
@@ -14,7 +14,7 @@ def test_ranks_as_a_dict_of_the_merges_would_hold_them() -> None:
     split at the first space after the first character (a merge of a space piece)."""
     vocab = {"a": 0, "b": 1, "ab": 2, " ": 3, " a": 4, "c": 5}
     merges = ["a b", "  a", "a c", "x b", "a b", "nospace"]
-    ranks = PairRanks.from_merges(vocab, merges, stride=6)
+    ranks = MergeRanks.from_merges(vocab, merges, stride=6)
     expected = {0 * 6 + 1: 4, 3 * 6 + 0: 1, 0 * 6 + 5: 2}
     assert len(ranks) == len(expected)
     for key in range(36):
@@ -23,7 +23,7 @@ def test_ranks_as_a_dict_of_the_merges_would_hold_them() -> None:
     keys, values = ranks.arrays()
     assert list(zip(keys.tolist(), values.tolist(), strict=True)) == sorted(
         expected.items(), key=lambda kv: kv[1])
-    pairs = PairRanks.from_merges(vocab, [("a", "b"), (" ", "a")], stride=6)
+    pairs = MergeRanks.from_merges(vocab, [("a", "b"), (" ", "a")], stride=6)
     assert pairs.get(1) == 0 and pairs.get(18) == 1 and pairs.get(2) is None
 
 
@@ -31,7 +31,7 @@ def test_a_big_table_pickles_and_answers_as_a_dict() -> None:
     rng = np.random.default_rng(3)
     keys = rng.choice(262_144 ** 2, 50_000, replace=False).astype(np.int64)
     ranks = rng.permutation(50_000)
-    table = pickle.loads(pickle.dumps(PairRanks(keys, ranks)))
+    table = pickle.loads(pickle.dumps(MergeRanks(keys, ranks)))
     expected = dict(zip(keys.tolist(), ranks.tolist(), strict=True))
     for key in [*keys[:2000].tolist(), *rng.integers(0, 262_144 ** 2, 2000).tolist()]:
         assert table.get(key) == expected.get(key)

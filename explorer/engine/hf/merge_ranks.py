@@ -18,7 +18,7 @@ import numpy as np
 from explorer.engine.int_table import MISSING, IntTable
 
 
-class PairRanks:
+class MergeRanks:
     """The rank of each merge kept (both parts in the vocabulary), keyed by its parts' ids."""
 
     __slots__ = ("_table",)
@@ -35,7 +35,7 @@ class PairRanks:
 
     @classmethod
     def from_merges(cls, vocab: dict[str, int], merges: list[tuple[str, str]] | list[str],
-                    stride: int) -> PairRanks:
+                    stride: int) -> MergeRanks:
         """The ranks of ``merges`` (``"left right"`` strings, split at the first space after
         the first character as llama.cpp does, or pairs) whose parts are both in ``vocab``;
         a merge with a missing part is left out (no pair of pieces can ask for it)."""
