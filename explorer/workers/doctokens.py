@@ -99,10 +99,10 @@ window keeps its tokens by the agreement rule and is no longer exact by construc
 EXACT_SEGMENT_FACTOR = 8
 """A tokenizer with exact resume points (a SentencePiece Unigram model) cuts its first
 encode's segments this many times :data:`~.docstore.SEGMENT_CHARS` long (2,048 characters
-in 32k windows, see :func:`_least_segment`):
-its keystrokes re-encode the words around the edit (:func:`update_words`), not segments, so
-longer ones cost them nothing, and each segment is an object made on the thread (the bundled
-4k Unigram model on the 10 MB English document cut 35k of them, 0.24 s of a 1.24 s thread).
+in 32k windows, see :func:`_least_segment`): its keystrokes re-encode the words around the
+edit (:func:`update_words`), not segments, so longer ones cost them nothing, and each
+segment is an object made on the thread (the bundled 4k Unigram model on the 10 MB English
+document cut 35k of them, 0.24 s of a 1.24 s thread).
 Other tokenizers keep the short ones: a keystroke re-encodes about three segments (at 1,024
 characters all-MiniLM's p95 went 9.3 -> 15.5 ms, Gemma 4's 9.4 -> 11.3 ms)."""
 GC_QUIET_CHARS = 256 * 1024

@@ -79,9 +79,3 @@ class MergeRanks:
         ranks = self._table.get(keys).astype(np.int64)
         order = np.argsort(ranks, kind="stable")
         return keys[order], ranks[order]
-
-    def __getstate__(self) -> tuple:
-        return self._table.state()
-
-    def __setstate__(self, state: tuple) -> None:
-        self._table = IntTable.from_state(state)

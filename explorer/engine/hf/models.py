@@ -144,8 +144,9 @@ class BPEModel:
             self._validate(merges)
         self.stride = max(vocab.values(), default=0) + 1
         """Pair keys are ``left_id * stride + right_id``."""
-        if self.stride > _MAX_ID + 1 or min(vocab.values(), default=0) < 0:
-            bad = max(vocab.values()) if self.stride > _MAX_ID + 1 else min(vocab.values())
+        low, high = min(vocab.values(), default=0), self.stride - 1
+        if low < 0 or high > _MAX_ID:
+            bad = low if low < 0 else high
             raise VocabFormatError(f"BPE vocabulary id {bad} is out of range (0 to {_MAX_ID})")
         self.ranks = MergeRanks.from_merges(vocab, merges, self.stride)
         """Each merge's rank keyed by its parts' ids (:mod:`~explorer.engine.hf.merge_ranks`:

@@ -313,12 +313,12 @@ class SentencePieceTokenizer(Tokenizer):
         ids32 = id_array.astype(np.int32)
         odd_at = np.flatnonzero(self._odd_ids()[id_array])
         unk_id = self.model.unk_id
-        if len(odd_at) and self.byte_fallback and self._append_all_bytes(
-                out, normalized, bounds, mapped, ids32, odd_at, table):
-            return
-        if len(odd_at) and not self.byte_fallback and self._append_unknown_runs(
-                out, normalized, bounds, mapped, ids32, odd_at, table):
-            return
+        if len(odd_at) and (ids32[odd_at] == self.model.unk_id).all():  # (no control piece)
+            if not self.byte_fallback:
+                self._append_unknown_runs(out, normalized, bounds, mapped, ids32, odd_at, table)
+                return
+            if self._append_all_bytes(out, normalized, bounds, mapped, ids32, odd_at, table):
+                return
         odd = odd_at.tolist()
         k = 0
         for u in [*odd, len(ids32)]:  # plain pieces up to each odd one, as arrays
@@ -340,16 +340,13 @@ class SentencePieceTokenizer(Tokenizer):
 
     def _append_unknown_runs(self, out: CompactTokens, normalized: Normalized,
                              bounds: np.ndarray, mapped: np.ndarray, ids32: np.ndarray,
-                             odd_at: np.ndarray, table: TokenTable) -> bool:
+                             odd_at: np.ndarray, table: TokenTable) -> None:
         """:meth:`_append_pieces` when every odd piece is ``<unk>`` and there is no byte
         fallback (the common case): each run of them is one token, as sentencepiece merges
         them, made as a Token (its piece is the text it covers); every other token is
-        appended by array passes. False (nothing appended) when a control piece is among
-        them. (A run through :meth:`_tokens` and compacted alone took ~15 us: 47k runs in
-        the all-language UDHR text under nomic-bert-moe.)"""
+        appended by array passes. (A run through :meth:`_tokens` and compacted alone took
+        ~15 us: 47k runs in the all-language UDHR text under nomic-bert-moe.)"""
         unk_id = self.model.unk_id
-        if not (ids32[odd_at] == unk_id).all():
-            return False
         is_unk = np.zeros(len(ids32) + 1, bool)
         is_unk[odd_at] = True
         keep = np.ones(len(ids32), bool)
@@ -372,18 +369,16 @@ class SentencePieceTokenizer(Tokenizer):
         out.irregular.update((base + at[i], t) for i, t in runs.irregular.items())
         if runs.unknown_ids:
             out.unknown_ids = out.unknown_ids | runs.unknown_ids
-        return True
 
     def _append_all_bytes(self, out: CompactTokens, normalized: Normalized,
                           bounds: np.ndarray, mapped: np.ndarray, ids32: np.ndarray,
                           odd_at: np.ndarray, table: TokenTable) -> bool:
-        """:meth:`_append_pieces` when every odd piece is an unknown that falls back to
-        plain byte tokens (the common case): all the part's tokens by array passes, each
-        unknown piece repeated once per byte of its text, with its span. False (nothing
-        appended) otherwise: then unknown runs are built as Tokens and compacted, ~40 µs a
-        run (a multilingual text under a small vocabulary has one every ~20 characters)."""
-        if not (ids32[odd_at] == self.model.unk_id).all():
-            return False  # a control piece
+        """:meth:`_append_pieces` when every odd piece is an unknown (the caller checks)
+        that falls back to plain byte tokens (the common case): all the part's tokens by
+        array passes, each unknown piece repeated once per byte of its text, with its span.
+        False (nothing appended) otherwise: then unknown runs are built as Tokens and
+        compacted, ~40 µs a run (a multilingual text under a small vocabulary has one
+        every ~20 characters)."""
         ids_of, plain = self._byte_tokens(table)
         raw, lengths = utf8_of_spans(normalized.text, bounds[odd_at], bounds[odd_at + 1])
         if not np.frombuffer(plain, np.uint8)[raw].all():

@@ -102,8 +102,7 @@ class LlamaWords:
         ints[unk_id] = unk_id
         score[unk_id] = unk_score
         length[unk_id] = 1
-        self.score_of = score
-        self._score_array = np.array(score, np.float64)
+        self._score_array = np.array(score, np.float64)  # llama.cpp's score of each id
         self.length_of = np.array(length, np.int64)
         self._top = max(map(abs, score), default=0.0)  # M of the module's bound
         self._ints = ints
