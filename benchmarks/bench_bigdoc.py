@@ -109,6 +109,14 @@ def driver(vocab: str, text_file: str) -> None:
     window.controller.partial_ready.connect(
         lambda _d: marks.setdefault("first_paint", time.perf_counter() - t0))
     expected = len(text.replace("\r\n", "\n"))  # (the editor reads CR LF as one break)
+    on_result = window.controller._on_result
+
+    def encoded(result) -> None:  # (the whole text's result reaches the GUI thread)
+        if len(result.doc.text) == expected:
+            marks.setdefault("encoded", time.perf_counter() - t0)
+        on_result(result)
+
+    window.controller._on_result = encoded  # (looked up when the encode is submitted)
 
     def text_in() -> None:  # (a big start-up text goes in on the event loop)
         if len(window.controller.text) == expected:
@@ -319,9 +327,10 @@ def main() -> None:
               f"{text.count(chr(10)):,} lines")
         print("| model | screenshot command: wall / peak RSS | text in the window | shown part "
               "painted | whole text highlighted | reference encode (CPU) | highlighted / "
-              "reference | from the text in the window / reference | peak RSS: window / its "
-              "encode's child |")
-        print("|---|---|---|---|---|---|---|---|---|")
+              "reference | from the text in the window / reference | of which encoded (to the "
+              "result on the GUI thread) / reference, + shown (paint, table, counts) | peak "
+              "RSS: window / its encode's child |")
+        print("|---|---|---|---|---|---|---|---|---|---|")
         for name, kind, vocab in models:
             wall, rss, status = time_v([sys.executable, "-m", "explorer", "--screenshot",
                                         str(tmp / "out.png"), "--vocab", vocab, "--text-file",
@@ -334,13 +343,18 @@ def main() -> None:
             marks = json.loads(out.stdout.strip().splitlines()[-1])
             ref = reference_seconds(kind, vocab, text)
             after = marks["highlighted"] - marks["window_with_text"]
-            reference, whole, from_text = (
+            # The target: highlighted within 2x the reference's encode plus the paint
+            # of the shown part, so the encode's share and the rest are told apart.
+            coded = marks.get("encoded", marks["highlighted"]) - marks["window_with_text"]
+            shown = marks["highlighted"] - marks.get("encoded", marks["highlighted"])
+            reference, whole, from_text, split = (
                 (f"{kind} {ref:.2f} s", f"{marks['highlighted'] / ref:.1f}x",
-                 f"{after:.2f} s: {after / ref:.1f}x") if ref == ref
-                else ("-", "-", f"{after:.2f} s"))
+                 f"{after:.2f} s: {after / ref:.1f}x",
+                 f"{coded:.2f} s: {coded / ref:.1f}x, + {shown:.2f} s") if ref == ref
+                else ("-", "-", f"{after:.2f} s", f"{coded:.2f} s + {shown:.2f} s"))
             print(f"| {name} | {wall:.1f} s / {rss:.0f} MB | {marks['window_with_text']:.2f} s | "
                   f"{marks['first_paint']:.2f} s | {marks['highlighted']:.2f} s "
-                  f"({marks['tokens']:,} tokens) | {reference} | {whole} | {from_text} | "
+                  f"({marks['tokens']:,} tokens) | {reference} | {whole} | {from_text} | {split} | "
                   f"{marks['peak_rss_mb']:.0f} / {marks['child_peak_rss_mb']:.0f} MB |")
         if args.lines_mb:
             reps = max(1, round(args.lines_mb / args.size_mb))

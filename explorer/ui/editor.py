@@ -25,6 +25,7 @@ from PySide6.QtGui import (
     QDropEvent,
     QFont,
     QFontDatabase,
+    QGuiApplication,
     QHelpEvent,
     QTextCursor,
     QTextFormat,
@@ -45,6 +46,12 @@ GAP_PIXELS = 3
 boundary tooltip instead of the character's token tooltip."""
 BIG_PASTE_CHARS = 100_000
 """Pastes this long first clear the colours where they go (see ``_drop_formats_at_cursor``)."""
+STEADY_CURSOR_LINE = 200_000
+"""With the text cursor in a line (block) longer than this many UTF-16 units, the cursor
+does not blink (:meth:`TokenEditor.update_blinking`). Qt repaints the whole block the cursor
+is in at every blink, however small the cursor: 0.25-0.6 s a blink in a 9 MB one-line
+document (a bare ``QPlainTextEdit``, offscreen), which kept the window busy and the encode
+thread waiting for the interpreter half the time; ~5 ms at this length."""
 
 
 def cluster_bounds(text: str, col16: int) -> tuple[int, int]:
@@ -111,6 +118,24 @@ class TokenEditor(QPlainTextEdit):
         self.setPlaceholderText("Type or paste text, or drop a vocabulary file here.")
         self.setAcceptDrops(True)
         self.setMouseTracking(True)
+        self._blink_time: int | None = None
+        """The application's cursor flash time while this editor holds it at 0 (None:
+        not held; see :meth:`update_blinking`)."""
+        self.cursorPositionChanged.connect(self.update_blinking)
+
+    def update_blinking(self) -> None:
+        """Stop the cursor blinking while it is in a line longer than
+        :data:`STEADY_CURSOR_LINE`, and let it blink again once it is not. Qt has no
+        per-editor setting: the application's flash time is set to 0 and restored (the
+        other text fields of the window blink again as soon as the cursor leaves the line)."""
+        hints = QGuiApplication.styleHints()
+        steady = self.textCursor().block().length() > STEADY_CURSOR_LINE
+        if steady and self._blink_time is None:
+            self._blink_time = hints.cursorFlashTime()
+            hints.setCursorFlashTime(0)
+        elif not steady and self._blink_time is not None:
+            hints.setCursorFlashTime(self._blink_time)
+            self._blink_time = None
 
     def set_show_whitespace(self, show: bool) -> None:
         """Show spaces, tabs and line ends as glyphs."""

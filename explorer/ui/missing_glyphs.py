@@ -35,6 +35,7 @@ from PySide6.QtGui import (
     QPaintEvent,
     QPen,
     QRawFont,
+    QTextBlock,
     QTextLayout,
 )
 from PySide6.QtWidgets import QPlainTextEdit, QSizePolicy, QStatusBar, QWidget
@@ -113,17 +114,29 @@ Box = tuple[float, float, float, float, int]
 cost two Qt objects on a line of hundreds)."""
 
 
-def line_boxes(layout: QTextLayout, text: str, k: int, missing: set[int]) -> list[Box]:
+def line_boxes(layout: QTextLayout, text: str, k: int, missing: set[int],
+               u16: Utf16Map | None = None) -> list[Box]:
     """The boxes (relative to the line's top left) and code points of the characters of
-    visual line ``k`` of ``layout`` (the block's text is ``text``) that are in ``missing``.
+    visual line ``k`` of ``layout`` (the block's text is ``text``; ``u16`` its
+    :class:`~explorer.engine.offsets.Utf16Map`, made when not given) that are in ``missing``.
 
     Only clusters holding such a character are measured: the cluster around it is found
     with Qt's cursor positions (``previousCursorPosition``/``nextCursorPosition``), and its
-    width shared equally by its code points that need a glyph."""
+    width shared equally by its code points that need a glyph. Only the line's own
+    characters are read (a cluster never spans two visual lines): a 9 MB one-line document
+    made a list of every code point and column of the block for each shown line, ~0.4 s a
+    line at every repaint."""
     line = layout.lineAt(k)
+    u16 = u16 if u16 is not None else Utf16Map(text)
     first, stop = line.textStart(), line.textStart() + line.textLength()
-    cols = utf16_columns(text)
-    points = list(map(ord, text))
+    lo = u16.to_codepoint(first)
+    hi = min(len(text), u16.to_codepoint(stop) + 1)
+    part = text[lo:hi]
+    if part.isascii() or missing.isdisjoint(map(ord, part)):
+        return []
+    base = u16.to_utf16(lo)
+    cols = [base + c for c in utf16_columns(part)]
+    points = list(map(ord, part))
     out: list[Box] = []
     add = out.append
     height = line.height()
@@ -137,7 +150,7 @@ def line_boxes(layout: QTextLayout, text: str, k: int, missing: set[int]) -> lis
         if cols[i] == end:  # the cluster starts where the one before ended
             start, x1 = end, x2
         else:
-            start = layout.previousCursorPosition(cols[i] + 1)
+            start = max(layout.previousCursorPosition(cols[i] + 1), base)
             x1 = line.cursorToX(start)[0]
         end = max(layout.nextCursorPosition(start), start + 1)
         x2 = line.cursorToX(end)[0]
@@ -155,6 +168,21 @@ def line_boxes(layout: QTextLayout, text: str, k: int, missing: set[int]) -> lis
                 add((min(left, right), 0.0, abs(right - left), height, cp))
         i = max(j, i + 1)
     return out
+
+
+def first_line_below(layout: QTextLayout, y: float) -> int:
+    """The first visual line of ``layout`` whose bottom is below ``y`` (layout
+    coordinates; ``lineCount()`` when none is): found by halving, as a block of a one-line
+    document has tens of thousands of visual lines."""
+    lo, hi = 0, layout.lineCount()
+    while lo < hi:
+        mid = (lo + hi) // 2
+        line = layout.lineAt(mid)
+        if line.y() + line.height() <= y:
+            lo = mid + 1
+        else:
+            hi = mid
+    return lo
 
 
 class GlyphCoverage:
@@ -249,6 +277,10 @@ class MissingGlyphs(QObject):
         self._line_boxes: dict[tuple, list[Box]] = {}
         """Boxes of a visual line, relative to its top left (see :meth:`_cached_line_boxes`)."""
         self.by_script: dict[str, list[int]] = {}
+        self._block_texts: dict[int, tuple[str, Utf16Map]] = {}
+        """Shown blocks' texts and their UTF-16 maps by block number, until the text changes
+        (see :meth:`_block_text`)."""
+        editor.document().contentsChange.connect(lambda *_: self._block_texts.clear())
         self.label = ElidedLabel("", parent, min_chars=24)
         self.label.setObjectName("missing-fonts")
         self.label.hide()
@@ -310,23 +342,47 @@ class MissingGlyphs(QObject):
             if geometry.bottom() < top:
                 block = block.next()
                 continue
-            text = block.text()
             layout = block.layout()
-            if (block.isVisible() and layout is not None and not text.isascii()
-                    and not self.missing.isdisjoint(map(ord, text))):
-                origin = geometry.topLeft()
-                direction = block.textDirection()
-                u16 = Utf16Map(text)  # Qt's line offsets count UTF-16 units
-                for k in range(layout.lineCount()):
-                    line = layout.lineAt(k)
-                    y = origin.y() + line.y()
-                    if y > bottom or y + line.height() <= top:
-                        continue
-                    key, boxes = self._cached_line_boxes(layout, text, u16, k,
-                                                         geometry.width(), direction)
-                    if boxes:
-                        yield origin + QPointF(0.0, line.y()), key, boxes
+            if block.isVisible() and layout is not None:
+                yield from self._block_lines(block, layout, geometry, top, bottom)
             block = block.next()
+
+    def _block_lines(self, block: QTextBlock, layout: QTextLayout, geometry: QRectF,
+                     top: float, bottom: float,
+                     ) -> Iterator[tuple[QPointF, tuple, list[Box]]]:
+        """:meth:`_shown_lines` of one block (``geometry``: its rectangle in the viewport):
+        only its visual lines between ``top`` and ``bottom`` are looked at."""
+        origin = geometry.topLeft()
+        text: str | None = None
+        u16: Utf16Map | None = None
+        for k in range(first_line_below(layout, top - origin.y()), layout.lineCount()):
+            line = layout.lineAt(k)
+            y = origin.y() + line.y()
+            if y > bottom:
+                break
+            if text is None:
+                text, u16 = self._block_text(block)
+                if u16 is None:
+                    return
+            key, boxes = self._cached_line_boxes(layout, text, u16, k, geometry.width(),
+                                                 block.textDirection())
+            if boxes:
+                yield origin + QPointF(0.0, line.y()), key, boxes
+
+    def _block_text(self, block: QTextBlock) -> tuple[str, Utf16Map | None]:
+        """The block's text and its :class:`~explorer.engine.offsets.Utf16Map` (None for
+        ASCII text: nothing there is missing), kept until the document changes: the cursor's
+        blink repaints its line, and a 9 MB line's text and map took 0.19 s to make again."""
+        number = block.blockNumber()
+        found = self._block_texts.get(number)
+        if found is None:
+            text = block.text()
+            if text.isascii():
+                return text, None
+            if len(self._block_texts) > LINE_BOXES:
+                self._block_texts.clear()
+            found = self._block_texts[number] = (text, Utf16Map(text))
+        return found
 
     def _cached_line_boxes(self, layout: QTextLayout, text: str, u16: Utf16Map, k: int,
                            width: float, direction: Qt.LayoutDirection
@@ -346,7 +402,7 @@ class MissingGlyphs(QObject):
         if found is None:
             if len(self._line_boxes) > LINE_BOXES:
                 self._line_boxes.clear()
-            found = self._line_boxes[key] = line_boxes(layout, text, k, self.missing)
+            found = self._line_boxes[key] = line_boxes(layout, text, k, self.missing, u16)
         return key, found
 
     def paint_boxes(self, area: QRect | None = None) -> None:

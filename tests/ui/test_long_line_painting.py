@@ -47,3 +47,36 @@ def test_cluster_bounds_far_into_a_long_line():
     flag = Utf16Map(line).to_utf16(len(line) - 3)
     assert cluster_bounds(line, flag + 1) == (flag, flag + 4)
     assert cluster_bounds(line, flag + 4) == (flag + 4, flag + 5)
+
+
+def test_the_cursor_does_not_blink_in_a_very_long_line(qtbot, monkeypatch):
+    """Qt repaints the whole block the cursor is in at every blink (0.25-0.6 s in a 9 MB
+    line): in a line longer than STEADY_CURSOR_LINE the application's flash time is held
+    at 0, and given back when the cursor leaves it (or the line gets short again)."""
+    from PySide6.QtGui import QGuiApplication, QTextCursor
+
+    from explorer.ui import editor as editor_module
+    from explorer.ui.editor import TokenEditor
+
+    monkeypatch.setattr(editor_module, "STEADY_CURSOR_LINE", 1000)
+    hints = QGuiApplication.styleHints()
+    before = hints.cursorFlashTime()
+    assert before > 0
+    ed = TokenEditor()
+    qtbot.addWidget(ed)
+    ed.setPlainText("short\n" + "x" * 2000 + "\nend")
+    cur = ed.textCursor()
+    cur.setPosition(10)
+    ed.setTextCursor(cur)
+    assert hints.cursorFlashTime() == 0
+    cur.setPosition(2)
+    ed.setTextCursor(cur)
+    assert hints.cursorFlashTime() == before
+    cur.setPosition(10)
+    ed.setTextCursor(cur)
+    assert hints.cursorFlashTime() == 0
+    cur.setPosition(8)  # select most of the long line and delete it: the cursor stays there
+    cur.setPosition(1900, QTextCursor.MoveMode.KeepAnchor)
+    cur.removeSelectedText()
+    ed.setTextCursor(cur)
+    assert hints.cursorFlashTime() == before

@@ -257,9 +257,9 @@ def test_boxes_after_an_edit_measure_only_the_changed_line(qtbot, errors, monkey
     measured: list[int] = []
     real = missing_glyphs.line_boxes
 
-    def counting(layout, text, k, missing):
+    def counting(layout, text, k, missing, *u16):
         measured.append(k)
-        return real(layout, text, k, missing)
+        return real(layout, text, k, missing, *u16)
 
     monkeypatch.setattr(missing_glyphs, "line_boxes", counting)
     cur = QTextCursor(block)
@@ -276,4 +276,45 @@ def test_boxes_after_an_edit_measure_only_the_changed_line(qtbot, errors, monkey
     assert found == shown
     assert text.count("न") == para.count("न") + 1
     assert measured and set(measured) <= {lines - 1, lines}, measured
+    w.controller.shutdown()
+
+
+def test_boxes_of_a_long_line_scrolled_into_its_middle(qtbot, errors, monkeypatch, qapp):
+    """A paragraph of hundreds of visual lines, scrolled to its middle: the shown lines'
+    boxes are the clusters walked over the whole block, the shown lines are found by halving
+    (``first_line_below``), and each line's boxes read only that line's characters (a 9 MB
+    one-line document made lists of the whole block's code points for every shown line)."""
+    from explorer.ui import missing_glyphs
+    from explorer.ui.missing_glyphs import first_line_below
+
+    para = " ".join(f"word{i} {HINDI} 𠀀x ab" for i in range(1200))
+    w = window_with_paragraph(qtbot, errors, para)
+    glyphs = w.missing_glyphs
+    block = w.editor.document().findBlockByNumber(1)
+    layout = block.layout()
+    assert layout.lineCount() > 200
+    bar = w.editor.verticalScrollBar()
+    bar.setValue(bar.maximum() // 2)
+    qapp.processEvents()
+    origin = w.editor.blockBoundingGeometry(block).translated(w.editor.contentOffset())
+    height = w.editor.viewport().height()
+    assert origin.top() < -height  # the block starts far above the viewport
+    for y in (-5.0, 0.0, 1.0, 333.3, layout.lineAt(7).y(), 1e9):
+        linear = next((k for k in range(layout.lineCount())
+                       if layout.lineAt(k).y() + layout.lineAt(k).height() > y),
+                      layout.lineCount())
+        assert first_line_below(layout, y) == linear
+    lengths: list[int] = []
+    real = missing_glyphs.utf16_columns
+    monkeypatch.setattr(missing_glyphs, "utf16_columns",
+                        lambda text: lengths.append(len(text)) or real(text))
+    glyphs._line_boxes.clear()
+    found = [(round(r.left() - origin.left(), 3), round(r.top() - origin.top(), 3), cp)
+             for r, cp in glyphs.boxes() if origin.contains(r.center())]
+    line_height = layout.lineAt(0).height()
+    shown = [b for b in clusters_walked(layout, para, glyphs.missing)
+             if origin.top() + b[1] + line_height > 0 and origin.top() + b[1] <= height]
+    assert found and found == shown
+    widest = max(layout.lineAt(k).textLength() for k in range(layout.lineCount()))
+    assert lengths and max(lengths) <= widest + 1
     w.controller.shutdown()
