@@ -105,6 +105,14 @@ segment is an object made on the thread (the bundled 4k Unigram model on the 10 
 document cut 35k of them, 0.24 s of a 1.24 s thread).
 Other tokenizers keep the short ones: a keystroke re-encodes about three segments (at 1,024
 characters all-MiniLM's p95 went 9.3 -> 15.5 ms, Gemma 4's 9.4 -> 11.3 ms)."""
+REDO_CHARS = 8_192
+"""A window keeps all but its last two lines (the window's end may change their tokens), or,
+when those are longer than this, all but about this many characters (to a soft cut:
+:func:`_kept_part`). Lines of ~47k characters (a 9 MB minified JSON in 200 lines) had every
+line encoded three or four times: cl100k's first encode took 10.9 s instead of ~2."""
+LONG_LINE_WINDOWS = 4
+"""A first encode's window is at least this many times the text it starts with again (the
+last window's last two segments: lines, when they are long; see :func:`_encode_windows`)."""
 GC_QUIET_CHARS = 256 * 1024
 """First encodes of texts this long run with the cyclic GC paused (see the module notes)."""
 
@@ -197,6 +205,7 @@ def _encode_windows(tokenizer: Tokenizer, text: str, chunk: int, tail: TailStart
     # window's tokens, its start and where they stop being final; False after a failure
     carry: tuple[CompactTokens, int, int] | None = None
     exact_windows = True
+    least_size = 0  # the size a window had to grow to (see below)
     while True:
         if tail is not None and not first:  # (the first window's partial result is out)
             started, tail = tail(tokenizer, text, bool(points)), None
@@ -242,8 +251,7 @@ def _encode_windows(tokenizer: Tokenizer, text: str, chunk: int, tail: TailStart
         if end == len(text):
             segments.extend(cut_segments(window, toks, len(window), lead, least))
             break
-        # Keep all but the last two lines: the window end may have changed their tokens.
-        keep = window.rfind("\n", 0, window.rfind("\n", 0, len(window) - 1)) + 1
+        keep = _kept_part(window)
         new = cut_segments(window, toks, keep, lead, least) if keep > lead else []
         if exact_windows and toks.resume is not None and new:
             # Exact tokens: keep every segment, and go on from the last one's end with
@@ -263,7 +271,8 @@ def _encode_windows(tokenizer: Tokenizer, text: str, chunk: int, tail: TailStart
             yield Progress(pos, len(text), partial)
             continue
         if len(new) < 2:  # no safe cut in this window: this tokenizer needs more text
-            size *= 2
+            size = max(2 * size, len(window))  # (at least a line more: lines may be long)
+            least_size = max(least_size, size)
             grown = _go_on_from(toks, keep)
             continue
         last = new.pop()
@@ -272,7 +281,12 @@ def _encode_windows(tokenizer: Tokenizer, text: str, chunk: int, tail: TailStart
         # The next window starts one segment early: that segment is only context (a
         # SentencePiece text starts with a dummy-prefix piece), the one after it must agree.
         pos, lead, check = pos + new[-1].origin, len(new[-1].text), last
-        size = max(chunk * LATER_CHUNKS, len(last.text) + lead)  # grown only as needed
+        # Grown only as needed, but a window that had to grow (its lines being long) sizes
+        # the ones after it (reset, each of them was encoded short first, then grown), and
+        # each is at least 4x what it re-encodes (its lead, the segment it checks: a line
+        # each; lines of 47k characters had every one encoded three or four times).
+        size = max(chunk * LATER_CHUNKS, LONG_LINE_WINDOWS * (len(last.text) + lead),
+                   least_size)
         if helper and _take_tail(helper[0], text, pos + lead, check, segments):
             break
         partial = DocTokens(tokenizer, text, list(segments)) if first else None
@@ -285,6 +299,17 @@ def _encode_windows(tokenizer: Tokenizer, text: str, chunk: int, tail: TailStart
     lost = next((k for k, seg in enumerate(segments) if seg.points is None), None)
     doc.exact_until = len(text) if lost is None else doc.cp_starts[lost]
     return doc
+
+
+def _kept_part(window: str) -> int:
+    """How much of a window's tokens a first encode keeps: all but the last two lines (the
+    window's end may have changed their tokens; the next window starts before them and must
+    reproduce what was kept last), or when they are longer than :data:`REDO_CHARS`, up to a
+    line start or soft cut about that far before the window's end."""
+    keep = window.rfind("\n", 0, window.rfind("\n", 0, len(window) - 1)) + 1
+    if len(window) - keep > 2 * REDO_CHARS:
+        keep = max(keep, start_before(window, len(window) - REDO_CHARS))
+    return keep
 
 
 def _least_segment(segment_chars: int | None, toks: CompactTokens, chunk: int) -> int | None:
