@@ -8,8 +8,8 @@ goes through :class:`~explorer.engine.offsets.Utf16Map` because Qt counts UTF-16
 
 After a full result (first encode, another tokenizer, another palette) the visible blocks are
 painted at once and the rest in small batches from a zero-timer, so the window stays live; in
-a document of more than :data:`BACKGROUND_MAX_BLOCKS` blocks only what is shown is painted,
-each block when it comes into view.
+a document of more than :data:`BACKGROUND_MAX_BLOCKS` blocks or :data:`BACKGROUND_MAX_CHARS`
+characters only what is shown is painted, each block when it comes into view.
 After an edit only the blocks of the re-encoded segments are painted. A block whose text no
 longer matches the result (the user typed since) is left alone until the next result lands.
 ``Block.userState()`` records the paint generation, so scrolled-to blocks are painted first.
@@ -82,6 +82,13 @@ BACKGROUND_MAX_BLOCKS = 20_000
 (scrolling, resizing: :meth:`TokenPainter.paint_visible` runs on the editor's update
 requests). Painting all 230k blocks of a 10 MB text took ~15 s of the GUI thread and kept a
 ``QTextLayout`` with formats alive for every block."""
+BACKGROUND_MAX_CHARS = 1_000_000
+"""Documents of more characters get no background pass either (see
+:data:`BACKGROUND_MAX_BLOCKS`): a 9 MB text in 200 lines of 47k characters was painted whole,
+every block laid out again with its formats, ~9 s of the GUI thread after the encode."""
+BATCH_CHARS = 65_536
+"""A background batch ends once it has painted this many characters (or
+:data:`BATCH_BLOCKS` blocks): a block of a long line is laid out whole."""
 
 FEW_BLOCKS = 8
 """Up to this many blocks with new colours are each laid out and repainted at once, shown
@@ -474,6 +481,13 @@ class TokenPainter(QObject):
         document.contentsChange.connect(self._note_edit)
         document.contentsChanged.connect(self._after_edit)
 
+    def _big(self) -> bool:
+        """The document is painted as it is shown, with no background pass (more than
+        :data:`BACKGROUND_MAX_BLOCKS` blocks or :data:`BACKGROUND_MAX_CHARS` characters)."""
+        doc = self._document
+        return (doc.blockCount() > BACKGROUND_MAX_BLOCKS
+                or doc.characterCount() > BACKGROUND_MAX_CHARS)
+
     @property
     def is_complete(self) -> bool:
         """True when no background painting is pending."""
@@ -502,7 +516,7 @@ class TokenPainter(QObject):
         if lines is None:
             self.repaint_all()
             return
-        lazy = self._document.blockCount() > BACKGROUND_MAX_BLOCKS
+        lazy = self._big()
         first, last = self._visible() if lazy or len(lines) > EDIT_SYNC_LINES else (0, -1)
         now = not lazy and len(lines) <= EDIT_SYNC_LINES
         deferred = False
@@ -561,12 +575,14 @@ class TokenPainter(QObject):
             self._edit_timer.stop()
             return
         block = self._document.findBlockByNumber(self._edit_next)
-        n = 0
+        n = chars = 0
         with self._batch():
-            while block.isValid() and block.blockNumber() < lines.stop and n < BATCH_BLOCKS:
+            while (block.isValid() and block.blockNumber() < lines.stop and n < BATCH_BLOCKS
+                   and chars < BATCH_CHARS):
                 if block.userState() != self._generation:
                     self._paint(block)
                     n += 1
+                    chars += block.length()
                 block = block.next()
         if block.isValid() and block.blockNumber() < lines.stop:
             self._edit_next = block.blockNumber()
@@ -595,7 +611,7 @@ class TokenPainter(QObject):
                 self._paint(block)
                 block = block.next()
         self._next_block = 0
-        if self._document.blockCount() <= BACKGROUND_MAX_BLOCKS:
+        if not self._big():
             self._timer.start()
         else:  # the rest is painted as it is shown
             self._timer.stop()
@@ -607,7 +623,7 @@ class TokenPainter(QObject):
         block is painted (a document small enough for the background pass, once it ended)."""
         if (self._painting or not isValid(self._document)
                 or (not self._timer.isActive() and not self._edit_timer.isActive()
-                    and self._document.blockCount() <= BACKGROUND_MAX_BLOCKS)):
+                    and not self._big())):
             return  # our own format changes ask for updates too; the window is closing
         self._paint_shown()
 
@@ -680,7 +696,7 @@ class TokenPainter(QObject):
         if not isValid(self._document):
             self._timer.stop()
             return
-        if self._document.blockCount() > BACKGROUND_MAX_BLOCKS:
+        if self._big():
             # The text became big while a pass for a small one ran (a big file opened): a
             # big document is painted as it is shown (see repaint_all), and this pass would
             # otherwise go over every block, competing with the encode for the GIL.
@@ -688,12 +704,13 @@ class TokenPainter(QObject):
             self.complete.emit()
             return
         block = self._document.findBlockByNumber(self._next_block)
-        n = 0
+        n = chars = 0
         with self._batch():
-            while block.isValid() and n < BATCH_BLOCKS:
+            while block.isValid() and n < BATCH_BLOCKS and chars < BATCH_CHARS:
                 if block.userState() != self._generation:
                     self._paint(block)
                     n += 1
+                    chars += block.length()
                 block = block.next()
         if block.isValid():
             self._next_block = block.blockNumber()

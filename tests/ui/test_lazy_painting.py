@@ -57,3 +57,57 @@ def test_a_pass_over_a_small_text_stops_when_a_big_text_replaces_it(qtbot, windo
     qtbot.waitUntil(lambda: painter.is_complete, timeout=5000)
     first, last = window.editor.visible_blocks()
     assert len(painted) < 30 + 2 * (last - first + 1) + token_painter.BATCH_BLOCKS // 2
+
+
+def test_few_long_lines_are_painted_as_they_are_shown(qtbot, window, monkeypatch):
+    """A document of few blocks but many characters (a 9 MB text in 200 lines took ~9 s of
+    the GUI thread for a background pass laying every line out again) is painted as it is
+    shown, exactly as the full painting would colour it."""
+    monkeypatch.setattr(token_painter, "BACKGROUND_MAX_CHARS", 20_000)
+    text = "".join(" ".join(f"w{i}x{j} wörds 😀" for j in range(200)) + "\n" for i in range(30))
+    assert len(text) > 20_000 and text.count("\n") < token_painter.BACKGROUND_MAX_BLOCKS
+    window.resize(800, 300)
+    window.set_text(text)
+    wait_highlighted(qtbot, window)
+    painted = painted_ranges(window)
+    expected = expected_ranges(window)
+    first, last = window.editor.visible_blocks()
+    assert painted and set(painted) <= set(range(first, last + 1)), (sorted(painted), first, last)
+    assert all(painted[b] == expected[b] for b in painted)
+    bar = window.editor.verticalScrollBar()
+    bar.setValue(bar.maximum())
+    qtbot.wait(10)
+    first, last = window.editor.visible_blocks()
+    painted = painted_ranges(window)
+    assert all(b in painted for b in range(first, last) if b in expected)
+    assert all(painted[b] == expected[b] for b in painted)
+
+
+def test_a_background_batch_ends_after_so_many_characters(qtbot, window, monkeypatch):
+    """Each tick of the background pass paints up to BATCH_CHARS characters of blocks (a
+    block of a long line is laid out whole), then gives the event loop back."""
+    monkeypatch.setattr(token_painter, "BATCH_CHARS", 3_000)
+    painter = window.painter
+    text = "".join(" ".join(f"w{i}x{j}" for j in range(150)) + "\n" for i in range(60))
+    window.resize(800, 200)
+    window.set_text(text)
+    wait_highlighted(qtbot, window)
+    batches: list[int] = []
+    real_batch, real_paint = painter._paint_batch, painter._paint
+    count = [0]
+    monkeypatch.setattr(painter, "_paint", lambda block: count.__setitem__(0, count[0] + 1)
+                        or real_paint(block))
+
+    def batch() -> None:
+        count[0] = 0
+        real_batch()
+        batches.append(count[0])
+
+    monkeypatch.setattr(painter, "_paint_batch", batch)
+    painter._timer.timeout.disconnect()
+    painter._timer.timeout.connect(batch)
+    painter.repaint_all()
+    qtbot.waitUntil(lambda: painter.is_complete, timeout=5000)
+    line = len(text) // 60
+    assert len(batches) > 3 and max(batches) <= 3_000 // line + 2, batches  # (+ shown ones)
+    assert painted_ranges(window) == expected_ranges(window)
