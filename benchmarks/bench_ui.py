@@ -16,6 +16,7 @@ Reference in the same run: re-encoding the whole 1 MB with ``tiktoken`` (the Rus
 i.e. what a window without incremental re-encoding would pay per keystroke at best.
 
     python benchmarks/bench_ui.py [--edits 300] [--size-mb 1] [--burst 10 --interval 80]
+        [--text-file F] [--vocab V] [--with-panels] [--phases]
 
 ``--burst N --interval MS``: N keystrokes in a row at each place, MS apart (steady typing:
 the views do not settle in between; the latency still ends with the repaint).
@@ -209,6 +210,9 @@ def main() -> int:
                     help="ms between the keystrokes of a burst (the event loop runs)")
     ap.add_argument("--phases", action="store_true",
                     help="print where each keystroke's wall time goes (p50/p95 per step)")
+    ap.add_argument("--text-file", default=None,
+                    help="the document: this file's first --size-mb (default: the bundled "
+                         "corpus repeated)")
     ap.add_argument("--with-panels", action="store_true",
                     help="keep the side panels (comparison, merges, ...) open; by default they "
                          "are closed so the editor's own cost is measured")
@@ -227,7 +231,9 @@ def main() -> int:
     pump_until(lambda: w.is_highlighted and w.doc is not None)
     startup = time.perf_counter() - T_START
 
-    text = corpus_text(int(args.size_mb * 1_000_000))
+    size = int(args.size_mb * 1_000_000)
+    text = (Path(args.text_file).read_text(encoding="utf-8")[:size] if args.text_file
+            else corpus_text(size))
     t0 = time.perf_counter()
     w.editor.setPlainText(text)
     pump_until(lambda: w.is_highlighted and w.doc is not None and len(w.doc.text) > len(text) // 2)

@@ -64,7 +64,7 @@ from explorer.ui.tokenizer_source import (
     start_source,
 )
 from explorer.workers.doctokens import Change, DocTokens
-from explorer.workers.jobs import INCREMENTAL_MAX_WINDOW
+from explorer.workers.jobs import incremental_window
 from explorer.workers.latest import Debounce
 
 TEXT_SIGNAL_MS = 250
@@ -381,7 +381,7 @@ class MainWindow(QMainWindow):
         it will be, while Qt inserts it (~1 s for 10 MB, holding the GIL); that encode
         adopts it if the text came out as predicted, else stops it."""
         # (a smaller paste is re-encoded around itself, by no encode that takes a helper)
-        if self.source and len(text) > INCREMENTAL_MAX_WINDOW:
+        if self.source and len(text) > incremental_window(len(self.controller.text)):
             prefetch_encode(self.source, self.controller.after_insert(text, start16, end16))
 
     def save_text_dialog(self) -> None:

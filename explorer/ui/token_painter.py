@@ -106,6 +106,12 @@ uncoloured; tokens, counts, hover and the table still cover the whole line."""
 RANGE_CACHE = 50_000
 """Format ranges a :class:`TokenFormats` keeps for reuse (~10 MB at most)."""
 
+SHIFT_MAX_LINE = 8192
+"""An edit's colours are shifted along with its text until the result lands
+(:meth:`TokenPainter.shift_for_edit`) only in a line up to this long (UTF-16 units): in a
+longer one the shift lays the whole line out again (and finds its grapheme clusters), and
+the result does it once more a few ms later: in lines of 47k characters that was ~78 ms of
+each keystroke's ~230 ms."""
 RUN_LOOKBACK = 4096
 """A block's first token follows its run of same-coloured tokens back this far at most: in a
 longer run (thousands of blank lines, each a ``<0x0A>`` byte token of a SentencePiece model)
@@ -674,6 +680,8 @@ class TokenPainter(QObject):
         block = self._document.findBlock(pos)
         if not block.isValid() or pos + removed > block.position() + block.length():
             return  # the edit spans blocks: the result repaints them
+        if block.length() > SHIFT_MAX_LINE:
+            return  # (see SHIFT_MAX_LINE: the result repaints it)
         col, delta = pos - block.position(), added - removed
         shifted: list[QTextLayout.FormatRange] = []
         for r in block.layout().formats():

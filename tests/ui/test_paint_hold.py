@@ -111,3 +111,27 @@ def test_a_held_keystroke_shifts_its_colours_only_if_the_hold_expires(qtbot, win
     wait_highlighted(qtbot, window)
     assert window.text() == "helXYlo world\n"
     assert painted_ranges(window) == expected_ranges(window)
+
+
+def test_colours_of_a_very_long_line_wait_for_the_result(qtbot, window, worker_results,
+                                                        monkeypatch):
+    """In a line longer than SHIFT_MAX_LINE the expired hold shifts nothing (a shift lays the
+    whole line out, and the result lays it out again a few ms later: ~78 ms of each
+    keystroke in lines of 47k characters); the result then colours it right."""
+    from explorer.ui import token_painter
+
+    monkeypatch.setattr(token_painter, "SHIFT_MAX_LINE", 20)
+    window.set_text("hello world and more words here\nhello world\n")
+    wait_highlighted(qtbot, window)
+    doc = window.editor.document()
+    block = doc.begin()
+    before = [(r.start, r.length) for r in block.layout().formats()]
+    assert block.length() > 20 and len(before) > 2
+    cur = QTextCursor(doc)
+    cur.setPosition(3)
+    cur.insertText("X")  # the hold waits for the result...
+    window.paint_hold.expired.emit()  # ...and expires first: the long line is not shifted
+    assert [(r.start, r.length) for r in block.layout().formats()] == before
+    wait_highlighted(qtbot, window)
+    assert window.text() == "helXlo world and more words here\nhello world\n"
+    assert painted_ranges(window) == expected_ranges(window)

@@ -262,3 +262,41 @@ def test_a_document_of_long_lines_is_encoded_about_once(line_chars, monkeypatch)
     doc = run(encode_document(tok, text, chunk=8_192))
     assert flat(doc) == whole_tokens(tok, text)
     assert len(sizes) > 2 and sum(sizes) < 2 * len(text), (sizes, len(text))
+
+
+def test_keystrokes_in_lines_of_tens_of_thousands_stay_incremental(monkeypatch):
+    """Lines of ~20k and ~40k characters (minified JSON in a few hundred lines): a keystroke
+    well inside a line re-encodes a window around it (lines from 16k on are updated inside),
+    and one near a line's edge re-encodes the lines around it on the worker, however many
+    characters that is (up to a quarter of the text): before, five lines of 47k passed the
+    worker's window and every keystroke encoded the whole text again."""
+    from explorer.workers import doctokens
+    from explorer.workers.jobs import INCREMENTAL_MAX_WINDOW, encode_job, incremental_window
+
+    monkeypatch.setattr(long_lines, "LONG_TEXT", 1_000_000)  # (the app's: windows whole)
+    tok = _load("cl100k_base.tiktoken")
+    stream = ONE_LINE * 40
+    lines, pos = [], 0
+    while len(lines) < 30:
+        step = 20_000 if len(lines) % 2 else 40_000
+        cut = stream.find(",", pos + step) + 1
+        lines.append(stream[pos:cut])
+        pos = cut
+    text = "\n".join(lines) + "\n"
+    assert len(text) > 4 * 5 * 40_000
+    doc = run(encode_document(tok, text))
+    inside = []
+    real_inside = doctokens.update_inside
+    monkeypatch.setattr(doctokens, "update_inside", lambda *args, **kwargs: inside.append(
+        (result := real_inside(*args, **kwargs)) is not None) or result)
+    starts = [0]
+    for line in lines:
+        starts.append(starts[-1] + len(line) + 1)
+    for at in (starts[3] + 10_000, starts[4] + 30, starts[10] - 50, starts[14] + 20_000):
+        text = text[:at] + "x" + text[at:]
+        result = run(encode_job(tok, doc, text, 1))
+        assert result.change is not None, at  # incremental, not a first encode
+        doc = result.doc
+        assert flat(doc) == whole_tokens(tok, text), at
+    assert inside == [True, False, False, True]
+    assert incremental_window(100) == INCREMENTAL_MAX_WINDOW
