@@ -12,6 +12,12 @@ from explorer.ui import token_painter
 def test_big_document_paints_what_is_shown(qtbot, window, monkeypatch):
     monkeypatch.setattr(token_painter, "BACKGROUND_MAX_BLOCKS", 50)
     text = "".join(f"line {i} with wörds 😀 and more\n" for i in range(400))
+    check_painted_as_shown(qtbot, window, text, lambda bar: bar.maximum() // 2)
+
+
+def check_painted_as_shown(qtbot, window, text: str, scroll_to) -> None:
+    """``text`` set: only the shown blocks are painted, as the full painting would; scrolled
+    to ``scroll_to(scroll bar)``, the blocks shown then are painted at once."""
     window.set_text(text)
     wait_highlighted(qtbot, window)
     painted = painted_ranges(window)
@@ -20,7 +26,7 @@ def test_big_document_paints_what_is_shown(qtbot, window, monkeypatch):
     assert set(painted) <= set(range(first, last + 1)) and painted, (sorted(painted), first, last)
     assert all(painted[b] == expected[b] for b in painted)
     bar = window.editor.verticalScrollBar()
-    bar.setValue(bar.maximum() // 2)  # scrolled into view: painted at once
+    bar.setValue(scroll_to(bar))  # scrolled into view: painted at once
     qtbot.wait(10)
     first, last = window.editor.visible_blocks()
     painted = painted_ranges(window)
@@ -67,20 +73,7 @@ def test_few_long_lines_are_painted_as_they_are_shown(qtbot, window, monkeypatch
     text = "".join(" ".join(f"w{i}x{j} wörds 😀" for j in range(200)) + "\n" for i in range(30))
     assert len(text) > 20_000 and text.count("\n") < token_painter.BACKGROUND_MAX_BLOCKS
     window.resize(800, 300)
-    window.set_text(text)
-    wait_highlighted(qtbot, window)
-    painted = painted_ranges(window)
-    expected = expected_ranges(window)
-    first, last = window.editor.visible_blocks()
-    assert painted and set(painted) <= set(range(first, last + 1)), (sorted(painted), first, last)
-    assert all(painted[b] == expected[b] for b in painted)
-    bar = window.editor.verticalScrollBar()
-    bar.setValue(bar.maximum())
-    qtbot.wait(10)
-    first, last = window.editor.visible_blocks()
-    painted = painted_ranges(window)
-    assert all(b in painted for b in range(first, last) if b in expected)
-    assert all(painted[b] == expected[b] for b in painted)
+    check_painted_as_shown(qtbot, window, text, lambda bar: bar.maximum())
 
 
 def test_a_background_batch_ends_after_so_many_characters(qtbot, window, monkeypatch):
