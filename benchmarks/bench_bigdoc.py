@@ -125,8 +125,13 @@ def driver(vocab: str, text_file: str) -> None:
     window.editor.document().contentsChanged.connect(text_in)
     window.resize(*SCREENSHOT_SIZE)
     window.show()
+    errors: list[str] = []  # (a vocabulary that does not load: say so, do not wait 600 s)
+    window.loader.report_error = lambda _title, _msg: None
+    window.loader.failed.connect(lambda _source, msg: errors.append(msg))
     window.restore(text=text, source=vocab)
-    if not wait_highlighted(window, 600_000) or window.doc.text is not window.text():
+    if not wait_highlighted(window, 600_000, stop=lambda: bool(errors)):
+        raise SystemExit(errors[0] if errors else "timed out")
+    if window.doc.text is not window.text():
         raise SystemExit("timed out")
     marks["highlighted"] = time.perf_counter() - t0
     marks.setdefault("first_paint", marks["highlighted"])
