@@ -74,9 +74,10 @@ class UnigramModel:
             raise VocabFormatError("unigram model: pieces, scores and types differ in length")
         self.pieces = list(pieces)
         self.scores = _f32_list(scores)
-        self.types = [int(t) for t in types] if types is not None else [1] * len(pieces)
+        self.types = list(map(int, types)) if types is not None else [1] * len(pieces)
         if unk_id is None:
-            unk_ids = [i for i, t in enumerate(self.types) if t == PieceType.UNKNOWN]
+            unk_ids = list(compress(range(len(self.types)),
+                                    map(PieceType.UNKNOWN.__eq__, self.types)))
             if len(unk_ids) != 1:
                 raise VocabFormatError(f"unigram model: expected one unknown piece, got {unk_ids}")
             unk_id = unk_ids[0]
