@@ -12,7 +12,9 @@ vocabulary (250k pieces)):
    --text-file BIG.txt`` (the window opens, encodes, highlights and renders, then exits):
    wall time and peak RSS (the largest of the process and its children);
 2. the same start in a driver process that records when the shown part is first painted
-   (the first window's partial result) and when the whole text is highlighted, and the peak
+   (the first window's partial result), when the whole text's result reaches the GUI thread
+   ("encoded": the issue's target allows the paint of the shown part on top of 2x the
+   reference) and when the whole text is highlighted, and the peak
    RSS of the window's process and of the first encode's child process
    (``explorer.workers.tail_encode``);
    ("from the text in the window": from the moment the editor holds the 10 MB text, which
