@@ -580,21 +580,28 @@ class TokenPainter(QObject):
         if lines is None or not isValid(self._document):
             self._edit_timer.stop()
             return
-        block = self._document.findBlockByNumber(self._edit_next)
+        going_on = self._paint_some(self._edit_next, lines.stop)
+        if going_on < lines.stop:
+            self._edit_next = going_on
+            return
+        self._edit_lines = None
+        self._edit_timer.stop()
+
+    def _paint_some(self, first: int, stop: int) -> int:
+        """One background batch: paint the blocks from number ``first`` up to ``stop`` not
+        painted for the current result, at most :data:`BATCH_BLOCKS` of them and
+        :data:`BATCH_CHARS` characters; the block number to go on from (``stop``: done)."""
+        block = self._document.findBlockByNumber(first)
         n = chars = 0
         with self._batch():
-            while (block.isValid() and block.blockNumber() < lines.stop and n < BATCH_BLOCKS
+            while (block.isValid() and block.blockNumber() < stop and n < BATCH_BLOCKS
                    and chars < BATCH_CHARS):
                 if block.userState() != self._generation:
                     self._paint(block)
                     n += 1
                     chars += block.length()
                 block = block.next()
-        if block.isValid() and block.blockNumber() < lines.stop:
-            self._edit_next = block.blockNumber()
-            return
-        self._edit_lines = None
-        self._edit_timer.stop()
+        return block.blockNumber() if block.isValid() and block.blockNumber() < stop else stop
 
     def set_partial(self, doc: DocTokens) -> None:
         """Paint the shown blocks from a partial first result (the start of a big text)
@@ -711,17 +718,10 @@ class TokenPainter(QObject):
             self._timer.stop()
             self.complete.emit()
             return
-        block = self._document.findBlockByNumber(self._next_block)
-        n = chars = 0
-        with self._batch():
-            while block.isValid() and n < BATCH_BLOCKS and chars < BATCH_CHARS:
-                if block.userState() != self._generation:
-                    self._paint(block)
-                    n += 1
-                    chars += block.length()
-                block = block.next()
-        if block.isValid():
-            self._next_block = block.blockNumber()
+        count = self._document.blockCount()
+        going_on = self._paint_some(self._next_block, count)
+        if going_on < count:
+            self._next_block = going_on
             return
         self._timer.stop()
         self.complete.emit()
