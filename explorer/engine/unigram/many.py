@@ -8,7 +8,9 @@ piece crosses; each distinct part once) with
 are enough new characters to pay for it. Texts are assembled from flat arrays. Where float32
 rounding could decide (a word's reuse limit, see :mod:`explorer.engine.unigram.limits`, is
 reached by the prefix-score bound before it), the text is redone from exact float32 scores by
-:func:`_exact_pieces`. The result is identical to the per-text path and to sentencepiece.
+:func:`_exact_pieces`, with the words it may re-run cut into their parts
+(:mod:`~explorer.engine.unigram.parts`). The result is identical to the per-text path and to
+sentencepiece.
 """
 
 from __future__ import annotations
@@ -20,7 +22,9 @@ import numpy as np
 
 from explorer.engine.gc_pause import gc_paused
 from explorer.engine.sentencepiece.pieces import Segment
+from explorer.engine.unigram.batch import MAX_WORD
 from explorer.engine.unigram.limits import RESET_GUARD
+from explorer.engine.unigram.parts import by_parts
 from explorer.engine.unigram.rows import WordTable
 from explorer.engine.unigram.solve import (
     BATCH_MIN_CHARS,
@@ -212,6 +216,29 @@ def _exact_pieces(
     as arrays (sentencepiece's ``best`` at each word's first character, before any
     re-basing there).
 
+    Words that may be re-run are cut into their parts first (:func:`~.parts.by_parts`):
+    :func:`_exact_units` works on those units.
+    """
+    units = by_parts(solver, words, rows, table)
+    if units is None:
+        return _exact_units(solver, words, rows, table, base, word_scores)
+    unit_scores: list[np.ndarray] | None = None if word_scores is None else []
+    pieces = _exact_units(solver, units.words, units.rows, table, base, unit_scores)
+    if word_scores is not None and unit_scores:
+        word_scores.append(np.concatenate(unit_scores)[units.word_unit])
+    return pieces
+
+
+def _exact_units(
+    solver: WordPath,
+    words: Sequence[str],
+    rows: np.ndarray,
+    table: WordTable,
+    base: float,
+    word_scores: list[np.ndarray] | None = None,
+) -> tuple[np.ndarray, np.ndarray]:
+    """:func:`_exact_pieces` on units that no piece crosses (words, or their parts).
+
     A word's table segmentation holds while the magnitude of its true starting score
     stays below its limit. Speculate that every word keeps it: the float32 running score
     then gives each word's starting score at once. Words whose limit that score reaches
@@ -328,29 +355,29 @@ def _rerun(
 ) -> Iterator[tuple[list[int], list[int]]]:
     """Pieces ``(lengths, ids)`` of ``words[pos + k]`` for ``k`` in ``redo``, each from
     its starting score ``starts[k]``: from the re-runs cached per binade (:mod:`.binade`),
-    else a few one by one, many in one batch."""
+    else a few (and words longer than ``MAX_WORD``) one by one, many in one batch."""
     bases = starts[redo].tolist()
-    keys = list(map(solver.binade_key, bases, word_max[redo].tolist(),
-                    [words[pos + k] for k in redo]))
+    chosen = [words[pos + k] for k in redo]
+    keys = list(map(solver.binade_key, bases, word_max[redo].tolist(), chosen))
     at = solver.cache.at
-    found = [None if key is None else at(words[pos + k], key)
-             for k, key in zip(redo, keys, strict=True)]
-    missing = [n for n, pieces in enumerate(found) if pieces is None]
-    if sum(len(words[pos + redo[n]]) for n in missing) < BATCH_MIN_CHARS:
-        for n, k in enumerate(redo):
-            known = found[n]
-            lengths, ids = (known if known is not None
-                            else solver.pieces_at(words[pos + k], bases[n], keys[n]))
-            yield list(lengths), list(ids)
-        return
-    result = solver.batch_viterbi().run([words[pos + redo[n]] for n in missing],
-                                        bases=np.array([bases[n] for n in missing]))
-    lengths_of, ids_of = result.lengths_and_ids()
-    solved = dict(zip(missing, zip(lengths_of, ids_of, strict=True), strict=True))
-    for n, k in enumerate(redo):
-        pieces = solved.get(n)
+    found = [None if key is None else at(word, key)
+             for word, key in zip(chosen, keys, strict=True)]
+    # longer words one by one: a batch's cost grows with its longest word
+    batch = [n for n, pieces in enumerate(found)
+             if pieces is None and len(chosen[n]) <= MAX_WORD]
+    if sum(len(chosen[n]) for n in batch) >= BATCH_MIN_CHARS:
+        result = solver.batch_viterbi().run([chosen[n] for n in batch],
+                                            bases=np.array([bases[n] for n in batch]))
+        # all kept before the first is yielded: the caller stops at the first that
+        # differs from the table, and its next speculation asks again for most of the
+        # rest (a prefix score moved by a near tie keeps nearly every binade key)
+        keep = solver.cache.keep_at_binade
+        for n, pieces in zip(batch, zip(*result.lengths_and_ids(), strict=True),
+                             strict=True):
+            found[n] = pieces
+            if keys[n] is not None:
+                keep(chosen[n], keys[n], pieces)  # type: ignore[arg-type]
+    for n, pieces in enumerate(found):
         if pieces is None:
-            pieces = found[n]
-        elif keys[n] is not None:
-            solver.cache.keep_at_binade(words[pos + k], keys[n], pieces)  # type: ignore[arg-type]
+            pieces = solver.pieces_at(chosen[n], bases[n], keys[n])
         yield list(pieces[0]), list(pieces[1])

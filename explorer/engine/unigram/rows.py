@@ -32,14 +32,17 @@ from explorer.engine.unigram.word_keys import KeyedWords, word_keys
 class WordTable:
     """Words' pieces and reuse bounds as arrays: word row ``k``'s pieces are
     ``piece_len/piece_id[first[k]:first[k] + count[k]]``; ``limit``/``word_max`` as in
-    :data:`~explorer.engine.unigram.limits.CacheEntry`."""
+    :data:`~explorer.engine.unigram.limits.CacheEntry`. ``generation``: the store's
+    :attr:`WordRows.generation` when taken (its rows are the store's while that holds)."""
 
-    __slots__ = ("count", "first", "limit", "piece_id", "piece_len", "word_max")
+    __slots__ = ("count", "first", "generation", "limit", "piece_id", "piece_len", "word_max")
 
     def __init__(self, first: np.ndarray, count: np.ndarray, limit: np.ndarray,
-                 word_max: np.ndarray, piece_len: np.ndarray, piece_id: np.ndarray) -> None:
+                 word_max: np.ndarray, piece_len: np.ndarray, piece_id: np.ndarray,
+                 generation: int = -1) -> None:
         self.first, self.count, self.limit, self.word_max = first, count, limit, word_max
         self.piece_len, self.piece_id = piece_len, piece_id
+        self.generation = generation
 
     def pieces(self, row: int) -> list[int]:
         """Ids of row ``row``'s pieces."""
@@ -103,6 +106,8 @@ class WordRows:
     def __init__(self) -> None:
         self.lock = threading.Lock()
         """Held by whoever appends, and while a caller maps words and takes :meth:`table`."""
+        self.generation = 0
+        """Counts the resets: a :class:`WordTable` of another generation names other rows."""
         self.reset()
 
     def __reduce__(self) -> tuple[type[WordRows], tuple[()]]:
@@ -111,6 +116,7 @@ class WordRows:
 
     def reset(self) -> None:
         """Forget every row (callers hold :attr:`lock`, or no other thread sees this yet)."""
+        self.generation += 1
         self._row_of: dict[str, int] = {}
         self._synced = 0
         """Rows ``_row_of`` holds (it is brought up to date when asked: see ``row_of``)."""
@@ -274,4 +280,4 @@ class WordRows:
         size, pieces = self.size, self._pieces
         return WordTable(self._first[:size], self._count[:size], self._limit[:size],
                          self._word_max[:size], self._piece_len[:pieces],
-                         self._piece_id[:pieces])
+                         self._piece_id[:pieces], self.generation)

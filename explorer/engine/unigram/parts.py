@@ -1,0 +1,90 @@
+"""Long words as their parts in the exact pass (:func:`~.many._exact_pieces`).
+
+New words are solved part by part (:func:`~.solve._solve_into`: cut where no piece crosses,
+each part also a row of the model's word rows, with its own reuse limit), and a word's
+limit is its lowest part's less the bound of the parts before it. Where a prefix score
+reaches a word's limit, the exact pass re-ran the whole word, though its other parts hold
+there. In minified JSON (``{"id":12,"name":"is``: words of ~30 characters, nearly all
+different) that was 37% of the characters, re-run in batches of a few dozen long words,
+one batch after every re-run that came out different.
+
+:func:`by_parts` hands the pass such words' parts instead: it speculates on, re-runs and
+caches parts (short, and repeated: ``":"``, ``","``), each from its own starting score.
+Exact for the reason a word is: no piece crosses a part's ends, so a part's decisions depend
+only on the path score at its start.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from explorer.engine.unigram.limits import RESET_GUARD
+from explorer.engine.unigram.rows import WordTable
+from explorer.engine.unigram.word_keys import TextWords, codes_of, word_keys
+from explorer.engine.unigram.word_path import PAIR_STRIDE, WordPath
+
+
+@dataclass(frozen=True, slots=True)
+class Units:
+    """The words of a text with some cut into their parts: ``words`` (the units, in the
+    same text), each unit's row, and the index of each original word's first unit."""
+
+    words: TextWords
+    rows: np.ndarray
+    word_unit: np.ndarray
+
+
+def by_parts(solver: WordPath, words: Sequence[str], rows: np.ndarray,
+             table: WordTable) -> Units | None:
+    """``words`` (their ``table`` rows) with each word that a prefix score below the
+    re-basing guard can make the pass re-run (its limit is below the guard's) cut into its
+    parts, where those parts are rows of ``table``. None when no word is cut (or the words
+    are not a :class:`TextWords`, or a part has no row there: a few words solved one by
+    one, whose parts are in the per-word cache)."""
+    if not isinstance(words, TextWords) or not len(words):
+        return None
+    bounds = words.bounds
+    sizes = np.diff(bounds)
+    low = np.flatnonzero((table.limit[rows] < RESET_GUARD - table.word_max[rows] - 2.0)
+                         & (sizes > 1))
+    if not low.size:
+        return None
+    starts = bounds[low]
+    text = words.text
+    codes = codes_of("".join(map(text.__getitem__,
+                                 map(slice, starts.tolist(), bounds[low + 1].tolist()))))
+    local = np.zeros(len(low) + 1, np.int64)  # each chosen word's start in `codes`
+    np.cumsum(sizes[low], out=local[1:])
+    wide = codes.astype(np.int64)
+    cut = np.zeros(len(codes) + 1, bool)
+    cut[local] = True
+    cut[1:-1] |= solver.inner_pairs().get(wide[:-1] * PAIR_STRIDE + wide[1:]) < 0
+    del wide
+    part_bounds = np.flatnonzero(cut)
+    if len(part_bounds) == len(local):  # no chosen word has two parts
+        return None
+    keys = word_keys(codes, part_bounds)
+    store = solver.cache.rows
+    with store.lock:
+        if store.generation != table.generation:
+            return None
+        part_rows = store.rows_of(keys)
+        if ((part_rows < 0) | (part_rows >= len(table.limit))).any() or not store.holds(
+                codes, part_bounds, part_rows):
+            return None
+    # each chosen word's first part is the word's unit; the others are inserted after it
+    first_part = np.searchsorted(part_bounds, local[:-1])
+    inner = np.ones(len(part_bounds) - 1, bool)
+    inner[first_part] = False
+    inner_at = np.flatnonzero(inner)
+    word_of = np.searchsorted(local, part_bounds[inner_at], side="right") - 1
+    inner_starts = starts[word_of] + part_bounds[inner_at] - local[word_of]
+    at = np.searchsorted(bounds, inner_starts)  # (strictly inside word at - 1)
+    word_unit = np.arange(len(rows))
+    word_unit[1:] += np.cumsum(np.bincount(at, minlength=len(rows))[1:len(rows)])
+    unit_rows = np.insert(rows, at, part_rows[inner_at])
+    unit_rows[word_unit[low]] = part_rows[first_part]
+    return Units(TextWords(text, np.insert(bounds, at, inner_starts)), unit_rows, word_unit)

@@ -1,0 +1,179 @@
+"""Long words as their parts in the exact pass (explorer/engine/unigram/parts.py) and the
+pass's re-runs (``many._rerun``).
+
+Vocabularies built for near ties (as in test_unigram_limits.py), with ``,`` and ``.`` as
+one-character pieces no longer piece holds: every word is cut into parts there. The exact
+pass on parts must decide exactly as one Viterbi over the whole text (sentencepiece's one
+pass, re-basing included) and report the same word scores as the pass on whole words.
+"""
+
+from __future__ import annotations
+
+import random
+
+import numpy as np
+import pytest
+from test_unigram_limits import SPACE, f32, near_tie_model
+
+from explorer.engine.sentencepiece.pieces import PieceType
+from explorer.engine.unigram import many
+from explorer.engine.unigram.batch import MAX_WORD
+from explorer.engine.unigram.many import encode_from
+from explorer.engine.unigram.model import UnigramModel
+from explorer.engine.unigram.parts import by_parts
+from explorer.engine.unigram.solve import BATCH_MIN_CHARS, text_rows
+
+
+def cut_model(rng: random.Random) -> UnigramModel:
+    """:func:`near_tie_model` with ``,`` and ``.``: pieces of one character only."""
+    base = near_tie_model(rng)
+    pieces, scores = list(base.pieces), list(base.scores)
+    for c in ",.":
+        pieces.append(c)
+        scores.append(f32(-rng.uniform(1.0, 5.0)))
+    types = [PieceType.UNKNOWN] + [PieceType.NORMAL] * (len(pieces) - 1)
+    return UnigramModel(pieces, scores, types)
+
+
+def long_words_text(rng: random.Random, size: int) -> str:
+    """Words of 8-60 characters, nearly all different, their parts drawn from a few dozen
+    (as minified JSON's are)."""
+    parts = ["".join(rng.choice("abcd") for _ in range(rng.randint(1, 6)))
+             for _ in range(40)]
+    out: list[str] = []
+    total = 0
+    while total < size:
+        word = SPACE + rng.choice(",.").join(rng.choice(parts)
+                                            for _ in range(rng.randint(2, 10)))
+        out.append(word)
+        total += len(word)
+    return "".join(out)
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_the_pass_on_parts_is_sentencepieces_pass(seed: int,
+                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+    rng = random.Random(seed)
+    model = cut_model(rng)
+    path = model._words
+    text = long_words_text(rng, 60_000)
+    cut = []
+    real = many.by_parts
+
+    def watched(*args):  # type: ignore[no-untyped-def]
+        units = real(*args)
+        cut.append(units)
+        return units
+
+    monkeypatch.setattr(many, "by_parts", watched)
+    on_parts = encode_from(path, text, None, 0.0)
+    assert on_parts is not None
+    assert any(u is not None and len(u.words) > len(u.word_unit) for u in cut), \
+        "no word was cut: the text does not test the parts"
+    # the oracle: one Viterbi over the whole text (sentencepiece's pass, re-basing included)
+    lengths, ids, *_ = path.viterbi(text, 0.0)
+    assert on_parts.ids.tolist() == list(ids)
+    assert on_parts.lengths.tolist() == list(lengths)
+    # the words' starting scores are the ones the pass on whole words reports
+    monkeypatch.setattr(many, "by_parts", lambda *args: None)
+    path.cache.clear()
+    whole = encode_from(path, text, None, 0.0)
+    assert whole is not None and whole.ids.tolist() == list(ids)
+    assert on_parts.word_starts.tolist() == whole.word_starts.tolist()
+    assert on_parts.word_scores.tolist() == whole.word_scores.tolist()
+
+
+def test_parts_rerun_fewer_characters(monkeypatch: pytest.MonkeyPatch) -> None:
+    """What the parts are for: a prefix score past a long word's limit re-ran all of it."""
+    rng = random.Random(7)
+    model = cut_model(rng)
+    path = model._words
+    text = long_words_text(rng, 60_000)
+    rerun: list[int] = []
+    real = path.viterbi
+
+    def counting(word: str, base: float):  # type: ignore[no-untyped-def]
+        rerun.append(len(word))
+        return real(word, base)
+
+    monkeypatch.setattr(path, "viterbi", counting)
+    monkeypatch.setattr(many, "BATCH_MIN_CHARS", 10**9)  # every re-run one by one
+    text_rows(path, [text])  # (the words solved first: only re-runs counted)
+    rerun.clear()
+    assert encode_from(path, text, None, 0.0) is not None
+    on_parts = sum(rerun)
+    monkeypatch.setattr(many, "by_parts", lambda *args: None)
+    path.cache.clear()
+    text_rows(path, [text])
+    rerun.clear()
+    assert encode_from(path, text, None, 0.0) is not None
+    whole = sum(rerun)
+    assert whole > 2000
+    assert on_parts < whole / 2, (on_parts, whole)
+
+
+def test_units_tile_the_text_and_name_their_rows() -> None:
+    rng = random.Random(3)
+    model = cut_model(rng)
+    path = model._words
+    text = long_words_text(rng, 20_000)
+    keyed = text_rows(path, [text])
+    assert keyed is not None
+    table, rows, words, _ = keyed
+    units = by_parts(path, words, rows, table)
+    assert units is not None
+    assert "".join(units.words) == text
+    assert len(units.words) > len(words)
+    # every word starts a unit; a unit is its word or one of its parts
+    starts = units.words.bounds[units.word_unit]
+    assert starts.tolist() == words.bounds[:-1].tolist()
+    row_of = path.cache.rows.row_of
+    assert [row_of[u] for u in units.words] == units.rows.tolist()
+    for k in range(len(words)):
+        end = units.word_unit[k + 1] if k + 1 < len(words) else len(units.words)
+        pieces = [i for u in range(int(units.word_unit[k]), int(end))
+                  for i in table.pieces(int(units.rows[u]))]
+        assert pieces == table.pieces(int(rows[k]))
+    # rows of another generation (the store was reset since the table was taken, and the
+    # same words solved again in another order)
+    path.cache.rows.clear()
+    assert text_rows(path, ["".join(reversed(list(words)))]) is not None
+    assert path.cache.rows.size >= len(table.limit)
+    assert by_parts(path, words, rows, table) is None
+
+
+def test_a_batch_of_reruns_is_kept_whole_and_long_words_go_alone(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """The pass stops reading re-runs at the first that differs from the table: a batch's
+    other re-runs are cached all the same (its next speculation asks for them again); words
+    longer than ``MAX_WORD`` are not batched (a batch's cost grows with its longest)."""
+    rng = random.Random(11)
+    model = near_tie_model(rng)
+    path = model._words
+    short = list(dict.fromkeys(SPACE + "".join(rng.choice("abcd") for _ in range(12))
+                               for _ in range(400)))
+    long_word = SPACE + "abcd" * 15
+    words = [*short, long_word]
+    assert sum(map(len, short)) >= BATCH_MIN_CHARS and len(long_word) > MAX_WORD
+    starts = np.full(len(words), -70_000.5)
+    word_max = np.full(len(words), 100.0)
+    batched: list[int] = []
+    real_run = path.batch_viterbi().run
+
+    def run(batch_words, bases=None):  # type: ignore[no-untyped-def]
+        batched.extend(map(len, batch_words))
+        return real_run(batch_words, bases)
+
+    monkeypatch.setattr(path.batch_viterbi(), "run", run)
+    reruns = many._rerun(path, words, 0, list(range(len(words))), starts, word_max)
+    first = next(reruns)
+    assert batched and max(batched) <= MAX_WORD
+    for k, word in enumerate(short):
+        key = path.binade_key(float(starts[k]), 100.0, word)
+        assert key is not None
+        pieces = path.cache.at(word, key)
+        assert pieces is not None
+        assert pieces == tuple(map(tuple, path.viterbi(word, float(starts[k]))[:2]))
+    assert first == tuple(map(list, path.viterbi(short[0], float(starts[0]))[:2]))
+    rest = list(reruns)
+    assert rest[-1] == tuple(map(list, path.viterbi(long_word, float(starts[-1]))[:2]))
