@@ -177,3 +177,35 @@ def test_a_batch_of_reruns_is_kept_whole_and_long_words_go_alone(
     assert first == tuple(map(list, path.viterbi(short[0], float(starts[0]))[:2]))
     rest = list(reruns)
     assert rest[-1] == tuple(map(list, path.viterbi(long_word, float(starts[-1]))[:2]))
+
+
+def test_several_parts_is_parts_of_the_per_word_path() -> None:
+    from explorer.engine.unigram.parts import several_parts
+    from explorer.engine.unigram.word_keys import KeyedWords
+
+    rng = random.Random(2)
+    model = cut_model(rng)
+    path = model._words
+    words = [SPACE * rng.randint(0, 1) + "".join(rng.choice("aabbccdd,.") for _ in range(n))
+             for n in [rng.randint(1, 12) for _ in range(500)]]
+    words = list(dict.fromkeys(w for w in words if w))
+    several = several_parts(path, KeyedWords.of(words)).tolist()
+    assert several == [len(path._parts(w)) > 1 for w in words]
+    assert 20 < sum(several) < len(words) - 20
+
+
+def test_a_childs_reruns_ahead_leave_out_the_words_the_pass_cuts() -> None:
+    """A child process solving a document's words ahead re-runs its low-limit words at the
+    binades above (binade.py); words of several parts are not: the exact pass re-runs
+    their parts (rows of their own, re-run ahead when low themselves)."""
+    from explorer.engine.unigram.binade import LOW_LIMIT
+
+    rng = random.Random(5)
+    model = cut_model(rng)
+    path = model._words
+    share = model.share_rows([long_words_text(rng, 30_000)])
+    assert share.ahead is not None and len(share.ahead.words) > 10
+    assert all(len(path._parts(w)) == 1 for w in share.ahead.words)
+    low = [w for w, limit in zip(share.keyed().strings(), share.limit.tolist(), strict=True)
+           if limit < LOW_LIMIT]
+    assert sum(len(path._parts(w)) > 1 for w in low) > 10

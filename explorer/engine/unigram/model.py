@@ -26,6 +26,8 @@ from collections.abc import Sequence
 from dataclasses import replace
 from itertools import compress
 
+import numpy as np
+
 from explorer.engine.errors import VocabFormatError
 from explorer.engine.sentencepiece.pieces import (
     PieceType,
@@ -43,6 +45,7 @@ from explorer.engine.unigram.many import (
     encode_from,
     encode_many,
 )
+from explorer.engine.unigram.parts import several_parts
 from explorer.engine.unigram.rows import RowsShare
 from explorer.engine.unigram.solve import solve_words
 from explorer.engine.unigram.trie import Entry, PieceTrie
@@ -181,8 +184,13 @@ class UnigramModel:
         since = store.size
         solve_words(self._words, texts)
         share = store.share(since if store.size >= since else 0)
-        # (the words as strings only where asked: those re-run ahead)
-        ahead = self._words.runs_ahead(share.keyed(), share.limit, share.word_max)
+        # (the words as strings only where asked: those re-run ahead). A word of several
+        # parts is not: the exact pass re-runs its parts (:func:`~.parts.by_parts`), which
+        # are rows of their own here (minified JSON: re-runs ahead of whole long words were
+        # 80% of the child's time)
+        keyed = share.keyed()
+        limits = np.where(several_parts(self._words, keyed), np.inf, share.limit)
+        ahead = self._words.runs_ahead(keyed, limits, share.word_max)
         return replace(share, ahead=ahead) if ahead is not None else share
 
     def take_rows(self, share: object) -> int:

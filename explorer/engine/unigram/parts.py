@@ -23,8 +23,29 @@ import numpy as np
 
 from explorer.engine.unigram.limits import RESET_GUARD
 from explorer.engine.unigram.rows import WordTable
-from explorer.engine.unigram.word_keys import TextWords, codes_of, word_keys
+from explorer.engine.unigram.word_keys import KeyedWords, TextWords, codes_of, word_keys
 from explorer.engine.unigram.word_path import PAIR_STRIDE, WordPath
+
+
+def part_cuts(solver: WordPath, codes: np.ndarray, bounds: np.ndarray) -> np.ndarray:
+    """Where the words ``codes[bounds[k]:bounds[k + 1]]`` (end to end, ``bounds`` from 0)
+    are cut into parts, as a mask of the positions ``0..len(codes)``: each word's start, the
+    end, and between two characters no piece holds together (as :meth:`WordPath._parts`
+    cuts a word)."""
+    cut = np.zeros(len(codes) + 1, bool)
+    cut[bounds] = True
+    if len(codes) > 1:
+        wide = codes.astype(np.int64)
+        cut[1:-1] |= solver.inner_pairs().get(wide[:-1] * PAIR_STRIDE + wide[1:]) < 0
+    return cut
+
+
+def several_parts(solver: WordPath, words: KeyedWords) -> np.ndarray:
+    """Per word, whether it is cut into more than one part (:func:`part_cuts`)."""
+    if not len(words):
+        return np.zeros(0, bool)
+    cuts = part_cuts(solver, words.codes, words.bounds)[:-1]
+    return np.add.reduceat(cuts, words.bounds[:-1]) > 1
 
 
 @dataclass(frozen=True, slots=True)
@@ -58,12 +79,7 @@ def by_parts(solver: WordPath, words: Sequence[str], rows: np.ndarray,
                                  map(slice, starts.tolist(), bounds[low + 1].tolist()))))
     local = np.zeros(len(low) + 1, np.int64)  # each chosen word's start in `codes`
     np.cumsum(sizes[low], out=local[1:])
-    wide = codes.astype(np.int64)
-    cut = np.zeros(len(codes) + 1, bool)
-    cut[local] = True
-    cut[1:-1] |= solver.inner_pairs().get(wide[:-1] * PAIR_STRIDE + wide[1:]) < 0
-    del wide
-    part_bounds = np.flatnonzero(cut)
+    part_bounds = np.flatnonzero(part_cuts(solver, codes, local))
     if len(part_bounds) == len(local):  # no chosen word has two parts
         return None
     keys = word_keys(codes, part_bounds)

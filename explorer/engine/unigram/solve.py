@@ -26,6 +26,7 @@ from explorer.engine.unigram.limits import (
     ROWS_LIMIT,
     reuse_limits,
 )
+from explorer.engine.unigram.parts import part_cuts
 from explorer.engine.unigram.rows import WordRows, WordTable
 from explorer.engine.unigram.word_keys import (
     KeyedWords,
@@ -37,7 +38,7 @@ from explorer.engine.unigram.word_keys import (
     word_bounds,
     word_keys,
 )
-from explorer.engine.unigram.word_path import PAIR_STRIDE, WordPath
+from explorer.engine.unigram.word_path import WordPath
 
 BATCH_MIN_CHARS = 1000  # fewer new characters: the per-word Viterbi is cheaper
 KEYED_MIN_CHARS = 2000
@@ -159,13 +160,7 @@ def _solve_into(solver: WordPath, store: WordRows, words: KeyedWords) -> None:
     if len(codes) < BATCH_MIN_CHARS:  # (a keystroke's new words: the numpy cutting's fixed
         _solve_whole(solver, store, words)  # cost is more than WordPath.entry, which cuts
         return  # them into the same parts, each solved once in the per-word cache)
-    wide = codes.astype(np.int64)
-    cut = np.zeros(len(codes) + 1, bool)
-    cut[bounds] = True
-    if len(codes) > 1:
-        cut[1:-1] |= solver.inner_pairs().get(wide[:-1] * PAIR_STRIDE + wide[1:]) < 0
-    del wide
-    part_bounds = np.flatnonzero(cut)
+    part_bounds = np.flatnonzero(part_cuts(solver, codes, bounds))
     if len(part_bounds) == len(bounds):  # no word is cut
         _solve_whole(solver, store, words)
         return
