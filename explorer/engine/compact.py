@@ -117,23 +117,32 @@ def joined_at(head: CompactTokens, at: int, tail: CompactTokens, shift: int) -> 
     """One text's tokens from two encodes of it: ``head``'s before offset ``at``, then
     ``tail``'s from there on. ``tail`` encoded the text from offset ``shift`` (its offsets
     are relative to it), resumed at ``at``, one of ``head``'s resume points; no token of
-    either crosses ``at``."""
+    either crosses ``at``.
+
+    ``head`` is not used again: its arrays are cut at ``at`` and extended in place (a
+    window grown step by step copied all it had at every step: 0.5 s of a 9 MB one)."""
     n = bisect_left(head.starts, at)
     m = bisect_left(tail.starts, at - shift)
-    irregular = {i: tok for i, tok in head.irregular.items() if i < n}
+    irregular = head.irregular
+    for i in [i for i in irregular if i >= n]:
+        del irregular[i]
     irregular.update((n + j - m, replace(tok, start=tok.start + shift, end=tok.end + shift))
                      for j, tok in tail.irregular.items() if j >= m)
     resume = None
     if head.resume is not None and tail.resume is not None:
-        k = bisect_left(head.resume.offsets, at)
+        resume = head.resume
+        k = bisect_left(resume.offsets, at)
         q = bisect_left(tail.resume.offsets, at - shift)
-        resume = ResumePoints(
-            head.resume.offsets[:k] + shifted_array(tail.resume.offsets[q:], shift),
-            head.resume.states[:k] + tail.resume.states[q:])
-    return CompactTokens(head.ids[:n] + tail.ids[m:],
-                         head.starts[:n] + shifted_array(tail.starts[m:], shift),
-                         head.ends[:n] + shifted_array(tail.ends[m:], shift), irregular,
-                         head.unknown_ids | tail.unknown_ids, resume)
+        del resume.offsets[k:], resume.states[k:]
+        resume.offsets.extend(shifted_array(tail.resume.offsets[q:], shift))
+        resume.states.extend(tail.resume.states[q:])
+    del head.ids[n:], head.starts[n:], head.ends[n:]
+    head.ids.extend(tail.ids[m:])
+    head.starts.extend(shifted_array(tail.starts[m:], shift))
+    head.ends.extend(shifted_array(tail.ends[m:], shift))
+    head.unknown_ids = head.unknown_ids | tail.unknown_ids
+    head.resume = resume
+    return head
 
 
 def clean_cut(toks: CompactTokens, least: int) -> int | None:

@@ -318,7 +318,8 @@ costs a keystroke less than splicing 231k-entry prefix sums (docs/benchmarks.md)
 
 
 def cut_segments(text: str, toks: CompactTokens, limit: int, begin: int = 0,
-                 least: int | None = None, *, consume: bool = False) -> list[Segment]:
+                 least: int | None = None, *, consume: bool = False,
+                 clear_to: int = 0) -> list[Segment]:
     """Split ``text[begin:limit]`` into segments at the line starts no token crosses, each
     at least ``least`` (None: :data:`SEGMENT_CHARS`) long but the last.
 
@@ -332,6 +333,9 @@ def cut_segments(text: str, toks: CompactTokens, limit: int, begin: int = 0,
     each one's tokens cut off ``toks``' arrays once copied (a shrunk array gives its end
     back), so the tokens are not held twice (a 10 MB document's tail of a million tokens
     from the helper process).
+
+    ``clear_to``: the caller knows no line start before this offset is a safe cut (the
+    tokens there are an earlier try's, which had none): they are not looked at again.
     """
     starts, ends, ids = toks.starts, toks.ends, toks.ids
     irr = sorted(toks.irregular)
@@ -356,7 +360,8 @@ def cut_segments(text: str, toks: CompactTokens, limit: int, begin: int = 0,
     seg_start, tok_start = begin, bisect_left(starts, begin) if begin else 0
     if least is None:
         least = SEGMENT_CHARS
-    cuts, firsts = _safe_cuts(text, starts, ends, begin, min(limit, len(text) - 1), tok_start)
+    cuts, firsts = _safe_cuts(text, starts, ends, max(begin, clear_to),
+                              min(limit, len(text) - 1), tok_start)
     # Greedy: each segment ends at the first safe cut at least `least` past its start (a
     # search per segment, not a step per line: a 6 MB part has 160k safe cuts, 21k segments).
     spans: list[tuple[int, int, int, int]] = []  # (text start, text end, first, past last)

@@ -158,3 +158,34 @@ def test_the_models_unknown_pieces_are_kept_as_arrays():
     assert list(compact.ids).count(unk) > 40 and unk in compact.unknown_ids
     odd = [t for i, t in compact.irregular.items() if i]  # (the first word: no space before)
     assert [t.piece for t in odd] == ["[UNK]"] and odd[0].special
+
+
+def test_joined_at_is_the_whole_encode_with_its_resume_points():
+    """:func:`joined_at` of a Unigram text's tokens and of its end encoded again from one of
+    their resume points: the whole text's tokens, irregular ones (byte fallback) and resume
+    points included, at several places (``head`` is reused, so each join gets a fresh one)."""
+    from explorer.engine.compact import joined_at
+
+    tok = load_tokenizer(resource_path("vocab", "corpus_unigram_4k.model"))
+    text = "\n".join(f"line {k}: x_{k} = {{'😀': {k}}} naïve 𠀋 <tag>{'<s>' * (k % 3)}"
+                     for k in range(300))
+    whole = tok.encode_compact_resumed(text, None)
+    assert whole.resume is not None and whole.irregular
+    offsets = whole.resume.offsets
+    joined = 0
+    for at in (offsets[len(offsets) // 5], offsets[len(offsets) // 2], offsets[-3]):
+        line = text.rfind("\n", 0, at - 1) + 1
+        state = whole.resume.states[offsets.index(at)]
+        tail = tok.encode_compact_resumed(text[line:], (at - line, state))
+        # the head: an encode of a shorter text (a window before it grew), whose tokens
+        # after `at` are not the whole text's (specials where it has none)
+        cut = text.find("\n", at) + 1 or len(text)
+        head = tok.encode_compact_resumed(text[:cut] + "<s>" * 9, None)
+        out = joined_at(head, at, tail, line)
+        assert out.ids == whole.ids and out.starts == whole.starts and out.ends == whole.ends
+        assert out.irregular == whole.irregular
+        assert out.resume is not None
+        assert out.resume.offsets == whole.resume.offsets
+        assert out.resume.states == whole.resume.states
+        joined += 1
+    assert joined == 3

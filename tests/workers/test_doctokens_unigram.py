@@ -9,6 +9,8 @@ whole-text encode's (itself checked against sentencepiece's in tests/engine).
 
 from __future__ import annotations
 
+from itertools import pairwise
+
 import pytest
 import sentencepiece as spm
 from doc_helpers import answers, encoded_lengths
@@ -21,7 +23,7 @@ from explorer.engine.formats import load_tokenizer
 from explorer.engine.formats.sentencepiece_model import save_sentencepiece_model
 from explorer.engine.sentencepiece.pieces import PieceType
 from explorer.engine.unigram.model import UnigramModel
-from explorer.workers import doctokens
+from explorer.workers import docstore, doctokens
 from explorer.workers.doctokens import encode_document
 
 # "ab" ties "a" + "b" exactly from score 0; at some prefix scores float32 rounding makes the
@@ -268,3 +270,69 @@ def test_exact_tokens_keep_longer_segments_and_keystrokes_stay_whole_encodes():
         text = text[:at] + typed + text[at:]
         doc, _ = update_document(doc, text)
         assert _flat(doc) == _whole(unigram, text)
+
+
+class _Helper:
+    """Stands in for a child solving words (:class:`~explorer.workers.tail_encode.TailEncode`):
+    records the places the thread reports and when it asks for the child's words."""
+
+    def __init__(self) -> None:
+        self.places: list[int] = []
+        self.asked = 0
+
+    def reached(self, offset: int) -> None:
+        self.places.append(offset)
+
+    def covered_from(self) -> None:
+        self.asked += 1
+
+    def close(self) -> None:
+        pass
+
+
+def test_a_window_that_keeps_growing_grows_in_steps_with_the_childs_words(ties, monkeypatch):
+    """A text whose tokens cross every line start (minified JSON with a Unigram model) is
+    one window that grows to the end: its child solving words ahead is started when it
+    first grows (not after a first window that never comes), told where the thread is and
+    asked for its words at every step; the steps are at most ``EXACT_GROWTH`` (plus the
+    line they end in), and the line starts before a step's exact point are not looked
+    through again. Still sentencepiece's one encode."""
+    tok, sp = ties
+    lines = ["z" + " ".join((["x"] * (k % 37) + ["y"] * (k % 11) + ["ab"] * 3) * 2)
+             for k in range(1, 400)]
+    text = "\n".join(lines)
+    monkeypatch.setattr(doctokens, "EXACT_GROWTH", 2000)
+    helper = _Helper()
+    started = []
+
+    def tail(tokenizer, text, exact):
+        started.append(exact)
+        return helper
+
+    windows = []
+    real_grown = doctokens._grown
+
+    def grown(tokenizer, window, *rest):
+        windows.append(len(window))
+        return real_grown(tokenizer, window, *rest)
+
+    monkeypatch.setattr(doctokens, "_grown", grown)
+    scanned = []
+    real_lines = docstore._line_starts
+
+    def line_starts(text, begin, stop):
+        scanned.append(stop - begin)
+        return real_lines(text, begin, stop)
+
+    monkeypatch.setattr(docstore, "_line_starts", line_starts)
+    doc = _run(encode_document(tok, text, chunk=512, tail=tail))
+    assert started == [True]
+    assert len(windows) > 20
+    longest = max(map(len, lines)) + 1
+    assert all(b - a <= 2000 + longest for a, b in pairwise(windows))
+    # (every step but the last, which reaches the text's end)
+    assert len(helper.places) == len(windows) - 1 and helper.asked == len(helper.places)
+    assert helper.places == sorted(helper.places) and helper.places[-1] > len(text) // 2
+    assert sum(scanned) < 3 * len(text)
+    assert doc.ids().tolist() == sp.encode(text)
+    assert _flat(doc) == _whole(tok, text)
