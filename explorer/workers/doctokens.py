@@ -41,6 +41,7 @@ Pure Python (no Qt): the worker jobs run these on pool threads.
 
 from __future__ import annotations
 
+import functools
 import gc
 from bisect import bisect_left
 from collections.abc import Callable, Generator, Iterator
@@ -53,7 +54,7 @@ import numpy as np
 from explorer.engine.compact import CompactTokens, ResumePoints, joined_at, tokens_from
 from explorer.engine.soft_cuts import start_before
 from explorer.engine.tokenizer import Tokenizer
-from explorer.workers import docstore
+from explorer.workers import docstore, long_lines
 from explorer.workers.docstore import (
     Change,
     DocTokens,
@@ -69,7 +70,7 @@ from explorer.workers.docstore import (
     spliced_totals,
 )
 from explorer.workers.line_update import update_inside
-from explorer.workers.long_lines import encode_joined, encode_long
+from explorer.workers.long_lines import encode_joined, encode_long, has_exact_points
 from explorer.workers.malloc import mapped_temporaries, trim
 from explorer.workers.word_update import update_words
 
@@ -215,17 +216,28 @@ def _encode_windows(tokenizer: Tokenizer, text: str, chunk: int, tail: TailStart
     exact_windows = True
     least_size = 0  # the size a window had to grow to (see below)
     clear_to = 0  # a growing window has no safe cut before this (its final tokens had none)
+
+    def keep_up(start: int, at: int) -> None:
+        """Inside a long window from ``start``: tell a child solving words where the thread
+        is (``at`` in the window), and take the words it has solved."""
+        if helper:
+            helper[0].reached(start + at)
+            helper[0].covered_from()
+
     while True:
-        # (once the first window's partial result is out, or when it has to grow: a text
-        # whose tokens cross every line start, minified JSON with a Unigram model, is one
-        # growing window; the child solves its words ahead all the same)
-        if tail is not None and (not first or grown is not None):
-            started, tail = tail(tokenizer, text, bool(points) or grown is not None), None
-            if started is not None:
-                helper.append(started)
         end = text.find("\n", min(len(text), pos + size))
         end = len(text) if end == -1 else end + 1
         window = text[pos:end]
+        # (once the first window's partial result is out; or when it has to grow, or is
+        # encoded in chunks (a line of megabytes), with exact resume points: a text whose
+        # tokens cross every line start, minified JSON with a Unigram model, is one long
+        # window, and the child solves its words ahead all the same)
+        if tail is not None and (not first or grown is not None or (
+                len(window) > long_lines.LONG_TEXT and has_exact_points(tokenizer))):
+            exact = bool(points) or grown is not None or first
+            started, tail = tail(tokenizer, text, exact), None
+            if started is not None:
+                helper.append(started)
         toks = None
         if carry is not None:  # (an exact continuation: nothing to check)
             toks, carry = _continued(tokenizer, text, pos, end, *carry), None
@@ -241,7 +253,8 @@ def _encode_windows(tokenizer: Tokenizer, text: str, chunk: int, tail: TailStart
                 points.clear()
             continue
         if toks is None:
-            toks = _encode_window(tokenizer, window, pos, lead, points)
+            toks = _encode_window(tokenizer, window, pos, lead, points,
+                                  functools.partial(keep_up, pos))
         if check is not None and not agrees(check, toks, lead):
             if retries < RETRIES and len(segments) >= 2:
                 # Start one segment earlier: the segment this window began with must then
@@ -294,9 +307,7 @@ def _encode_windows(tokenizer: Tokenizer, text: str, chunk: int, tail: TailStart
                 if not new:  # (its tokens up to the point it goes on from are final)
                     clear_to = grown[1]
             least_size = max(least_size, size)
-            if helper:  # (a child solving words: where the thread is, and its words)
-                helper[0].reached(pos + keep)
-                helper[0].covered_from()
+            keep_up(pos, keep)
             continue
         last = new.pop()
         segments.extend(new)
@@ -371,18 +382,22 @@ def _take_tail(helper: TailEncode, text: str, at: int, check: Segment,
 
 
 def _encode_window(tokenizer: Tokenizer, window: str, pos: int, lead: int,
-                   points: list[ResumePoints]) -> CompactTokens:
+                   points: list[ResumePoints],
+                   between: Callable[[int], None] | None = None) -> CompactTokens:
     """Encode the window starting at document offset ``pos``, from the exact state of the
     whole-text encode at a word start in its lead (``points``) when the tokenizer has one
     (a Unigram model's float32 path score, :meth:`Tokenizer.encode_compact_resumed`):
-    then a near tie decided by what came before comes out as in one whole-text encode."""
+    then a near tie decided by what came before comes out as in one whole-text encode.
+    ``between``: see :func:`~explorer.workers.long_lines.encode_long` (window offsets)."""
     if pos == 0:
-        return encode_long(tokenizer, window, None)
+        return encode_long(tokenizer, window, None, between=between)
     for found in reversed(points):
         point = found.before(pos + lead, pos)
         if point is not None:
-            return encode_long(tokenizer, window, (point[0] - pos, point[1]))
+            return encode_long(tokenizer, window, (point[0] - pos, point[1]),
+                               between=between)
     return encode_joined(tokenizer.encode_compact, window)
+
 
 
 def _continued(tokenizer: Tokenizer, text: str, pos: int, end: int, last: CompactTokens,

@@ -35,7 +35,7 @@ from explorer.engine.soft_cuts import SOFT_REACH, end_after, start_before
 from explorer.engine.tokenizer import Tokenizer
 from explorer.workers.tail_chunks import encode_backward, join_arrays, joined_chunks
 
-__all__ = ["LONG_CHUNK", "LONG_TEXT", "encode_joined", "encode_long"]
+__all__ = ["LONG_CHUNK", "LONG_TEXT", "encode_joined", "encode_long", "has_exact_points"]
 
 LONG_TEXT = 1 << 20
 """A window longer than this (code points) is encoded in chunks of :data:`LONG_CHUNK`."""
@@ -63,18 +63,21 @@ def encode_joined(encode: Callable[[str], CompactTokens], text: str,
 
 
 def encode_long(tokenizer: Tokenizer, text: str, resume: tuple[int, float] | None,
-                chunk: int | None = None) -> CompactTokens:
+                chunk: int | None = None,
+                between: Callable[[int], None] | None = None) -> CompactTokens:
     """``tokenizer.encode_compact_resumed(text, resume)``, in chunks when ``text`` is longer
     than :data:`LONG_TEXT`. With exact resume points (a SentencePiece Unigram model) each
     next chunk is encoded from a cut before the last one's last resume point well before
     its end (context), resumed there with the exact state, and its tokens taken from
-    there on: the whole-text encode by construction.
+    there on: the whole-text encode by construction; ``between(at)`` is called before each
+    next chunk, ``at`` the offset it goes on from (the document encoder takes a child's
+    solved words there).
     Without (every other tokenizer, or the point was not found), the chunks are joined by
     agreement (:func:`encode_joined`)."""
     chunk = chunk or LONG_CHUNK
     if len(text) <= max(LONG_TEXT, chunk):
         return tokenizer.encode_compact_resumed(text, resume)
-    if tokenizer.encode_compact_resumed(PROBE, None).resume is None:
+    if not has_exact_points(tokenizer):
         return encode_joined(tokenizer.encode_compact, text, chunk)
     end = end_after(text, chunk + (resume[0] if resume is not None else 0))
     toks = tokenizer.encode_compact_resumed(text[:end], resume)
@@ -92,6 +95,8 @@ def encode_long(tokenizer: Tokenizer, text: str, resume: tuple[int, float] | Non
             return tokenizer.encode_compact_resumed(text, resume)
         at, state = offsets[k] + shift, toks.resume.states[k]
         parts.append((toks, shift, first, at))
+        if between is not None:
+            between(at)
         begin = start_before(text, max(0, at - CONTEXT_CHARS))
         end = end_after(text, min(len(text), at + chunk))
         toks = tokenizer.encode_compact_resumed(text[begin:end], (at - begin, state))
@@ -100,6 +105,12 @@ def encode_long(tokenizer: Tokenizer, text: str, resume: tuple[int, float] | Non
         shift, first, last = begin, at, at
     parts.append((toks, shift, first, len(text) + 1))
     return _joined(parts)
+
+
+def has_exact_points(tokenizer: Tokenizer) -> bool:
+    """The tokenizer has exact resume points (a SentencePiece Unigram model: see
+    :meth:`~explorer.engine.tokenizer.Tokenizer.encode_compact_resumed`)."""
+    return tokenizer.encode_compact_resumed(PROBE, None).resume is not None
 
 
 _Part = tuple[CompactTokens, int, int, int]

@@ -18,11 +18,13 @@ only saves time.
 
 A tokenizer with exact resume points (a SentencePiece Unigram model: its near ties depend on
 the float32 path score of everything before) cannot be encoded from the middle. Its child
-does the other half of a cold encode instead: from a line start two megabytes in, it
-solves the text's words ahead of the thread (:meth:`~explorer.engine.tokenizer.Tokenizer.
-cache_shares`), a quarter megabyte at a time, and the thread takes each batch of solved words
-at its next window (:meth:`~explorer.engine.tokenizer.Tokenizer.take_cache_share`): its
-windows then find their words solved, as in a second encode. The thread still decides every
+does the other half of a cold encode instead: from a line start two megabytes in (in a long
+line, a word start), it solves the text's words ahead of the thread
+(:meth:`~explorer.engine.tokenizer.Tokenizer.cache_shares`), a quarter megabyte at a time,
+and the thread takes each batch of solved words at its next window
+(:meth:`~explorer.engine.tokenizer.Tokenizer.take_cache_share`; inside a window that grows,
+or a line of megabytes encoded in chunks, at each step): its windows then find their words
+solved, as in a second encode. The thread still decides every
 token from the exact running score; the words are the ones it would have solved itself. The
 thread reports its place on the work pipe (:meth:`TailEncode.reached`); a child it has
 caught up with skips ahead of it (:data:`AHEAD_LEAD`) instead of solving the words the
@@ -64,6 +66,7 @@ import numpy as np
 
 from explorer.engine.compact import CompactTokens, token_table
 from explorer.engine.generators import run_to_end
+from explorer.engine.soft_cuts import end_after
 from explorer.engine.tokenizer import Tokenizer
 from explorer.workers.doctokens import encode_document
 from explorer.workers.malloc import trim
@@ -316,10 +319,8 @@ def start_tail(tokenizer: Tokenizer, text: str, exact: bool = False) -> TailEnco
         early.close()
     if len(text) < PARALLEL_MIN:
         return None
-    if exact:
-        start = text.find("\n", min(WORDS_AHEAD, len(text) // 4)) + 1 or len(text)
-    else:
-        start = tail_start(text)
+    # (a child solving words: from a line start, or in a long line a word start)
+    start = end_after(text, min(WORDS_AHEAD, len(text) // 4)) if exact else tail_start(text)
     if start >= len(text):
         return None
     try:

@@ -300,3 +300,44 @@ def test_keystrokes_in_lines_of_tens_of_thousands_stay_incremental(monkeypatch):
         assert flat(doc) == whole_tokens(tok, text), at
     assert inside == [True, False, False, True]
     assert incremental_window(100) == INCREMENTAL_MAX_WINDOW
+
+
+@pytest.mark.parametrize("vocab", ["cl100k_base.tiktoken", "corpus_unigram_4k.model"])
+def test_a_one_line_document_takes_its_childs_words_between_chunks(vocab):
+    """A line of megabytes is one window, encoded in chunks (``encode_long``). With a
+    Unigram model (exact resume points) its child solving words ahead is started before
+    that window (not after a first window that never ends), told where the thread is and
+    asked for the words it has solved before each next chunk; the result is the whole-text
+    encode. Other tokenizers start no child for it (no line start to take over at)."""
+    tok = _load(vocab)
+
+    class Helper:
+        def __init__(self) -> None:
+            self.places: list[int] = []
+            self.asked = 0
+
+        def reached(self, offset: int) -> None:
+            self.places.append(offset)
+
+        def covered_from(self) -> None:
+            self.asked += 1
+
+        def close(self) -> None:
+            pass
+
+    helper = Helper()
+    started = []
+
+    def tail(tokenizer, text, exact):
+        started.append(exact)
+        return helper
+
+    doc = run(encode_document(tok, ONE_LINE, tail=tail))
+    assert flat(doc) == [(t.id, t.start, t.end) for t in tok.encode(ONE_LINE).tokens]
+    if vocab.endswith(".model"):
+        assert started == [True]
+        assert len(helper.places) > 10 and helper.asked == len(helper.places)
+        assert helper.places == sorted(helper.places)
+        assert helper.places[-1] > len(ONE_LINE) * 3 // 4
+    else:
+        assert started == [] and helper.places == []

@@ -450,3 +450,18 @@ def test_the_thread_reports_its_place_to_its_child(unigram, monkeypatch):
     helper.start = 15_000  # (a chunk from there on is in: the part still starts at 5000)
     helper.reached(20_000)
     assert sent[3:] == [20_000 - 5000]
+
+
+def test_a_unigram_child_for_one_long_line_starts_at_a_word(unigram, small_tail, monkeypatch):
+    """A text of one line (minified JSON) has no line start two megabytes in: the child
+    solving its words starts at a word start there (a space after another character: a
+    SentencePiece word starts with its space) instead of not at all."""
+    monkeypatch.setattr(tail_encode, "WORDS_AHEAD", 10_000)
+    text = TEXT.replace("\n", " ")
+    helper = start_tail(unigram, text, True)
+    assert helper is not None
+    try:
+        assert 10_000 <= helper.start < 10_000 + 4096
+        assert text[helper.start] == " " and text[helper.start - 1] != " "
+    finally:
+        helper.close()
