@@ -44,3 +44,21 @@ def answers(monkeypatch, module, name):
 
     monkeypatch.setattr(module, name, recorded)
     return answered
+
+
+class ChildStandIn:
+    """Stands in for a child solving words (:class:`~explorer.workers.tail_encode.TailEncode`):
+    records the places the thread reports and when it asks for the child's words."""
+
+    def __init__(self) -> None:
+        self.places: list[int] = []
+        self.asked = 0
+
+    def reached(self, offset: int) -> None:
+        self.places.append(offset)
+
+    def covered_from(self) -> None:
+        self.asked += 1
+
+    def close(self) -> None:
+        pass

@@ -13,7 +13,7 @@ from itertools import pairwise
 
 import pytest
 import sentencepiece as spm
-from doc_helpers import answers, encoded_lengths
+from doc_helpers import ChildStandIn, answers, encoded_lengths
 from doc_helpers import flat as _flat
 from doc_helpers import run as _run
 from hypothesis import given, settings
@@ -272,24 +272,6 @@ def test_exact_tokens_keep_longer_segments_and_keystrokes_stay_whole_encodes():
         assert _flat(doc) == _whole(unigram, text)
 
 
-class _Helper:
-    """Stands in for a child solving words (:class:`~explorer.workers.tail_encode.TailEncode`):
-    records the places the thread reports and when it asks for the child's words."""
-
-    def __init__(self) -> None:
-        self.places: list[int] = []
-        self.asked = 0
-
-    def reached(self, offset: int) -> None:
-        self.places.append(offset)
-
-    def covered_from(self) -> None:
-        self.asked += 1
-
-    def close(self) -> None:
-        pass
-
-
 def test_a_window_that_keeps_growing_grows_in_steps_with_the_childs_words(ties, monkeypatch):
     """A text whose tokens cross every line start (minified JSON with a Unigram model) is
     one window that grows to the end: its child solving words ahead is started when it
@@ -302,7 +284,7 @@ def test_a_window_that_keeps_growing_grows_in_steps_with_the_childs_words(ties, 
              for k in range(1, 400)]
     text = "\n".join(lines)
     monkeypatch.setattr(doctokens, "EXACT_GROWTH", 2000)
-    helper = _Helper()
+    helper = ChildStandIn()
     started = []
 
     def tail(tokenizer, text, exact):

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from doc_helpers import flat, run, whole_tokens
+from doc_helpers import ChildStandIn, flat, run, whole_tokens
 from references import require
 from test_tail_encode import LINES
 
@@ -311,21 +311,7 @@ def test_a_one_line_document_takes_its_childs_words_between_chunks(vocab):
     encode. Other tokenizers start no child for it (no line start to take over at)."""
     tok = _load(vocab)
 
-    class Helper:
-        def __init__(self) -> None:
-            self.places: list[int] = []
-            self.asked = 0
-
-        def reached(self, offset: int) -> None:
-            self.places.append(offset)
-
-        def covered_from(self) -> None:
-            self.asked += 1
-
-        def close(self) -> None:
-            pass
-
-    helper = Helper()
+    helper = ChildStandIn()
     started = []
 
     def tail(tokenizer, text, exact):
