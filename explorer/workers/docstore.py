@@ -339,23 +339,10 @@ def cut_segments(text: str, toks: CompactTokens, limit: int, begin: int = 0,
     """
     starts, ends, ids = toks.starts, toks.ends, toks.ids
     irr = sorted(toks.irregular)
-    unknown_ids = toks.unknown_ids
-    resume = toks.resume
     out: list[Segment] = []
 
     def segment(seg_text: str, a: int, b: int, origin: int) -> Segment:
-        irregular = None
-        if irr:
-            lo, hi = bisect_left(irr, a), bisect_left(irr, b)
-            if hi > lo:
-                irregular = {i - a: toks.irregular[i] for i in irr[lo:hi]}
-        points = None
-        if resume is not None:
-            first = bisect_left(resume.offsets, origin)
-            last = bisect_left(resume.offsets, origin + len(seg_text))
-            points = ResumePoints(resume.offsets[first:last], resume.states[first:last])
-        return Segment(seg_text, ids[a:b], starts[a:b], ends[a:b], origin, irregular,
-                       unknown_ids, points)
+        return _segment(toks, irr, seg_text, a, b, origin)
 
     seg_start, tok_start = begin, bisect_left(starts, begin) if begin else 0
     if least is None:
@@ -386,6 +373,34 @@ def cut_segments(text: str, toks: CompactTokens, limit: int, begin: int = 0,
             del array_[first:]
     out.reverse()
     return out
+
+
+def _segment(toks: CompactTokens, irr: list[int], seg_text: str, a: int, b: int,
+             origin: int) -> Segment:
+    """The segment ``seg_text`` (from ``origin`` in the text ``toks`` cover) of tokens
+    ``a..b`` of ``toks`` (``irr``: its irregular tokens' indices, sorted)."""
+    irregular = None
+    if irr:
+        lo, hi = bisect_left(irr, a), bisect_left(irr, b)
+        if hi > lo:
+            irregular = {i - a: toks.irregular[i] for i in irr[lo:hi]}
+    points = None
+    resume = toks.resume
+    if resume is not None:
+        first = bisect_left(resume.offsets, origin)
+        last = bisect_left(resume.offsets, origin + len(seg_text))
+        points = ResumePoints(resume.offsets[first:last], resume.states[first:last])
+    return Segment(seg_text, toks.ids[a:b], toks.starts[a:b], toks.ends[a:b], origin,
+                   irregular, toks.unknown_ids, points)
+
+
+def head_segment(text: str, toks: CompactTokens, end: int) -> Segment:
+    """The tokens of ``text[:end]`` (``toks``: of ``text``; none crosses ``end``, one of
+    their resume points) as one segment that may end inside a line: a partial result's
+    only segment while a first window finds no line start to cut at (its last line is not
+    whole: the painter leaves it for the full result)."""
+    b = bisect_left(toks.starts, end)
+    return _segment(toks, sorted(toks.irregular), text[:end], 0, b, 0)
 
 
 def _safe_cuts(text: str, starts: array, ends: array, begin: int, stop: int,

@@ -67,6 +67,7 @@ from explorer.workers.docstore import (
     common_suffix,
     cut_segments,
     empty_segment,
+    head_segment,
     spliced_totals,
 )
 from explorer.workers.line_update import update_inside
@@ -308,6 +309,12 @@ def _encode_windows(tokenizer: Tokenizer, text: str, chunk: int, tail: TailStart
                     clear_to = grown[1]
             least_size = max(least_size, size)
             keep_up(pos, keep)
+            if first and grown is not None and pos == 0 and grown[1] > 0:
+                # (no safe cut yet: the start of the text as a partial result, cut at the
+                # exact point it goes on from, so that what a new document shows is painted)
+                first = False
+                yield Progress(grown[1], len(text), DocTokens(
+                    tokenizer, text, [head_segment(window, toks, grown[1])]))
             continue
         last = new.pop()
         segments.extend(new)

@@ -308,3 +308,34 @@ def test_flagged_tokens_keep_their_format_on_the_fast_path(qapp):
     special = [r for r in ranges if r.format.fontUnderline()]
     assert [(r.start, r.length) for r in special] == [(6, len("<|endoftext|>"))]
     assert all(r.format in formats.plain_formats() for r in ranges if r not in special)
+
+
+def test_a_partial_result_cut_inside_a_line_colours_the_whole_lines_before_it(qapp):
+    """A first window that finds no line start to cut at (a Unigram model's tokens crossing
+    every line start) shows the text's start as one segment ending at an exact point inside
+    a line (``docstore.head_segment``): the lines before are coloured as the full result
+    colours them, the cut line and the lines after are left for it."""
+    from explorer.engine.formats import load_tokenizer
+    from explorer.engine.generators import run_to_end
+    from explorer.workers.docstore import DocTokens, head_segment
+    from explorer.workers.doctokens import encode_document
+
+    tok = load_tokenizer(resource_path("vocab", "cl100k_base.tiktoken"))
+    lines = [f"line {k}: naïve 😀 e\u0301 {{'x': [{k}, {k + 1}]}}" for k in range(8)]
+    text = "\n".join(lines)
+    toks = tok.encode_compact(text)
+    cut_line = 5
+    inside = text.index(lines[cut_line]) + 10
+    end = next(s for s in toks.starts if s >= inside)
+    partial = DocTokens(tok, text, [head_segment(text, toks, end)])
+    final = run_to_end(encode_document(tok, text))
+    formats = TokenFormats()
+    for k, line in enumerate(lines):
+        got = block_ranges(partial, k, line, formats)
+        if k < cut_line:
+            want = block_ranges(final, k, line, formats)
+            assert got is not None and want is not None
+            assert [(r.start, r.length, r.format) for r in got] == \
+                [(r.start, r.length, r.format) for r in want]
+        else:
+            assert got is None

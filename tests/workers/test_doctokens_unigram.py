@@ -307,7 +307,24 @@ def test_a_window_that_keeps_growing_grows_in_steps_with_the_childs_words(ties, 
         return real_lines(text, begin, stop)
 
     monkeypatch.setattr(docstore, "_line_starts", line_starts)
-    doc = _run(encode_document(tok, text, chunk=512, tail=tail))
+    gen = encode_document(tok, text, chunk=512, tail=tail)
+    partials = []
+    try:
+        while True:
+            progress = next(gen)
+            if progress.partial is not None:
+                partials.append(progress.partial)
+    except StopIteration as stop:
+        doc = stop.value
+    # the start of the text is shown as soon as the window first grows: one segment cut at
+    # an exact point inside a line, its tokens the whole encode's
+    [partial] = partials
+    [head] = partial.segments
+    end = len(head.text)
+    assert 0 < end < windows[0] and text[end - 1] != "\n"
+    n = len(head.ids)
+    assert _flat(doc)[:n] == list(zip(head.ids, head.starts, head.ends, strict=True))
+    assert doc.segments[0].starts[:1] == head.starts[:1] and _flat(doc)[n][1] == end
     assert started == [True]
     assert len(windows) > 20
     longest = max(map(len, lines)) + 1
