@@ -245,7 +245,11 @@ def block_ranges(doc: DocTokens, line: int, text: str, formats: TokenFormats,
     b = seg.text.find("\n", a)
     b = len(seg.text) if b == -1 else b
     if seg.text[a:b] != text:
-        return None
+        if not (b == len(seg.text) and k == len(doc.segments) - 1
+                and doc.cp_starts[-1] < len(doc.text) and text.startswith(seg.text[a:b])):
+            return None
+        # a partial result cut inside this line (docstore.head_segment): its start
+        text = text[:b - a]
     lo, hi = a + seg.origin, b + seg.origin
     if b - a > LONG_LINE_CHARS:  # (only its start is coloured: see LONG_LINE_CHARS)
         hi = lo + LONG_LINE_CHARS

@@ -314,7 +314,8 @@ def test_a_partial_result_cut_inside_a_line_colours_the_whole_lines_before_it(qa
     """A first window that finds no line start to cut at (a Unigram model's tokens crossing
     every line start) shows the text's start as one segment ending at an exact point inside
     a line (``docstore.head_segment``): the lines before are coloured as the full result
-    colours them, the cut line and the lines after are left for it."""
+    colours them, the cut line up to the cut (as the full result colours that part), the
+    lines after are left for it."""
     from explorer.engine.formats import load_tokenizer
     from explorer.engine.generators import run_to_end
     from explorer.workers.docstore import DocTokens, head_segment
@@ -330,12 +331,18 @@ def test_a_partial_result_cut_inside_a_line_colours_the_whole_lines_before_it(qa
     partial = DocTokens(tok, text, [head_segment(text, toks, end)])
     final = run_to_end(encode_document(tok, text))
     formats = TokenFormats()
+    cut16 = len(lines[cut_line][:end - text.index(lines[cut_line])].encode("utf-16-le")) // 2
     for k, line in enumerate(lines):
         got = block_ranges(partial, k, line, formats)
-        if k < cut_line:
+        if k <= cut_line:
             want = block_ranges(final, k, line, formats)
             assert got is not None and want is not None
+            if k == cut_line:
+                want = [r for r in want if r.start + r.length <= cut16]
+                assert want and max(r.start + r.length for r in got) == cut16
             assert [(r.start, r.length, r.format) for r in got] == \
                 [(r.start, r.length, r.format) for r in want]
         else:
             assert got is None
+    # a final result's last line must be the block's whole text
+    assert block_ranges(final, 7, lines[7] + "x", formats) is None
