@@ -52,7 +52,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from explorer.engine.compact import CompactTokens, ResumePoints, joined_at, tokens_from
-from explorer.engine.soft_cuts import start_before
+from explorer.engine.soft_cuts import end_after, start_before
 from explorer.engine.tokenizer import Tokenizer
 from explorer.workers import docstore, long_lines
 from explorer.workers.docstore import (
@@ -123,6 +123,11 @@ grows by at most this much at a time, not by doubling: only the new part is enco
 and between steps the thread takes the words a child has solved ahead (a 9 MB minified JSON
 in 200 lines with a Unigram model, whose tokens cross every line start, is one window: it
 grew 4 MB, then 8 MB at once, solving every word itself)."""
+PARTIAL_LINE_MAX = 1 << 20
+"""A first window with no safe cut yields the text's start as a partial result (cut inside a
+line) unless that line is longer than this: Qt lays a line out whole for each paint of it,
+and a one-line 9 MB document highlighted 7.7 s after its text without the partial, 10.6 s
+with it (its result lays the line out again)."""
 GC_QUIET_CHARS = 256 * 1024
 """First encodes of texts this long run with the cyclic GC paused (see the module notes)."""
 
@@ -225,9 +230,18 @@ def _encode_windows(tokenizer: Tokenizer, text: str, chunk: int, tail: TailStart
             helper[0].reached(start + at)
             helper[0].covered_from()
 
+    exact_points: bool | None = None  # (asked when a window is a line of megabytes)
     while True:
         end = text.find("\n", min(len(text), pos + size))
         end = len(text) if end == -1 else end + 1
+        if end - pos > long_lines.LONG_TEXT:
+            if exact_points is None:
+                exact_points = has_exact_points(tokenizer)
+            if exact_points:
+                # (a line of megabytes: the window ends at a word start in it, and grows
+                # on exactly from its last point, as a window with no safe cut does: each
+                # step is bounded, and the child's words are taken at each)
+                end = end_after(text, pos + size)
         window = text[pos:end]
         # (once the first window's partial result is out; or when it has to grow, or is
         # encoded in chunks (a line of megabytes), with exact resume points: a text whose
@@ -309,7 +323,8 @@ def _encode_windows(tokenizer: Tokenizer, text: str, chunk: int, tail: TailStart
                     clear_to = grown[1]
             least_size = max(least_size, size)
             keep_up(pos, keep)
-            if first and grown is not None and pos == 0 and grown[1] > 0:
+            if (first and grown is not None and pos == 0 and grown[1] > 0
+                    and _line_length(text, grown[1]) <= PARTIAL_LINE_MAX):
                 # (no safe cut yet: the start of the text as a partial result, cut at the
                 # exact point it goes on from, so that what a new document shows is painted)
                 first = False
@@ -340,6 +355,12 @@ def _encode_windows(tokenizer: Tokenizer, text: str, chunk: int, tail: TailStart
     lost = next((k for k, seg in enumerate(segments) if seg.points is None), None)
     doc.exact_until = len(text) if lost is None else doc.cp_starts[lost]
     return doc
+
+
+def _line_length(text: str, at: int) -> int:
+    """The length of the line of ``text`` that offset ``at`` is in."""
+    end = text.find("\n", at)
+    return (len(text) if end == -1 else end) - text.rfind("\n", 0, at) - 1
 
 
 def _kept_part(window: str) -> int:

@@ -62,3 +62,15 @@ class ChildStandIn:
 
     def close(self) -> None:
         pass
+
+
+def run_with_partials(gen):
+    """Run a first encode to its end: ``(document, the partial results it yielded)``."""
+    partials = []
+    try:
+        while True:
+            progress = next(gen)
+            if progress.partial is not None:
+                partials.append(progress.partial)
+    except StopIteration as stop:
+        return stop.value, partials

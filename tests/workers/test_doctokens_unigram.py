@@ -13,7 +13,7 @@ from itertools import pairwise
 
 import pytest
 import sentencepiece as spm
-from doc_helpers import ChildStandIn, answers, encoded_lengths
+from doc_helpers import ChildStandIn, answers, encoded_lengths, run_with_partials
 from doc_helpers import flat as _flat
 from doc_helpers import run as _run
 from hypothesis import given, settings
@@ -307,15 +307,7 @@ def test_a_window_that_keeps_growing_grows_in_steps_with_the_childs_words(ties, 
         return real_lines(text, begin, stop)
 
     monkeypatch.setattr(docstore, "_line_starts", line_starts)
-    gen = encode_document(tok, text, chunk=512, tail=tail)
-    partials = []
-    try:
-        while True:
-            progress = next(gen)
-            if progress.partial is not None:
-                partials.append(progress.partial)
-    except StopIteration as stop:
-        doc = stop.value
+    doc, partials = run_with_partials(encode_document(tok, text, chunk=512, tail=tail))
     # the start of the text is shown as soon as the window first grows: one segment cut at
     # an exact point inside a line, its tokens the whole encode's
     [partial] = partials
