@@ -12,13 +12,14 @@ dropped, as tiktoken does.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable
-from functools import cache
+from functools import cache, partial
 from itertools import accumulate
 
 import regex
 
 from explorer.engine.errors import VocabFormatError
 from explorer.engine.pretokenizers.ascii_pattern import ascii_equivalent
+from explorer.engine.pretokenizers.mixed_ascii import SPLICED, mixed_findall
 
 
 @cache
@@ -33,7 +34,7 @@ def compile_pattern(pattern: str) -> regex.Pattern[str]:
 class RegexSplitter:
     """Splits text with one pattern. Immutable, thread-safe."""
 
-    __slots__ = ("_ascii", "_findall", "_finditer", "pattern")
+    __slots__ = ("_ascii", "_findall", "_finditer", "_mixed", "pattern")
 
     def __init__(self, pattern: str) -> None:
         compiled = compile_pattern(pattern)
@@ -42,12 +43,18 @@ class RegexSplitter:
         self._finditer = compiled.finditer
         self._ascii = ascii_equivalent(pattern)
         """The same pattern for ``re`` on ASCII-only text (faster), None when not safe."""
+        self._mixed = (partial(mixed_findall, self._ascii, compiled)
+                       if self._ascii is not None and pattern in SPLICED else None)
+        """``findall`` for text with some non-ASCII (:mod:`.mixed_ascii`), or None."""
 
     def _for(self, text: str) -> tuple[Callable, Callable]:
-        """``(findall, finditer)`` for ``text``: ``re``'s on ASCII-only text when possible."""
+        """``(findall, finditer)`` for ``text``: ``re``'s on ASCII-only text when possible,
+        on the ASCII stretches of a known pattern's text."""
         fast = self._ascii
         if fast is not None and text.isascii():
             return fast.findall, fast.finditer
+        if self._mixed is not None:
+            return self._mixed, self._finditer
         return self._findall, self._finditer
 
     def split(self, text: str) -> list[str]:
