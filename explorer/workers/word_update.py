@@ -50,9 +50,11 @@ TAIL_CHARS = 64
 is near), so that a word start after the edit lies inside it."""
 
 
-def update_words(base: DocTokens, text: str, p: int, s: int) -> tuple[DocTokens, Change] | None:
+def update_words(base: DocTokens, text: str, p: int, s: int,
+                 max_window: int = MAX_WORD_WINDOW) -> tuple[DocTokens, Change] | None:
     """The update of ``base`` to ``text`` (which differs from ``base.text`` only between
-    the first ``p`` and last ``s`` code points) re-encoding the words around the edit.
+    the first ``p`` and last ``s`` code points) re-encoding the words around the edit, in a
+    window of at most ``max_window`` code points.
 
     None when this does not apply: no exact state before the edit near enough, no meeting
     point after it, or the window's tokens do not meet the old ones (then the caller's
@@ -69,7 +71,7 @@ def update_words(base: DocTokens, text: str, p: int, s: int) -> tuple[DocTokens,
     pt, state = start
     ws = 0 if pt == 0 else start_before(old, max(0, pt - 1))
     we = _window_end(text, e_new)
-    if we - ws > MAX_WORD_WINDOW:
+    if we - ws > max_window:
         return None
     tokenizer = base.tokenizer
     window = text[ws:we]

@@ -128,3 +128,35 @@ def test_settle_steps_make_the_document_exact_again(model, document):
     # each step re-encodes a few kB of words, not whole (long) segments
     assert max(windows) <= word_update.MAX_WORD_WINDOW
     assert _flat(doc) == _whole(tok, text)
+
+
+def test_settle_steps_in_a_segment_of_megabytes_are_longer(monkeypatch):
+    """In a segment longer than ``LONG_SEGMENT`` (one line that no token boundary cuts:
+    minified JSON with a Unigram model) a settle step re-decides ``SETTLE_LONG_CHARS``,
+    not a few kB: its splice costs the segment's size whatever it re-decides. Still
+    sentencepiece's encode at the end, in fewer steps."""
+    from references import require
+
+    path = require("sentencepiece", "botchan_en_unigram_1000.model")
+    tok, sp = load_tokenizer(path), spm.SentencePieceProcessor(model_file=str(path))
+    line = "".join(f'{{"id":{k},"name":"word{k % 97} and more","x":[{k},"y"]}},'
+                   for k in range(1500))
+    text = "first line\n" + line
+    doc = _run(encode_document(tok, text, chunk=4096))
+    assert len(doc.segments[doc.segment_of_offset(20_000)].text) > 40_000
+    text = text[:100] + "w" + text[100:]
+    edited = update_document(doc, text)[0]
+    assert edited.exact_until < len(text)
+
+    def settle(long_segment: int) -> int:
+        monkeypatch.setattr(doctokens, "LONG_SEGMENT", long_segment)
+        monkeypatch.setattr(doctokens, "SETTLE_LONG_CHARS", 16_384)
+        d, steps = edited, 0
+        while (step := settle_document(d)) is not None:
+            d, steps = step[0], steps + 1
+        assert d.exact_until == len(text) and d.ids().tolist() == sp.encode(text)
+        return steps
+
+    short_steps = settle(10**9)  # (every segment short: 4k a step)
+    long_steps = settle(40_000)
+    assert long_steps * 3 < short_steps
