@@ -41,7 +41,6 @@ Pure Python (no Qt): the worker jobs run these on pool threads.
 
 from __future__ import annotations
 
-import functools
 import gc
 from bisect import bisect_left
 from collections.abc import Callable, Generator, Iterator
@@ -222,14 +221,6 @@ def _encode_windows(tokenizer: Tokenizer, text: str, chunk: int, tail: TailStart
     exact_windows = True
     least_size = 0  # the size a window had to grow to (see below)
     clear_to = 0  # a growing window has no safe cut before this (its final tokens had none)
-
-    def keep_up(start: int, at: int) -> None:
-        """Inside a long window from ``start``: tell a child solving words where the thread
-        is (``at`` in the window), and take the words it has solved."""
-        if helper:
-            helper[0].reached(start + at)
-            helper[0].covered_from()
-
     exact_points: bool | None = None  # (asked when a window is a line of megabytes)
     while True:
         end = text.find("\n", min(len(text), pos + size))
@@ -243,14 +234,12 @@ def _encode_windows(tokenizer: Tokenizer, text: str, chunk: int, tail: TailStart
                 # step is bounded, and the child's words are taken at each)
                 end = end_after(text, pos + size)
         window = text[pos:end]
-        # (once the first window's partial result is out; or when it has to grow, or is
-        # encoded in chunks (a line of megabytes), with exact resume points: a text whose
-        # tokens cross every line start, minified JSON with a Unigram model, is one long
-        # window, and the child solves its words ahead all the same)
-        if tail is not None and (not first or grown is not None or (
-                len(window) > long_lines.LONG_TEXT and has_exact_points(tokenizer))):
-            exact = bool(points) or grown is not None or first
-            started, tail = tail(tokenizer, text, exact), None
+        # (once the first window's partial result is out, or when it has to grow with
+        # exact resume points: a text whose tokens cross every line start, minified JSON
+        # with a Unigram model, is one growing window, and the child solves its words ahead
+        # all the same; so is a line of megabytes, its windows cut at word starts)
+        if tail is not None and (not first or grown is not None):
+            started, tail = tail(tokenizer, text, bool(points) or grown is not None), None
             if started is not None:
                 helper.append(started)
         toks = None
@@ -268,8 +257,7 @@ def _encode_windows(tokenizer: Tokenizer, text: str, chunk: int, tail: TailStart
                 points.clear()
             continue
         if toks is None:
-            toks = _encode_window(tokenizer, window, pos, lead, points,
-                                  functools.partial(keep_up, pos))
+            toks = _encode_window(tokenizer, window, pos, lead, points)
         if check is not None and not agrees(check, toks, lead):
             if retries < RETRIES and len(segments) >= 2:
                 # Start one segment earlier: the segment this window began with must then
@@ -322,7 +310,9 @@ def _encode_windows(tokenizer: Tokenizer, text: str, chunk: int, tail: TailStart
                 if not new:  # (its tokens up to the point it goes on from are final)
                     clear_to = grown[1]
             least_size = max(least_size, size)
-            keep_up(pos, keep)
+            if helper:  # (a child solving words: where the thread is; its words taken)
+                helper[0].reached(pos + keep)
+                helper[0].covered_from()
             if (first and grown is not None and pos == 0 and grown[1] > 0
                     and _line_length(text, grown[1]) <= PARTIAL_LINE_MAX):
                 # (no safe cut yet: the start of the text as a partial result, cut at the
@@ -410,20 +400,17 @@ def _take_tail(helper: TailEncode, text: str, at: int, check: Segment,
 
 
 def _encode_window(tokenizer: Tokenizer, window: str, pos: int, lead: int,
-                   points: list[ResumePoints],
-                   between: Callable[[int], None] | None = None) -> CompactTokens:
+                   points: list[ResumePoints]) -> CompactTokens:
     """Encode the window starting at document offset ``pos``, from the exact state of the
     whole-text encode at a word start in its lead (``points``) when the tokenizer has one
     (a Unigram model's float32 path score, :meth:`Tokenizer.encode_compact_resumed`):
-    then a near tie decided by what came before comes out as in one whole-text encode.
-    ``between``: see :func:`~explorer.workers.long_lines.encode_long` (window offsets)."""
+    then a near tie decided by what came before comes out as in one whole-text encode."""
     if pos == 0:
-        return encode_long(tokenizer, window, None, between=between)
+        return encode_long(tokenizer, window, None)
     for found in reversed(points):
         point = found.before(pos + lead, pos)
         if point is not None:
-            return encode_long(tokenizer, window, (point[0] - pos, point[1]),
-                               between=between)
+            return encode_long(tokenizer, window, (point[0] - pos, point[1]))
     return encode_joined(tokenizer.encode_compact, window)
 
 

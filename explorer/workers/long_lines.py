@@ -63,15 +63,12 @@ def encode_joined(encode: Callable[[str], CompactTokens], text: str,
 
 
 def encode_long(tokenizer: Tokenizer, text: str, resume: tuple[int, float] | None,
-                chunk: int | None = None,
-                between: Callable[[int], None] | None = None) -> CompactTokens:
+                chunk: int | None = None) -> CompactTokens:
     """``tokenizer.encode_compact_resumed(text, resume)``, in chunks when ``text`` is longer
     than :data:`LONG_TEXT`. With exact resume points (a SentencePiece Unigram model) each
     next chunk is encoded from a cut before the last one's last resume point well before
     its end (context), resumed there with the exact state, and its tokens taken from
-    there on: the whole-text encode by construction; ``between(at)`` is called before each
-    next chunk, ``at`` the offset it goes on from (the document encoder takes a child's
-    solved words there).
+    there on: the whole-text encode by construction.
     Without (every other tokenizer, or the point was not found), the chunks are joined by
     agreement (:func:`encode_joined`)."""
     chunk = chunk or LONG_CHUNK
@@ -95,8 +92,6 @@ def encode_long(tokenizer: Tokenizer, text: str, resume: tuple[int, float] | Non
             return tokenizer.encode_compact_resumed(text, resume)
         at, state = offsets[k] + shift, toks.resume.states[k]
         parts.append((toks, shift, first, at))
-        if between is not None:
-            between(at)
         begin = start_before(text, max(0, at - CONTEXT_CHARS))
         end = end_after(text, min(len(text), at + chunk))
         toks = tokenizer.encode_compact_resumed(text[begin:end], (at - begin, state))

@@ -47,9 +47,9 @@ class _Counting:
         window, resumed, plain = doctokens._encode_window, tok.encode_compact_resumed, \
             tok.encode_compact
 
-        def counted_window(tokenizer, text, pos, lead, points, *rest):
+        def counted_window(tokenizer, text, pos, lead, points):
             self.starts.append(pos)
-            return window(tokenizer, text, pos, lead, points, *rest)
+            return window(tokenizer, text, pos, lead, points)
 
         def counted_resumed(text, resume):
             self.resumed.append(resume is not None)

@@ -303,15 +303,17 @@ def test_keystrokes_in_lines_of_tens_of_thousands_stay_incremental(monkeypatch):
 
 
 @pytest.mark.parametrize("vocab", ["cl100k_base.tiktoken", "corpus_unigram_4k.model"])
-def test_a_one_line_document_takes_its_childs_words_as_it_goes(vocab):
+def test_a_one_line_document_takes_its_childs_words_as_it_goes(vocab, monkeypatch):
     """A line of megabytes with a Unigram model (exact resume points) is a window that ends
     at a word start in it and grows on exactly, as a window with no safe cut does: its
     child solving words ahead is started (not after a first window that never ends), told
     where the thread is and asked for the words it has solved at each step; the result is
     the whole-text encode. Other tokenizers encode it as one window in chunks joined by
     agreement, and start no child for it (no line start to take over at)."""
-    tok = _load(vocab)
+    from explorer.workers import doctokens
 
+    monkeypatch.setattr(doctokens, "EXACT_GROWTH", 8_192)  # (the app's: 512k)
+    tok = _load(vocab)
     helper = ChildStandIn()
     started = []
 
@@ -347,3 +349,4 @@ def test_a_one_line_documents_start_is_shown_unless_its_line_is_too_long(line_ma
         assert 0 < partial.cp_starts[-1] < len(ONE_LINE) // 2
     else:
         assert partials == []
+
