@@ -414,7 +414,6 @@ def _encode_window(tokenizer: Tokenizer, window: str, pos: int, lead: int,
     return encode_joined(tokenizer.encode_compact, window)
 
 
-
 def _continued(tokenizer: Tokenizer, text: str, pos: int, end: int, last: CompactTokens,
                last_pos: int, final: int) -> CompactTokens | None:
     """The tokens of ``text[pos:end]``, where the window ``last`` (the tokens of the text

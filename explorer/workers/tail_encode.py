@@ -23,8 +23,8 @@ line, a word start), it solves the text's words ahead of the thread
 (:meth:`~explorer.engine.tokenizer.Tokenizer.cache_shares`), a quarter megabyte at a time,
 and the thread takes each batch of solved words at its next window
 (:meth:`~explorer.engine.tokenizer.Tokenizer.take_cache_share`; inside a window that grows,
-or a line of megabytes encoded in chunks, at each step): its windows then find their words
-solved, as in a second encode. The thread still decides every
+a line of megabytes too, at each step): its windows then find their words solved, as in a
+second encode. The thread still decides every
 token from the exact running score; the words are the ones it would have solved itself. The
 thread reports its place on the work pipe (:meth:`TailEncode.reached`); a child it has
 caught up with skips ahead of it (:data:`AHEAD_LEAD`) instead of solving the words the
