@@ -538,9 +538,18 @@ def changed_lines_between(base: DocTokens, doc: DocTokens, lo: int, hi: int, cou
     segment can span hundreds of lines of which one changed."""
     if count == 0 or hi <= lo:
         return None
-    delta = len(doc.text) - len(base.text)
-    old_ids, old_starts, old_ends = abs_tokens(base, lo, hi)
-    ids, starts, ends = abs_tokens(doc, lo, lo + count)
+    return changed_lines_of(doc, abs_tokens(base, lo, hi), abs_tokens(doc, lo, lo + count),
+                            len(doc.text) - len(base.text), edit, doc.cp_starts[lo + count])
+
+
+def changed_lines_of(doc: DocTokens, old: tuple[np.ndarray, ...], new: tuple[np.ndarray, ...],
+                     delta: int, edit: tuple[int, int], limit: int) -> tuple[int, int]:
+    """:func:`changed_lines_between` from the two runs of tokens as arrays (ids, starts,
+    ends; document offsets, ``old`` in the old text, ``delta`` the edit's length change),
+    the new ones ending at ``limit``: a caller that has them saves converting whole
+    segments again (a keystroke's update in a segment of megabytes)."""
+    old_ids, old_starts, old_ends = old
+    ids, starts, ends = new
     n = min(len(ids), len(old_ids))
     differ = ((ids[:n] != old_ids[:n]) | (starts[:n] != old_starts[:n])
               | (ends[:n] != old_ends[:n]))
@@ -555,11 +564,10 @@ def changed_lines_between(base: DocTokens, doc: DocTokens, lo: int, hi: int, cou
         tail = 0
     last = len(ids) - tail  # tokens [head, last) of the window differ
     if last <= head:  # same tokens (only possible for a change inside nothing): one line
-        a = b = int(starts[head]) if head < len(ids) else doc.cp_starts[lo + count]
+        a = b = int(starts[head]) if head < len(ids) else limit
     else:
         a, b = int(starts[head]), int(ends[last - 1])
     a, b = min(a, edit[0]), max(b, edit[1] + 1)  # a line the edit split or joined
-    limit = doc.cp_starts[lo + count]
     a = min(a, limit)
     b = max(a, min(b, limit))
     last = doc.line_of(max(a, b - 1))

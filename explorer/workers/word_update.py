@@ -37,7 +37,7 @@ from explorer.engine.soft_cuts import start_before
 from explorer.workers.docstore import (
     Change,
     DocTokens,
-    changed_lines_between,
+    changed_lines_of,
     cut_segments,
     spliced_totals,
 )
@@ -147,7 +147,9 @@ def update_words(base: DocTokens, text: str, p: int, s: int,
         first_token=base.tok_starts[ka],
         old_tokens=base.tok_starts[kb + 1] - base.tok_starts[ka],
         new_tokens=len(ids),
-        lines=changed_lines_between(base, doc, ka, kb + 1, len(new), (p, e_new)),
+        lines=None if not new else changed_lines_of(
+            doc, (old_ids, old_starts, old_ends), (ids, starts + r0, ends + r0), delta,
+            (p, e_new), doc.cp_starts[ka + len(new)]),
     )
     return doc, change
 

@@ -21,6 +21,7 @@ from doc_helpers import whole_tokens as _whole
 from explorer.bundled import resource_path
 from explorer.engine.formats import load_tokenizer
 from explorer.workers import doctokens, word_update
+from explorer.workers.docstore import changed_lines_between, common_prefix, common_suffix
 from explorer.workers.doctokens import encode_document, settle_document, update_document
 
 
@@ -65,6 +66,7 @@ def test_random_keystrokes_take_the_word_path_and_equal_sentencepiece(model, doc
         at = rng.randrange(len(text) + 1)
         cut = rng.choice([0, 0, 1, 2, 5])
         text = text[:at] + rng.choice(EDITS) + text[at + cut:]
+        base = doc
         updated = update_document(doc, text)
         assert updated is not None
         doc, change = updated
@@ -73,6 +75,13 @@ def test_random_keystrokes_take_the_word_path_and_equal_sentencepiece(model, doc
         _consistent(doc)
         if change.lines is not None:
             assert change.lines[0] <= text.count("\n", 0, at) < change.lines[1]
+        if taken[-1]:  # (the word path's lines, from its own arrays: as from the segments)
+            lo = change.first_segment
+            p = common_prefix(base.text, text)
+            edit = (p, len(text) - common_suffix(base.text, text,
+                                                 min(len(text), len(base.text)) - p))
+            assert change.lines == changed_lines_between(
+                base, doc, lo, lo + change.old_segments, change.new_segments, edit)
     assert _flat(doc) == _whole(tok, text)
     assert sum(taken) >= 50, taken  # (an edit near a long run without word starts falls back)
 
