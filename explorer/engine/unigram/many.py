@@ -216,37 +216,21 @@ def _exact_pieces(
     as arrays (sentencepiece's ``best`` at each word's first character, before any
     re-basing there).
 
-    Words that may be re-run are cut into their parts first (:func:`~.parts.by_parts`):
-    :func:`_exact_units` works on those units.
-    """
-    units = by_parts(solver, words, rows, table)
-    if units is None:
-        return _exact_units(solver, words, rows, table, base, word_scores)
-    unit_scores: list[np.ndarray] | None = None if word_scores is None else []
-    pieces = _exact_units(solver, units.words, units.rows, table, base, unit_scores)
-    if word_scores is not None and unit_scores:
-        word_scores.append(np.concatenate(unit_scores)[units.word_unit])
-    return pieces
-
-
-def _exact_units(
-    solver: WordPath,
-    words: Sequence[str],
-    rows: np.ndarray,
-    table: WordTable,
-    base: float,
-    word_scores: list[np.ndarray] | None = None,
-) -> tuple[np.ndarray, np.ndarray]:
-    """:func:`_exact_pieces` on units that no piece crosses (words, or their parts).
-
     A word's table segmentation holds while the magnitude of its true starting score
     stays below its limit. Speculate that every word keeps it: the float32 running score
     then gives each word's starting score at once. Words whose limit that score reaches
     are re-run together from their starting scores (:class:`BatchViterbi` with bases);
     up to the first one that comes out different, or the first word where the score may
     pass 100000 (re-run alone by :meth:`_viterbi`, which re-bases), everything is exact;
-    continue from there.
+    continue from there. Words that may be re-run are cut into their parts first
+    (:func:`~.parts.by_parts`): the speculation runs over those units (no piece crosses
+    them either).
     """
+    units = by_parts(solver, words, rows, table)
+    scores = word_scores  # (each unit's starting score, when the words were cut)
+    if units is not None:
+        words, rows = units.words, units.rows
+        scores = None if word_scores is None else []
     taken: list[np.ndarray] = []  # table pieces (positions in its arrays), or -1 - k: more[k]
     more: list[tuple[Sequence[int], Sequence[int]]] = []  # pieces of words decided apart
     total = len(words)
@@ -285,10 +269,10 @@ def _exact_units(
         # words before `changed` keep the table's pieces
         cut = int(offsets[changed])
         taken.append(all_take[first : first + cut])
-        if word_scores is not None:
+        if scores is not None:
             done_words = changed + 1 if changed < stop else (
                 stop + 1 if stop < end - pos else end - pos)
-            word_scores.append(starts[:done_words])
+            scores.append(starts[:done_words])
         if changed < stop:  # a re-run came out different: exact through that word
             more.append(new)
             taken.append(np.full(len(new[1]), -len(more), np.int64))
@@ -306,6 +290,8 @@ def _exact_units(
             base = float(running[-1])
             pos = end
         span = min(SPECULATE_WORDS, 2 * span)
+    if units is not None and word_scores is not None and scores:
+        word_scores.append(np.concatenate(scores)[units.word_unit])
     return _gather(table, taken, more)
 
 
