@@ -251,7 +251,7 @@ def test_batch_words_are_kept_as_array_rows_once() -> None:
     assert size > 1000
     assert len(model._cache) < size // 4  # the per-word dict holds long words' parts only
     table = rows.table()
-    assert table.piece_id.dtype == np.int64 and len(table.first) == size
+    assert table.piece_id.dtype == np.int32 and len(table.first) == size
     row_of = dict(rows.row_of)
     solved = []
     real = model._words.batch_viterbi

@@ -122,18 +122,20 @@ class WordRows:
         """Rows ``_row_of`` holds (it is brought up to date when asked: see ``row_of``)."""
         self.size = 0
         self._pieces = 0
-        self._first = np.zeros(1024, np.int64)
-        self._count = np.zeros(1024, np.int64)
+        # (int32 where int64 is only room: a 10 MB document's rows were ~60 MB of int64
+        # arrays, in the window and in its helper; rows and pieces stay far below 2**31)
+        self._first = np.zeros(1024, np.int32)
+        self._count = np.zeros(1024, np.int32)
         self._limit = np.zeros(1024)
         self._word_max = np.zeros(1024)
-        self._piece_len = np.zeros(4096, np.int64)
-        self._piece_id = np.zeros(4096, np.int64)
+        self._piece_len = np.zeros(4096, np.int32)
+        self._piece_id = np.zeros(4096, np.int32)
         self._keys = IntTable(np.zeros(0, np.int64), np.zeros(0, np.int32))
         """word key (:func:`~.word_keys.word_keys`) -> row, for :meth:`rows_of`"""
         self._codes = np.zeros(4096, np.uint16)
         """The words' code points, row after row (``uint32`` once one is past the BMP)"""
-        self._code_first = np.zeros(1024, np.int64)
-        self._code_len = np.zeros(1024, np.int64)
+        self._code_first = np.zeros(1024, np.int32)
+        self._code_len = np.zeros(1024, np.int32)
         self._code_count = 0
         self._row_keys = np.zeros(1024, np.int64)
         """Each row's word key (sent with a :meth:`share`)"""
@@ -176,7 +178,7 @@ class WordRows:
         self._word_max = _grown(self._word_max, size, size + n)
         self._piece_len = _grown(self._piece_len, pieces, pieces + m)
         self._piece_id = _grown(self._piece_id, pieces, pieces + m)
-        self._first[size:size + n] = first.astype(np.int64) + pieces  # (a share: int32)
+        self._first[size:size + n] = first + pieces
         self._count[size:size + n] = count
         self._limit[size:size + n] = limit
         self._word_max[size:size + n] = word_max
