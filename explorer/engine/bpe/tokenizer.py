@@ -227,15 +227,15 @@ class ByteLevelBPETokenizer(Tokenizer):
         all_ids = np.fromiter(chain.from_iterable(each), np.int64)
         token_bytes = self._byte_sizes()[all_ids]
         codes = np.frombuffer(segment.encode("utf-32-le", "surrogatepass"), np.uint32)
-        char_bytes = (1 + (codes >= 0x80) + (codes >= 0x800) + (codes >= 0x10000)).astype(
-            np.int64)
-        char_first_byte = np.cumsum(char_bytes)
-        char_first_byte -= char_bytes
+        char_bytes = 1 + (codes >= 0x80) + (codes >= 0x800) + (codes >= 0x10000)
+        # each byte's character (a gather per token: twice as fast as two binary searches
+        # of the characters' first bytes on the all-language UDHR text)
+        char_of_byte = np.repeat(np.arange(offset, offset + len(codes), dtype=np.int64),
+                                 char_bytes)
         token_end_byte = np.cumsum(token_bytes)
-        token_starts = np.searchsorted(char_first_byte, token_end_byte - token_bytes, "right")
-        token_ends = np.searchsorted(char_first_byte, token_end_byte - 1, "right")
-        token_starts += offset - 1
-        token_ends += offset
+        token_starts = char_of_byte[token_end_byte - token_bytes]
+        token_ends = char_of_byte[token_end_byte - 1]
+        token_ends += 1
         ids.frombytes(all_ids.astype(np.int32).tobytes())
         starts.frombytes(token_starts.astype(np.int32).tobytes())
         ends.frombytes(token_ends.astype(np.int32).tobytes())
