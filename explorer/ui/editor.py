@@ -18,7 +18,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from pathlib import Path
 
-from PySide6.QtCore import QEvent, QMimeData, QPoint, Signal
+from PySide6.QtCore import QEvent, QMimeData, QObject, QPoint, Signal
 from PySide6.QtGui import (
     QColor,
     QDragEnterEvent,
@@ -94,6 +94,24 @@ def local_files(mime: QMimeData) -> list[Path]:
     return [Path(u.toLocalFile()) for u in mime.urls() if u.isLocalFile()]
 
 
+class _Tips(QObject):
+    """The editor's tooltips, from an event filter on its viewport. Not a ``viewportEvent``
+    override: every viewport event would then run inside a Python call, its paints
+    included, and Qt paints with the GIL held there: the encode's worker thread stopped
+    for each paint of a big document (~80 ms for the first)."""
+
+    def __init__(self, editor: TokenEditor) -> None:
+        super().__init__(editor)
+        self._editor = editor
+
+    def eventFilter(self, watched: QObject, event: QEvent) -> bool:
+        """Answer tooltip requests; let everything else through."""
+        if event.type() == QEvent.Type.ToolTip and isinstance(event, QHelpEvent):
+            self._editor.show_tip(event)
+            return True
+        return False
+
+
 class TokenEditor(QPlainTextEdit):
     """A plain-text editor whose text is painted with token colours by the painter."""
 
@@ -122,6 +140,7 @@ class TokenEditor(QPlainTextEdit):
         """The application's cursor flash time while this editor holds it at 0 (None:
         not held; see :meth:`update_blinking`)."""
         self.cursorPositionChanged.connect(self.update_blinking)
+        self.viewport().installEventFilter(_Tips(self))
 
     def update_blinking(self) -> None:
         """Stop the cursor blinking while it is in a line longer than
@@ -244,26 +263,23 @@ class TokenEditor(QPlainTextEdit):
             return SPLIT_NOTE.format(n=n) + "<hr>".join(tips)
         return tips[0] if tips else None
 
-    def viewportEvent(self, event: QEvent) -> bool:
-        """Tooltips: why the boundary under the mouse is there, else the token(s) of the
+    def show_tip(self, event: QHelpEvent) -> None:
+        """A tooltip: why the boundary under the mouse is there, else the token(s) of the
         character under it."""
-        if event.type() == QEvent.Type.ToolTip and isinstance(event, QHelpEvent):
-            tip = None
-            self.last_tip_pos = event.globalPos()
-            gap = self.gap_at(event.pos()) if self.boundary_tip_at is not None else None
-            if gap is not None and self.boundary_tip_at is not None:
-                block = self.document().findBlockByNumber(gap[0])
-                tip = self.boundary_tip_at(gap[0], block.text(), gap[1])
-            hit = self.char_at(event.pos()) if tip is None else None
-            if hit is not None:
-                block = self.document().findBlockByNumber(hit[0])
-                tip = self.tooltip_for(hit[0], block.text(), hit[1])
-            if tip:
-                QToolTip.showText(event.globalPos(), tip, self)
-            else:
-                QToolTip.hideText()
-            return True
-        return super().viewportEvent(event)
+        tip = None
+        self.last_tip_pos = event.globalPos()
+        gap = self.gap_at(event.pos()) if self.boundary_tip_at is not None else None
+        if gap is not None and self.boundary_tip_at is not None:
+            block = self.document().findBlockByNumber(gap[0])
+            tip = self.boundary_tip_at(gap[0], block.text(), gap[1])
+        hit = self.char_at(event.pos()) if tip is None else None
+        if hit is not None:
+            block = self.document().findBlockByNumber(hit[0])
+            tip = self.tooltip_for(hit[0], block.text(), hit[1])
+        if tip:
+            QToolTip.showText(event.globalPos(), tip, self)
+        else:
+            QToolTip.hideText()
 
     def dragEnterEvent(self, event: QDragEnterEvent) -> None:
         """Accept file drops (vocabularies) as well as text."""

@@ -112,3 +112,21 @@ def test_clicking_a_gap_selects_that_boundary_in_provenance(qtbot, window):
     chosen = result.boundaries[panel.view.strip.selected_boundary]
     assert chosen.position == 5 and chosen.cause == "pre-tokenizer"
     assert "'Hello' was matched" in panel.view.explanation.text()
+
+
+def test_tooltips_come_from_a_filter_not_a_viewport_event_override(window):
+    """The editor answers tooltip requests from an event filter on its viewport; it does not
+    override ``viewportEvent``: every viewport event, its paints included, would then run
+    inside a Python call, and Qt would paint holding the GIL that the encode's worker thread
+    needs (~80 ms for a big document's first paint). Hovering still works (the tests above);
+    a request the filter answers goes no further."""
+    from explorer.ui.editor import TokenEditor
+
+    assert all("viewportEvent" not in vars(cls) for cls in type(window.editor).__mro__
+               if issubclass(cls, TokenEditor))
+    viewport = window.editor.viewport()
+    seen: list[QPoint] = []
+    window.editor.show_tip = lambda event: seen.append(event.pos())
+    event = QHelpEvent(QEvent.Type.ToolTip, QPoint(3, 4), viewport.mapToGlobal(QPoint(3, 4)))
+    QApplication.sendEvent(viewport, event)
+    assert seen == [QPoint(3, 4)]
