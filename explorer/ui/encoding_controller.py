@@ -37,6 +37,12 @@ from explorer.workers.latest import Debounce, LatestRunner, Throttle
 
 EDIT_THROTTLE_MS = 15
 FULL_DEBOUNCE_MS = 150
+"""A text with no result for its tokenizer yet is encoded this long after the last change
+(keys typed while a first encode runs restart it once, not per key)..."""
+AT_ONCE_CHARS = 100_000
+"""...but a change adding at least this many characters (a file opened, a big paste) starts
+its encode at once: no typing to wait for (the 10 MB start-up text's encode started 0.1-0.15
+s after Qt had laid it out, both cores idle meanwhile)."""
 SETTLE_DELAY_MS = 250
 """After typing pauses this long, a SentencePiece Unigram document is made exact again past
 the keystrokes' windows (:func:`~explorer.workers.doctokens.settle_document`), step by step."""
@@ -166,6 +172,9 @@ class EncodingController(QObject):
                            if patched else None)
         if self.doc is not None and self.doc.tokenizer is self._tokenizer:
             self._throttle()
+        elif added >= AT_ONCE_CHARS:
+            self._debounce.cancel()
+            self._start()
         else:
             self._debounce()
 

@@ -247,6 +247,29 @@ def test_a_new_tokenizer_starts_one_encode_for_a_text_change_that_waits(qtbot, w
     assert window.doc.text == window.text()
 
 
+def test_a_big_insertion_without_a_result_is_encoded_at_once(qtbot, window):
+    """A text with no result of the current tokenizer waits to be encoded (keys typed while
+    a first encode runs restart it once), but an insertion of ``AT_ONCE_CHARS`` or more (a
+    file opened, a big paste) is encoded at once: there is no typing to wait for."""
+    from explorer.bundled import resource_path
+    from explorer.engine.formats import load_tokenizer
+    from explorer.ui.encoding_controller import AT_ONCE_CHARS
+
+    ctl = window.controller
+    ctl.set_tokenizer(load_tokenizer(resource_path("vocab", "o200k_base.tiktoken")))
+    submitted = []
+    real = ctl._runner.submit
+    ctl._runner.submit = lambda *a, **k: (submitted.append(a), real(*a, **k))[1]
+    window.set_text("a new text\n" * 50)  # (small: it waits)
+    assert ctl._debounce.pending() and not submitted
+    big = "a big text\n" * (AT_ONCE_CHARS // 11 + 1)
+    window.set_text(big)
+    assert len(submitted) == 1 and not ctl._debounce.pending()
+    assert submitted[0][3] == window.text()
+    wait_highlighted(qtbot, window)
+    assert window.doc.text == window.text() and window.doc.tokenizer is ctl._tokenizer
+
+
 def test_a_big_text_is_announced_once_its_encode_is_done(qtbot, window, monkeypatch):
     """``text_changed`` (the missing-glyph scan, the panels that follow the text) waits
     while a big text's encode runs: it would take the GIL from it. A short text does not
