@@ -6,6 +6,7 @@ cancellation points.
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Generator
 from dataclasses import dataclass
 from pathlib import Path
@@ -64,6 +65,10 @@ def load_job(path: Path) -> Generator[str, None, Loaded]:
     fmt = detect_format(path)
     yield f"loading {fmt} file {path.name}"
     tokenizer = load_tokenizer(path, format=fmt)
+    yield f"preparing {path.name}"
+    # (a warm-up: an error there is the first encode's to report, where it says which text)
+    with contextlib.suppress(Exception):
+        tokenizer.prepare()
     trim()  # (the parse's temporaries: their heap goes back to the system)
     return Loaded(tokenizer, path, fmt)
 
