@@ -242,6 +242,8 @@ def _encode_windows(tokenizer: Tokenizer, text: str, chunk: int, tail: TailStart
             started, tail = tail(tokenizer, text, bool(points) or grown is not None), None
             if started is not None:
                 helper.append(started)
+                if started.words:  # (the words a prefetched child has solved, before this
+                    started.covered_from()  # window solves them itself: ~60 ms of 131k)
         toks = None
         if carry is not None:  # (an exact continuation: nothing to check)
             toks, carry = _continued(tokenizer, text, pos, end, *carry), None

@@ -50,6 +50,8 @@ class ChildStandIn:
     """Stands in for a child solving words (:class:`~explorer.workers.tail_encode.TailEncode`):
     records the places the thread reports and when it asks for the child's words."""
 
+    words = True
+
     def __init__(self) -> None:
         self.places: list[int] = []
         self.asked = 0

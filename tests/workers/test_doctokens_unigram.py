@@ -322,8 +322,37 @@ def test_a_window_that_keeps_growing_grows_in_steps_with_the_childs_words(ties, 
     longest = max(map(len, lines)) + 1
     assert all(b - a <= 2000 + longest for a, b in pairwise(windows))
     # (every step but the last, which reaches the text's end)
-    assert len(helper.places) == len(windows) - 1 and helper.asked == len(helper.places)
+    # (asked at each step, and once when started: what it had solved already)
+    assert len(helper.places) == len(windows) - 1 and helper.asked == len(helper.places) + 1
     assert helper.places == sorted(helper.places) and helper.places[-1] > len(text) // 2
     assert sum(scanned) < 3 * len(text)
     assert doc.ids().tolist() == sp.encode(text)
     assert _flat(doc) == _whole(tok, text)
+
+
+def test_a_word_solving_childs_words_are_taken_before_the_next_window(ties, monkeypatch):
+    """A child solving words (prefetched before the window, it may have solved the whole
+    text already) is asked for its words as soon as it is started, after the first window:
+    the second window then finds them solved instead of solving them itself."""
+    tok, sp = ties
+    text = "".join(f"line {k} " + " ".join(["x", "y", "ab", "abc"][k % 4] * (k % 5 + 1)
+                                          for _ in range(6)) + "\n" for k in range(3000))
+    encodes: list[int] = []
+    real = type(tok).encode_compact_resumed
+
+    def counting(self, window, resume):  # type: ignore[no-untyped-def]
+        encodes.append(len(window))
+        return real(self, window, resume)
+
+    monkeypatch.setattr(type(tok), "encode_compact_resumed", counting)
+    asked_after: list[int] = []
+
+    class Child(ChildStandIn):
+        def covered_from(self) -> None:
+            asked_after.append(len(encodes))
+            super().covered_from()
+
+    helper = Child()
+    doc = _run(encode_document(tok, text, chunk=4096, tail=lambda *_: helper))
+    assert len(encodes) > 3 and asked_after[0] == 1  # (only the first window before it)
+    assert doc.ids().tolist() == sp.encode(text)

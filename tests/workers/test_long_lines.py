@@ -325,7 +325,8 @@ def test_a_one_line_document_takes_its_childs_words_as_it_goes(vocab, monkeypatc
     assert flat(doc) == [(t.id, t.start, t.end) for t in tok.encode(ONE_LINE).tokens]
     if vocab.endswith(".model"):
         assert started == [True]
-        assert len(helper.places) >= 4 and helper.asked == len(helper.places)
+        # (asked at each step, and once when started: what it had solved already)
+        assert len(helper.places) >= 4 and helper.asked == len(helper.places) + 1
         assert helper.places == sorted(helper.places)
         assert helper.places[-1] > len(ONE_LINE) // 2
     else:

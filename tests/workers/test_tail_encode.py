@@ -66,6 +66,8 @@ def test_the_tail_from_a_child_process_is_taken_and_the_document_is_the_whole_en
 class _Answered:
     """A helper that has already answered with ``tokens``."""
 
+    words = False  # (it encodes the tail, it does not solve words)
+
     def __init__(self, start, tokens):
         self.start, self.tokens, self.taken_at, self.closed = start, tokens, None, False
 
