@@ -40,12 +40,15 @@ def test_prepare_builds_the_byte_level_bpe_tables() -> None:
     assert tok._sizes is not None and tok.model._batch._lockstep is not None
 
 
-def test_prepare_builds_the_unigram_tables() -> None:
+def test_prepare_builds_the_unigram_tables_and_forgets_its_words() -> None:
+    """The tables stay; the made-up words do not (a Unigram model's word rows grow by
+    doubling: the warm-up's rows could cost a big document one more doubling)."""
     tok = _fresh("corpus_unigram_4k.model")
     words = tok.model._words
     assert words._batch is None and tok.normalizer._tables is None
     tok.prepare()
     assert words._batch is not None and tok.normalizer._tables is not None
+    assert words.cache.rows.size == 0 and not words.cache.at_binade
 
 
 @pytest.mark.parametrize("name", ["cl100k_base.tiktoken", "corpus_unigram_4k.model",

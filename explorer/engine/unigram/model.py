@@ -193,6 +193,11 @@ class UnigramModel:
         ahead = self._words.runs_ahead(keyed, limits, share.word_max)
         return replace(share, ahead=ahead) if ahead is not None else share
 
+    def forget_words(self) -> None:
+        """Forget every word solved so far (a cache), keeping what was built to solve them
+        (the batch solver, the pair tables)."""
+        self._words.cache.clear()
+
     def take_rows(self, share: object) -> int:
         """Add the rows of a :meth:`share_rows` of another copy of this model that this
         one does not have (none when the word rows would be full), and the re-runs made
