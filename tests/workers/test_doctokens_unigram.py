@@ -337,14 +337,7 @@ def test_a_word_solving_childs_words_are_taken_before_the_next_window(ties, monk
     tok, sp = ties
     text = "".join(f"line {k} " + " ".join(["x", "y", "ab", "abc"][k % 4] * (k % 5 + 1)
                                           for _ in range(6)) + "\n" for k in range(3000))
-    encodes: list[int] = []
-    real = type(tok).encode_compact_resumed
-
-    def counting(self, window, resume):  # type: ignore[no-untyped-def]
-        encodes.append(len(window))
-        return real(self, window, resume)
-
-    monkeypatch.setattr(type(tok), "encode_compact_resumed", counting)
+    encodes = encoded_lengths(tok, monkeypatch)
     asked_after: list[int] = []
 
     class Child(ChildStandIn):
