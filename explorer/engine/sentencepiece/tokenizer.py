@@ -230,8 +230,8 @@ class SentencePieceTokenizer(Tokenizer):
     def prepare(self) -> None:
         """:meth:`Tokenizer.prepare`, then a Unigram model forgets the made-up words: it
         keeps words as rows of arrays grown by doubling, and the warm-up's ~1,300 rows put
-        a 250k-piece model's rows for the 10 MB UDHR text over one more doubling (the
-        window's peak 594-607 -> 634-641 MB)."""
+        a 250k-piece model's rows for the 10 MB UDHR text over one more doubling (+10-15 MB
+        at the end of its encode, in-process)."""
         super().prepare()
         if isinstance(self.model, UnigramModel):
             self.model.forget_words()
