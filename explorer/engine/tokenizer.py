@@ -11,6 +11,7 @@ import random
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Collection, Iterator, Sequence
 from dataclasses import dataclass, field
+from functools import cache
 from typing import Literal
 
 from explorer.engine.compact import CompactTokens, token_table
@@ -46,9 +47,11 @@ def _warm_up_text(alphabets: Sequence[str], words: int = 640, seed: int = 0x5EED
     return "".join(out)
 
 
-WARM_UP_TEXTS = (_warm_up_text(_ALPHABETS[:2] + _ALPHABETS[-1:]), _warm_up_text(_ALPHABETS))
-"""What :meth:`Tokenizer.prepare` encodes: ASCII text (which has fast paths of its own),
-then ten scripts and digits."""
+@cache
+def warm_up_texts() -> tuple[str, str]:
+    """What :meth:`Tokenizer.prepare` encodes: ASCII text (which has fast paths of its own),
+    then ten scripts and digits (made when first asked: ~4 ms no other process needs)."""
+    return _warm_up_text(_ALPHABETS[:2] + _ALPHABETS[-1:]), _warm_up_text(_ALPHABETS)
 
 
 @dataclass(frozen=True, slots=True)
@@ -148,11 +151,11 @@ class Tokenizer(ABC):
 
     def prepare(self) -> None:
         """Build what a first encode builds on its way (tables, a batch solver, a normalizer's
-        arrays...) now, by encoding :data:`WARM_UP_TEXTS` the document's way: the window
+        arrays...) now, by encoding :func:`warm_up_texts` the document's way: the window
         calls this right after a load, while Qt lays a new text out, so that a big
         document's first window does not wait for them (~40-80 ms of a 131k-character
         window for the bundled models, ~170 ms for a 250k-piece Unigram model)."""
-        for text in WARM_UP_TEXTS:
+        for text in warm_up_texts():
             self.encode_compact_resumed(text, None)
 
     def take_cache_share(self, share: object) -> None:

@@ -69,6 +69,7 @@ from explorer.engine.generators import run_to_end
 from explorer.engine.soft_cuts import end_after
 from explorer.engine.tokenizer import Tokenizer
 from explorer.workers.doctokens import encode_document
+from explorer.workers.long_lines import has_exact_points
 from explorer.workers.malloc import trim
 from explorer.workers.tail_chunks import Chunk, encode_backward, join_arrays, joined_chunks
 
@@ -351,7 +352,7 @@ def fingerprint(tokenizer: Tokenizer, text: str) -> list[int]:
 def _prefetch_part(tokenizer: Tokenizer, text: str) -> tuple[int, bool]:
     """Where a prefetched child starts and whether it solves words (the tokenizer has exact
     resume points: :meth:`~Tokenizer.encode_compact_resumed` reports some)."""
-    if tokenizer.encode_compact_resumed(PROBE, None).resume is not None:
+    if has_exact_points(tokenizer):
         return 0, True
     cut = text.find("\n", int(len(text) * PREFETCH_AT))
     return (len(text) if cut == -1 else cut + 1), False

@@ -8,7 +8,7 @@ import pytest
 
 from explorer.bundled import resource_path
 from explorer.engine.formats import load_tokenizer
-from explorer.engine.tokenizer import WARM_UP_TEXTS
+from explorer.engine.tokenizer import warm_up_texts
 
 
 def _fresh(name: str):  # type: ignore[no-untyped-def]
@@ -22,11 +22,11 @@ def test_warm_up_texts_reach_the_batch_paths() -> None:
     from explorer.engine.bpe.batch import LOCKSTEP_MIN_PIECES
     from explorer.engine.unigram.solve import BATCH_MIN_CHARS
 
-    ascii_text, mixed = WARM_UP_TEXTS
+    ascii_text, mixed = warm_up_texts()
     assert ascii_text.isascii() and not mixed.isascii()
     assert len({ch for ch in mixed if ord(ch) > 0x3000}) > 50  # (CJK, kana)
     tok = _fresh("cl100k_base.tiktoken")
-    for text in WARM_UP_TEXTS:
+    for text in warm_up_texts():
         chunks = set(tok.splitter.split(text))
         misses = [c for c in chunks if c.encode() not in tok.model.ranks]
         assert len(misses) >= 2 * LOCKSTEP_MIN_PIECES
@@ -54,7 +54,7 @@ def test_prepare_builds_the_unigram_tables_and_forgets_its_words() -> None:
 @pytest.mark.parametrize("name", ["cl100k_base.tiktoken", "corpus_unigram_4k.model",
                                   "corpus_bpe_4k.json"])
 def test_prepare_changes_no_encode(name: str) -> None:
-    text = "Héllo wörld 123, 日本語 😀\n  x = f(y)  # ok\n" * 40 + WARM_UP_TEXTS[1][:500]
+    text = "Héllo wörld 123, 日本語 😀\n  x = f(y)  # ok\n" * 40 + warm_up_texts()[1][:500]
     cold = _fresh(name).encode_compact(text)
     tok = _fresh(name)
     tok.prepare()
