@@ -21,7 +21,7 @@ from explorer.engine.unigram.batch import MAX_WORD
 from explorer.engine.unigram.many import encode_from
 from explorer.engine.unigram.model import UnigramModel
 from explorer.engine.unigram.parts import by_parts
-from explorer.engine.unigram.solve import BATCH_MIN_CHARS, text_rows
+from explorer.engine.unigram.solve import BATCH_MIN_CHARS, text_rows, word_rows
 
 
 def cut_model(rng: random.Random) -> UnigramModel:
@@ -209,3 +209,72 @@ def test_a_childs_reruns_ahead_leave_out_the_words_the_pass_cuts() -> None:
     low = [w for w, limit in zip(share.keyed().strings(), share.limit.tolist(), strict=True)
            if limit < LOW_LIMIT]
     assert sum(len(path._parts(w)) > 1 for w in low) > 10
+
+
+def plain_model(rng: random.Random) -> UnigramModel:
+    """Every string of one to three of ``abcd``, ``▁``, ``,`` and ``.`` with random scores
+    (no built-in near ties): ``,`` and ``.`` cut every word into parts."""
+    strings = [a + b + c for a in "abcd" for b in ["", *"abcd"] for c in ["", *"abcd"]
+               if b or not c]
+    pieces = ["<unk>", SPACE, ",", ".", *strings]
+    scores = [0.0] + [f32(-rng.uniform(12.0, 30.0)) for _ in pieces[1:]]
+    types = [PieceType.UNKNOWN] + [PieceType.NORMAL] * (len(pieces) - 1)
+    return UnigramModel(pieces, scores, types)
+
+
+def test_long_words_where_the_score_is_re_based_are_run_part_by_part(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """The word in which sentencepiece's path score passes the re-basing threshold is run
+    alone from its exact score; a long word (a CJK line is one) is cut into its parts
+    first, so only the part where the score passes it runs alone: exact all the same."""
+    rng = random.Random(4)
+    model = plain_model(rng)
+    path = model._words
+    parts = ["".join(rng.choice("abcd") for _ in range(rng.randint(1, 6))) for _ in range(40)]
+    text = "".join(SPACE + rng.choice(",.").join(rng.choice(parts)
+                                                  for _ in range(rng.randint(20, 60)))
+                   for _ in range(400))
+    alone: list[int] = []
+    real = path.viterbi
+
+    def counting(word: str, base: float):  # type: ignore[no-untyped-def]
+        alone.append(len(word))
+        return real(word, base)
+
+    lengths, ids, *_ = real(text, 0.0)  # (the oracle: one pass over the whole text)
+    # (about -10 a character: the threshold is passed every ~10,000 characters)
+    assert len(text) > 60_000 and min(map(len, text.split(SPACE)[1:])) > MAX_WORD
+    monkeypatch.setattr(path, "viterbi", counting)
+    resumed = encode_from(path, text, None, 0.0)
+    assert resumed is not None
+    assert resumed.ids.tolist() == list(ids) and resumed.lengths.tolist() == list(lengths)
+    assert len(alone) >= 5 and max(alone) <= 8, alone
+
+
+def test_a_long_word_whose_parts_are_not_rows_stays_whole() -> None:
+    """A long word solved alone keeps its parts in the per-word cache, not as rows: the
+    other words are still cut, that one is not, and the pass is exact."""
+    rng = random.Random(6)
+    model = plain_model(rng)
+    path = model._words
+    alone_word = SPACE + ",".join(["dcba", "ccc", "abab"] * 15)  # (parts met nowhere else)
+    word_rows(path, [alone_word])  # (one word: the per-word path)
+    row_of = path.cache.rows.row_of
+    assert alone_word in row_of and "dcba" not in row_of
+    parts = ["".join(rng.choice("abc") for _ in range(rng.randint(1, 5))) for _ in range(30)]
+    words = [SPACE + ".".join(rng.choice(parts) for _ in range(rng.randint(12, 30)))
+             for _ in range(300)]
+    text = "".join(words[:150]) + alone_word + "".join(words[150:])
+    keyed = text_rows(path, [text])
+    assert keyed is not None
+    table, rows, text_words, _ = keyed
+    units = by_parts(path, text_words, rows, table)
+    assert units is not None
+    k = list(text_words).index(alone_word)
+    assert units.words[int(units.word_unit[k])] == alone_word  # (whole)
+    assert units.words[int(units.word_unit[0])] != words[0]  # (cut)
+    assert "".join(units.words) == text
+    lengths, ids, *_ = path.viterbi(text, 0.0)
+    resumed = encode_from(path, text, None, 0.0)
+    assert resumed is not None and resumed.ids.tolist() == list(ids)
+    assert resumed.lengths.tolist() == list(lengths)

@@ -21,6 +21,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from explorer.engine.unigram.batch import MAX_WORD
 from explorer.engine.unigram.limits import RESET_GUARD
 from explorer.engine.unigram.rows import WordTable
 from explorer.engine.unigram.word_keys import KeyedWords, TextWords, codes_of, word_keys
@@ -60,25 +61,46 @@ class Units:
 
 def by_parts(solver: WordPath, words: Sequence[str], rows: np.ndarray,
              table: WordTable) -> Units | None:
-    """``words`` (their ``table`` rows) with each word that a prefix score below the
-    re-basing guard can make the pass re-run (its limit is below the guard's) cut into its
-    parts, where those parts are rows of ``table``. None when no word is cut (or the words
-    are not a :class:`TextWords`, or a part has no row there: a few words solved one by
-    one, whose parts are in the per-word cache)."""
+    """``words`` (their ``table`` rows) with each word the pass may run again cut into its
+    parts, where those parts are rows of ``table``: a word that a prefix score below the
+    re-basing guard can make the pass re-run (its limit is below the guard's), and a word
+    longer than :data:`~.batch.MAX_WORD` (one such word is re-run alone, and the word
+    where the score crosses the re-basing threshold is run alone from its exact score:
+    cut, only the part where it crosses is). A chosen word with a part that has no row
+    there (a few words solved one by one, whose parts are in the per-word cache) stays
+    whole. None when no word is cut (or the words are not a :class:`TextWords`)."""
     if not isinstance(words, TextWords) or not len(words):
         return None
     bounds = words.bounds
     sizes = np.diff(bounds)
-    low = np.flatnonzero((table.limit[rows] < RESET_GUARD - table.word_max[rows] - 2.0)
-                         & (sizes > 1))
-    if not low.size:
-        return None
-    starts = bounds[low]
+    low = np.flatnonzero(((table.limit[rows] < RESET_GUARD - table.word_max[rows] - 2.0)
+                          | (sizes > MAX_WORD)) & (sizes > 1))
+    for _ in range(2):  # (again without the words whose parts are not all rows)
+        if not low.size:
+            return None
+        found = _part_rows(solver, words, low, table)
+        if found is None:
+            return None
+        whole = found[3]
+        if not whole.size:
+            return _units(words, rows, low, *found[:3])
+        low = np.delete(low, whole)
+    return None
+
+
+def _part_rows(solver: WordPath, words: TextWords, low: np.ndarray, table: WordTable,
+               ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray] | None:
+    """``(local, part_bounds, part_rows, whole)`` of the words at ``low``: each one's start
+    in their code points end to end, their parts' bounds there and rows in ``table``, and
+    the indices (into ``low``) of the words with a part that is not a row there. None when
+    no chosen word has two parts, or the rows changed."""
+    bounds = words.bounds
+    starts, sizes = bounds[low], bounds[low + 1] - bounds[low]
     text = words.text
     codes = codes_of("".join(map(text.__getitem__,
                                  map(slice, starts.tolist(), bounds[low + 1].tolist()))))
     local = np.zeros(len(low) + 1, np.int64)  # each chosen word's start in `codes`
-    np.cumsum(sizes[low], out=local[1:])
+    np.cumsum(sizes, out=local[1:])
     part_bounds = np.flatnonzero(part_cuts(solver, codes, local))
     if len(part_bounds) == len(local):  # no chosen word has two parts
         return None
@@ -88,9 +110,20 @@ def by_parts(solver: WordPath, words: Sequence[str], rows: np.ndarray,
         if store.generation != table.generation:
             return None
         part_rows = store.rows_of(keys)
-        if ((part_rows < 0) | (part_rows >= len(table.limit))).any() or not store.holds(
-                codes, part_bounds, part_rows):
-            return None
+        lacking = (part_rows < 0) | (part_rows >= len(table.limit))
+        if not lacking.any() and store.holds(codes, part_bounds, part_rows):
+            return local, part_bounds, part_rows, np.zeros(0, np.int64)
+        # (a row found may hold another word with the same key)
+        lacking |= ~store.held_each(codes, part_bounds, np.where(lacking, 0, part_rows))
+    word_of_part = np.searchsorted(local, part_bounds[:-1], side="right") - 1
+    return local, part_bounds, part_rows, np.unique(word_of_part[lacking])
+
+
+def _units(words: TextWords, rows: np.ndarray, low: np.ndarray, local: np.ndarray,
+           part_bounds: np.ndarray, part_rows: np.ndarray) -> Units:
+    """The units of ``words`` with the words at ``low`` cut at ``part_bounds``."""
+    bounds = words.bounds
+    starts = bounds[low]
     # each chosen word's first part is the word's unit; the others are inserted after it
     first_part = np.searchsorted(part_bounds, local[:-1])
     inner = np.ones(len(part_bounds) - 1, bool)
@@ -103,4 +136,5 @@ def by_parts(solver: WordPath, words: Sequence[str], rows: np.ndarray,
     word_unit[1:] += np.cumsum(np.bincount(at, minlength=len(rows))[1:len(rows)])
     unit_rows = np.insert(rows, at, part_rows[inner_at])
     unit_rows[word_unit[low]] = part_rows[first_part]
-    return Units(TextWords(text, np.insert(bounds, at, inner_starts)), unit_rows, word_unit)
+    return Units(TextWords(words.text, np.insert(bounds, at, inner_starts)), unit_rows,
+                 word_unit)

@@ -240,6 +240,18 @@ class WordRows:
         at += np.arange(len(codes), dtype=np.int64)
         return bool(np.array_equal(self._codes[at], codes))
 
+    def held_each(self, codes: np.ndarray, bounds: np.ndarray, rows: np.ndarray) -> np.ndarray:
+        """Per ``k``, whether row ``rows[k]`` holds the word ``codes[bounds[k]:bounds[k +
+        1]]`` (words tile ``codes``, none empty; every row valid): :meth:`holds` word by
+        word."""
+        lengths = np.diff(bounds)
+        held = self._code_len[rows] == lengths
+        at = np.repeat(self._code_first[rows] - bounds[:-1], lengths)
+        at += np.arange(len(codes), dtype=np.int64)
+        np.minimum(at, len(self._codes) - 1, out=at)  # (a row shorter than its word: no match)
+        same = self._codes[at] == codes
+        return held & np.logical_and.reduceat(same, bounds[:-1]) if len(same) else held
+
     def share(self, since: int = 0) -> RowsShare:
         """Rows ``since`` on (a row count this store had), as plain arrays for another
         copy of the model (:meth:`take`; a child process solving a document's words
