@@ -393,10 +393,12 @@ class SentencePieceNormalizer:
         """
         mapping, roles = self._lookup_tables()
         codes = np.frombuffer(text.encode("utf-32-le", "surrogatepass"), np.uint32)
-        role = roles[codes]
+        # (np.take, not table[codes]: 3x faster on a window of English, whose code points
+        # stay in a few cache lines of the tables)
+        role = np.take(roles, codes)
         hard = (role & _HARD) != 0
         hard[:-1] |= ((role[:-1] & _FIRST) != 0) & ((role[1:] & _SECOND) != 0)
-        mapped = mapping[codes]
+        mapped = np.take(mapping, codes)
         where = np.flatnonzero(hard)
         del role
         origins: np.ndarray | None = None
@@ -437,7 +439,7 @@ class SentencePieceNormalizer:
         del space, keep
         kept = np.empty(len(kept_at) + 1, np.uint32)
         kept[0] = 0x2581  # the dummy prefix
-        kept[1:] = mapped[kept_at]
+        np.take(mapped, kept_at, out=kept[1:])
         del mapped
         offsets = np.empty(len(kept) + 1, np.int64)
         offsets[0] = first_solid
@@ -451,7 +453,8 @@ class SentencePieceNormalizer:
         if not size:  # only the dummy prefix would be left, and it is stripped too
             return Normalized("", [consumed])
         kept = kept[:size]
-        kept[kept == 32] = 0x2581
+        kept += (kept == 32).astype(np.uint32) * np.uint32(0x2581 - 32)  # (spaces escaped:
+        # one pass of arithmetic is ~5x a masked assignment)
         offsets = offsets[: size + 1]
         offsets[size] = consumed
         out = kept.tobytes().decode("utf-32-le", "surrogatepass")

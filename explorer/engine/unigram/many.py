@@ -235,13 +235,14 @@ def _exact_pieces(
     more: list[tuple[Sequence[int], Sequence[int]]] = []  # pieces of words decided apart
     total = len(words)
     # Every word's table pieces and their scores, once (a speculation only slices them)
-    sizes = table.count[rows]
+    take = np.take  # (faster than fancy indexing: its index checks and conversions)
+    sizes = take(table.count, rows)
     word_first = np.zeros(total + 1, np.int64)  # each word's first piece among them all
     np.cumsum(sizes, out=word_first[1:])
-    all_take = np.repeat(table.first[rows] - word_first[:-1], sizes)
+    all_take = np.repeat(take(table.first, rows) - word_first[:-1], sizes)
     all_take += np.arange(int(word_first[-1]))
-    piece_scores = solver.score_array()[table.piece_id[all_take]]
-    all_max, all_limit = table.word_max[rows], table.limit[rows]
+    piece_scores = take(solver.score_array(), take(table.piece_id, all_take))
+    all_max, all_limit = take(table.word_max, rows), take(table.limit, rows)
     pos = 0
     span = SPECULATE_WORDS
     while pos < total:
@@ -252,7 +253,7 @@ def _exact_pieces(
         running[0] = base
         running[1:] = piece_scores[first : first + int(offsets[-1])]
         np.add.accumulate(running, out=running)  # float32 after every addition
-        starts = running[offsets[:-1]].astype(np.float64)
+        starts = take(running, offsets[:-1]).astype(np.float64)
         magnitude = np.abs(starts)
         word_max = all_max[pos:end]
         risky = np.flatnonzero(magnitude + word_max >= RESET_GUARD)
@@ -305,13 +306,13 @@ def _gather(
         return empty, empty
     where = np.concatenate(taken)
     if not more:
-        return table.piece_len[where], table.piece_id[where]
+        return np.take(table.piece_len, where), np.take(table.piece_id, where)
     # every position read from the table (runs of more[k] read its first piece, then are
     # written over): two gathers, not two boolean selections and their scatters
     apart = np.flatnonzero(where < 0)
     if len(table.piece_id):
         safe = np.maximum(where, 0)
-        lengths, ids = table.piece_len[safe], table.piece_id[safe]
+        lengths, ids = np.take(table.piece_len, safe), np.take(table.piece_id, safe)
     else:  # (every word decided apart)
         lengths, ids = np.zeros(len(where), np.int64), np.zeros(len(where), np.int64)
     if apart.size:

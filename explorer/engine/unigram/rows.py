@@ -234,11 +234,11 @@ class WordRows:
         """Whether row ``rows[k]`` holds the word ``codes[bounds[k]:bounds[k + 1]]``, for
         every ``k`` (words tile ``codes``; every row valid)."""
         lengths = np.diff(bounds)
-        if not np.array_equal(self._code_len[rows], lengths):
+        if not np.array_equal(np.take(self._code_len, rows), lengths):
             return False
-        at = np.repeat(self._code_first[rows] - bounds[:-1], lengths)
+        at = np.repeat(np.take(self._code_first, rows) - bounds[:-1], lengths)
         at += np.arange(len(codes), dtype=np.int64)
-        return bool(np.array_equal(self._codes[at], codes))
+        return bool(np.array_equal(np.take(self._codes, at), codes))
 
     def held_each(self, codes: np.ndarray, bounds: np.ndarray, rows: np.ndarray) -> np.ndarray:
         """Per ``k``, whether row ``rows[k]`` holds the word ``codes[bounds[k]:bounds[k +
