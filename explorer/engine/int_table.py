@@ -178,15 +178,18 @@ class IntTable:
         hit = found == keys
         out = np.where(hit, np.take(table_values, slot), MISSING)
         todo = np.flatnonzero(~hit & (found != MISSING))
-        slot = (slot[todo] + 1) & mask
+        slot = (np.take(slot, todo) + 1) & mask
         depth, reach = 1, self._reach  # `slot` is `depth` probes past each key's home
         while todo.size > FEW_KEYS and depth <= reach:
             found = np.take(table_keys, slot)
-            hit = found == keys[todo]
-            out[todo[hit]] = table_values[slot[hit]]
-            more = ~hit & (found != MISSING)
-            todo = todo[more]
-            slot = (slot[more] + 1) & mask
+            hit = found == np.take(keys, todo)
+            # (indices of a mask, then gathers: boolean indexing with a mask of mixed
+            # values is several times slower on big arrays)
+            at = np.flatnonzero(hit)
+            out[np.take(todo, at)] = np.take(table_values, np.take(slot, at))
+            more = np.flatnonzero(~hit & (found != MISSING))
+            todo = np.take(todo, more)
+            slot = (np.take(slot, more) + 1) & mask
             depth += 1
         if todo.size and depth <= reach:
             # The last few keys look at every slot left within reach at once (probing one

@@ -277,18 +277,19 @@ class BatchViterbi:
         ``(piece counts, piece lengths, piece ids, margins, tops)``, pieces word after
         word."""
         count = len(lengths)
-        chars = self.char_index[codes]
+        take = np.take  # (gathers: faster than fancy indexing, its index checks)
+        chars = take(self.char_index, codes)
         word_start = np.zeros(count, np.int64)
         np.cumsum(lengths[:-1], out=word_start[1:])
         word_of = np.repeat(np.arange(count), lengths)
-        column = np.arange(len(codes)) - word_start[word_of]
+        column = np.arange(len(codes)) - take(word_start, word_of)
         longest = int(lengths[0])
         # rows: row i holds position i of every word longer than i, words in order
         active = count - np.searchsorted(lengths[::-1], np.arange(longest), side="right")
         row_start = np.zeros(longest + 1, np.int64)
         np.cumsum(active, out=row_start[1:])
-        row_of = row_start[column] + word_of  # text position -> row position
-        room = lengths[word_of] - column  # characters left in the word, this one included
+        row_of = take(row_start, column) + word_of  # text position -> row position
+        room = take(lengths, word_of) - column  # characters left in the word, this one included
         scores, ids = buffers.edges(len(codes))
         has_edges = self._edges(chars, column, room, row_of, longest, scores, ids)
 
@@ -355,33 +356,37 @@ class BatchViterbi:
         any word has a piece of length ``L`` at column ``i``. Length 1 always has an edge:
         the one-character piece, or ``<unk>``.
         """
-        node = self.root_child[chars]
-        piece = self.piece[node]
+        # (np.take for gathers, and a mask's indices once for the arrays it selects from:
+        # boolean indexing with a mask of mixed values is ~5x slower on big arrays)
+        take, where = np.take, np.flatnonzero
+        node = take(self.root_child, chars)
+        piece = take(self.piece, node)
         single = piece >= 0
-        scores[1, row_of] = np.where(single, self.score[node], self.unk_score)
+        scores[1, row_of] = np.where(single, take(self.score, node), self.unk_score)
         ids[1, row_of] = np.where(single, piece, self.unk_id)
         has_edges = {1: np.ones(longest + 1, bool)}
-        pos = np.flatnonzero(self.has_child[node])
-        at = node[pos]
+        pos = where(take(self.has_child, node))
+        at = take(node, pos)
         for length in range(2, self.max_len + 1):
             if not pos.size:
                 break
-            fits = room[pos] >= length
-            pos, at = pos[fits], at[fits]
-            child = self._children(at, chars[pos + length - 1])
-            found = child >= 0
-            pos, at = pos[found], child[found]
-            piece = self.piece[at]
-            full = piece >= 0
-            if full.any():
-                target = row_of[pos[full]]
-                scores[length, target] = self.score[at[full]]
-                ids[length, target] = piece[full]
+            fits = where(take(room, pos) >= length)
+            pos, at = take(pos, fits), take(at, fits)
+            child = self._children(at, take(chars, pos + (length - 1)))
+            found = where(child >= 0)
+            pos, at = take(pos, found), take(child, found)
+            piece = take(self.piece, at)
+            full = where(piece >= 0)
+            if full.size:
+                pos_full = take(pos, full)
+                target = take(row_of, pos_full)
+                scores[length, target] = take(self.score, take(at, full))
+                ids[length, target] = take(piece, full)
                 flags = np.zeros(longest + 1, bool)
-                flags[column[pos[full]]] = True
+                flags[take(column, pos_full)] = True
                 has_edges[length] = flags
-            more = self.has_child[at]
-            pos, at = pos[more], at[more]
+            more = where(take(self.has_child, at))
+            pos, at = take(pos, more), take(at, more)
         empty = np.zeros(longest + 1, bool)
         for length in range(2, self.max_len + 1):
             has_edges.setdefault(length, empty)
