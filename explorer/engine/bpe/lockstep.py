@@ -138,6 +138,8 @@ def lockstep_rounds(
     out_ids: list[np.ndarray] = []
     out_counts: list[np.ndarray] = []
     out_which: list[np.ndarray] = []
+    take, where = np.take, np.flatnonzero  # (a mask's indices, then gathers: boolean
+    # indexing with a mask of mixed values is several times slower on big arrays)
     while which.size:
         if finish is not None and which.size < finish_below:
             finish(sym, rank, counts, which, out_ids, out_counts, out_which)
@@ -146,7 +148,8 @@ def lockstep_rounds(
         starts = ends - counts
         best = np.minimum.reduceat((rank << 32) | index[:n], starts)
         merging = (best >> 32) != NEVER
-        if not merging.all():
+        going = where(merging)
+        if going.size < len(merging):
             done = ~merging
             leaving = np.repeat(done, counts)
             out_ids.append(sym[leaving])
@@ -154,22 +157,24 @@ def lockstep_rounds(
             out_which.append(which[done])
         else:
             leaving = None
-        at = best[merging] & 0xFFFFFFFF
+        at = take(best, going) & 0xFFFFFFFF
         if at.size:
-            first, last = starts[merging], ends[merging] - 1
-            sym[at] = rank[at] if merged_of is None else merged_of(rank[at])
-            left = at[at > first]
-            right = at[at + 1 < last]  # (at + 1 is deleted: the pair after is at + 2's)
-            found = of(np.concatenate((sym[left - 1], sym[right])),
-                       np.concatenate((sym[left], sym[right + 2])))  # one lookup
+            first, last = take(starts, going), take(ends, going) - 1
+            merged = take(rank, at)
+            sym[at] = merged if merged_of is None else merged_of(merged)
+            left = take(at, where(at > first))
+            right = take(at, where(at + 1 < last))  # (at + 1 is deleted: the pair after
+            found = of(np.concatenate((take(sym, left - 1), take(sym, right))),  # is at + 2's)
+                       np.concatenate((take(sym, left), take(sym, right + 2))))  # one lookup
             rank[at] = NEVER
             rank[left - 1] = found[:left.size]
             rank[right] = found[left.size:]
         keep = np.ones(n, bool) if leaving is None else ~leaving
         keep[at + 1] = False
-        sym, rank = sym[keep], rank[keep]
-        counts = counts[merging] - 1
-        which = which[merging]
+        kept = where(keep)
+        sym, rank = take(sym, kept), take(rank, kept)
+        counts = take(counts, going) - 1
+        which = take(which, going)
         ends = np.cumsum(counts)
     return _in_piece_order(out_ids, out_counts, out_which)
 
