@@ -102,6 +102,17 @@ class IntTable:
         self._size = size
         self._views = None  # (slot arrays and reach may have changed: get_one's views too)
 
+    def reserve(self, size: int) -> None:
+        """Room for ``size`` keys in all, so that adding up to that many places no key
+        again (each growth of :meth:`add` places every key held once more)."""
+        if self._room * size <= len(self._keys):
+            return
+        held = self._keys != MISSING
+        old_keys, old_values = self._keys[held], self._values[held]
+        self._allocate(int(self._room * size - 1).bit_length())
+        self._place(old_keys, old_values)
+        self._views = None
+
     def _place(self, keys: np.ndarray, values: np.ndarray) -> None:
         """Put keys absent from the table into free slots (all probes in lock step).
 

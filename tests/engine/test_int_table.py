@@ -164,3 +164,21 @@ def test_one_key_lookups_equal_the_array_lookups_through_growth_and_pickling(clu
     assert [again.get_one(int(k)) for k in probes] == expected
     assert again.get(probes).tolist() == expected
     assert IntTable(np.zeros(0, np.int64), np.zeros(0, np.int32)).get_one(5) == MISSING
+
+
+def test_reserved_room_takes_keys_without_growing_and_keeps_what_it_held() -> None:
+    rng = np.random.default_rng(9)
+    keys = np.unique(rng.integers(0, 1 << 60, 6000))
+    rng.shuffle(keys)
+    table = IntTable(keys[:100], np.arange(100, dtype=np.int32))
+    table.reserve(len(keys))
+    slots = table._keys
+    assert len(slots) >= 2 * len(keys)
+    table.add(keys[100:], np.arange(100, len(keys), dtype=np.int32))
+    assert table._keys is slots and len(table) == len(keys)
+    probe = np.concatenate([keys, keys + 1])
+    want = {int(k): v for v, k in enumerate(keys)}
+    assert table.get(probe).tolist() == [want.get(int(k), MISSING) for k in probe]
+    assert [table.get_one(int(k)) for k in keys[:50]] == list(range(50))
+    table.reserve(10)  # (room enough already: nothing changes)
+    assert table._keys is slots

@@ -408,3 +408,43 @@ def test_shares_carry_their_words_keys_and_rows_keep_them() -> None:
     some = np.array([5, 1, 3, 3, 0])
     assert KeyedWords.of(words).take(some).codes.tolist() == KeyedWords.of(
         [words[k] for k in some]).codes.tolist()
+
+
+def test_shares_say_how_much_is_coming_and_the_rows_make_room_once() -> None:
+    """A copy solving a text's words says with each share how many rows, pieces and code
+    points it expects to send in all (what it solved so far, scaled to the whole text);
+    the receiver makes room for them once (its key table is not grown share after share),
+    and holds the same rows as when it grew them."""
+    import dataclasses
+    import pickle
+
+    from explorer.engine.unigram.rows import WordRows
+
+    tok = load_tokenizer(_path(UNIGRAM_TRAINED[0]))
+    text = "\n".join(_corpus())
+    copy = pickle.loads(pickle.dumps(tok))
+    shares = list(copy.cache_shares(text, 2000))
+    assert len(shares) > 3
+    sent = [0, 0, 0]
+    for k, share in enumerate(shares):
+        sent[0] += len(share)
+        sent[1] += len(share.piece_id)
+        sent[2] += len(share.codes)
+        assert share.expected is not None
+        if k == 0:  # (what the first one held, times the text over what it covered)
+            assert share.expected[0] > 5 * len(share)
+        assert share.expected[0] >= sent[0]
+    assert shares[-1].expected == (sent[0], sent[1], sent[2])  # (the whole text solved)
+    grown, reserved = WordRows(), WordRows()
+    tables = []
+    for share in shares:
+        grown.take(dataclasses.replace(share, expected=None), limit=10**6)
+        reserved.take(share, limit=10**6)
+        tables.append(reserved._keys._keys)
+    assert all(t is tables[1] for t in tables[1:])  # (sized once, at the first share)
+    assert reserved.size == grown.size
+    assert reserved.words(0, reserved.size) == grown.words(0, grown.size)
+    a, b = reserved.table(), grown.table()
+    for name in ("first", "count", "limit", "word_max", "piece_len", "piece_id"):
+        assert getattr(a, name).tolist() == getattr(b, name).tolist(), name
+    assert reserved.rows_of(grown._row_keys[:grown.size]).tolist() == list(range(grown.size))

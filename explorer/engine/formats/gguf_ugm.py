@@ -80,9 +80,11 @@ class LlamaUgmModel(UnigramModel):
         ids = np.concatenate([before, after])
         return Resumed(llama.length_of[ids], ids, positions[first:-1], scores)
 
-    def share_rows(self, texts: Sequence[str]) -> LlamaWordsShare:  # type: ignore[override]
+    def share_rows(self, texts: Sequence[str],  # type: ignore[override]
+                   scale: float | None = None) -> LlamaWordsShare:
         """The new words of normalized ``texts`` solved by llama.cpp's rules, for
-        another copy of this model (:meth:`take_rows`)."""
+        another copy of this model (:meth:`take_rows`; ``scale`` is not used: its words
+        are a dict)."""
         return self._llama.share(texts)
 
     def take_rows(self, share: object) -> int:

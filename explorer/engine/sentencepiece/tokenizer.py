@@ -213,7 +213,7 @@ class SentencePieceTokenizer(Tokenizer):
         model = self.model
         if not isinstance(model, UnigramModel) or model.word_pattern is None:
             return
-        pos = 0
+        pos = solved = 0
         while pos < len(text):
             least = floor() if floor is not None else 0
             if least > pos:
@@ -222,9 +222,12 @@ class SentencePieceTokenizer(Tokenizer):
                     return
             end = end_after(text, pos + step)  # (a line end, or in a long line a word start)
             part = text[pos:end]
+            solved += end - pos
+            # (what was solved so far, scaled to the text: the receiver makes room once)
             yield model.share_rows([self.normalizer.normalize(part[a:b]).text
                                     for a, b, special in self._segments(part, "all")
-                                    if special is None])
+                                    if special is None],
+                                   scale=len(text) / solved)
             pos = end
 
     def prepare(self) -> None:

@@ -176,10 +176,12 @@ class UnigramModel:
         :mod:`explorer.engine.unigram.many`)."""
         return encode_many(self._words, texts)
 
-    def share_rows(self, texts: Sequence[str]) -> RowsShare:
+    def share_rows(self, texts: Sequence[str], scale: float | None = None) -> RowsShare:
         """Solve the words of normalized ``texts`` and return the word rows that added, for
         another copy of this model (:meth:`take_rows`): a child process solving a
-        document's words ahead of the window's encode."""
+        document's words ahead of the window's encode. ``scale``: how many times what was
+        solved so far the sender expects to solve in all (the share then says how much,
+        :attr:`RowsShare.expected`)."""
         store = self._words.cache.rows
         since = store.size
         solve_words(self._words, texts)
@@ -191,7 +193,8 @@ class UnigramModel:
         keyed = share.keyed()
         limits = np.where(several_parts(self._words, keyed), np.inf, share.limit)
         ahead = self._words.runs_ahead(keyed, limits, share.word_max)
-        return replace(share, ahead=ahead) if ahead is not None else share
+        expected = None if scale is None else store.expected(scale)
+        return replace(share, ahead=ahead, expected=expected)
 
     def forget_words(self) -> None:
         """Forget every word solved so far (a cache), keeping what was built to solve them
