@@ -202,7 +202,7 @@ class ByteLevelBPETokenizer(Tokenizer):
         if segment.isascii():  # (a token's characters are its bytes: spans by a cumsum)
             ascii_ids = np.fromiter(chain.from_iterable(self.model.encode_each(chunks)),
                                     np.int64)
-            sizes = self._byte_sizes()[ascii_ids]
+            sizes = np.take(self._byte_sizes(), ascii_ids)
             if int(sizes.sum()) == len(segment):  # (else the pattern skipped characters)
                 tok_ends = np.cumsum(sizes)
                 tok_ends += offset
@@ -225,7 +225,7 @@ class ByteLevelBPETokenizer(Tokenizer):
         gives per pre-token (laying out each new pre-token of several tokens alone took
         ~6 us, most of a multilingual text's encode)."""
         all_ids = np.fromiter(chain.from_iterable(each), np.int64)
-        token_bytes = self._byte_sizes()[all_ids]
+        token_bytes = np.take(self._byte_sizes(), all_ids)  # (np.take: faster gathers)
         codes = np.frombuffer(segment.encode("utf-32-le", "surrogatepass"), np.uint32)
         char_bytes = 1 + (codes >= 0x80) + (codes >= 0x800) + (codes >= 0x10000)
         # each byte's character (a gather per token: twice as fast as two binary searches
@@ -233,8 +233,8 @@ class ByteLevelBPETokenizer(Tokenizer):
         char_of_byte = np.repeat(np.arange(offset, offset + len(codes), dtype=np.int64),
                                  char_bytes)
         token_end_byte = np.cumsum(token_bytes)
-        token_starts = char_of_byte[token_end_byte - token_bytes]
-        token_ends = char_of_byte[token_end_byte - 1]
+        token_starts = np.take(char_of_byte, token_end_byte - token_bytes)
+        token_ends = np.take(char_of_byte, token_end_byte - 1)
         token_ends += 1
         ids.frombytes(all_ids.astype(np.int32).tobytes())
         starts.frombytes(token_starts.astype(np.int32).tobytes())

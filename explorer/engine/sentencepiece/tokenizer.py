@@ -319,10 +319,11 @@ class SentencePieceTokenizer(Tokenizer):
             return
         bounds = np.zeros(len(lengths) + 1, np.int64)
         np.cumsum(lengths, out=bounds[1:])
-        mapped = (normalized.offset_array()[bounds] + shift).astype(np.int32)
+        mapped = (np.take(normalized.offset_array(), bounds) + shift).astype(np.int32)
         id_array = np.asarray(ids, np.int64)
         ids32 = id_array.astype(np.int32)
-        odd_at = np.flatnonzero(self._odd_ids()[id_array])
+        odd_at = np.flatnonzero(np.take(self._odd_ids(), id_array))  # (np.take: see
+        # the array normalizer)
         unk_id = self.model.unk_id
         if len(odd_at) and (ids32[odd_at] == self.model.unk_id).all():  # (no control piece)
             if not self.byte_fallback:

@@ -135,11 +135,11 @@ def word_keys(codes: np.ndarray, bounds: np.ndarray) -> np.ndarray:
         # over the text than finding each code point's place in its word)
         terms *= _powers_to(n)[:n]
         hashed = np.add.reduceat(terms, starts)
-        hashed *= _inverse_powers_to(n)[starts]
+        hashed *= np.take(_inverse_powers_to(n), starts)
     else:
         at = np.arange(n, dtype=np.int64)
         at -= np.repeat(starts, lengths)  # each code point's place in its word
-        terms *= _powers_to(int(lengths.max()))[at]
+        terms *= np.take(_powers_to(int(lengths.max())), at)
         hashed = np.add.reduceat(terms, starts)
     hashed ^= lengths.astype(np.uint64) * _LENGTH_MIX
     hashed ^= hashed >> np.uint64(31)  # spread the bits (splitmix64's finalizer)
