@@ -431,7 +431,7 @@ def test_shares_say_how_much_is_coming_and_the_rows_make_room_once() -> None:
         sent[1] += len(share.piece_id)
         sent[2] += len(share.codes)
         assert share.expected is not None
-        if k == 0:  # (what the first one held, times the text over what it covered)
+        if k == 0:  # (what the first one held, times a power of the text over what it covered)
             assert share.expected[0] > 5 * len(share)
         assert share.expected[0] >= sent[0]
     assert shares[-1].expected == (sent[0], sent[1], sent[2])  # (the whole text solved)
