@@ -22,7 +22,7 @@ from explorer.workers.doctokens import (
     settle_document,
     update_document,
 )
-from explorer.workers.malloc import trim
+from explorer.workers.malloc import mapped_temporaries, trim
 from explorer.workers.tail_encode import start_tail
 
 INCREMENTAL_MAX_WINDOW = 4 * CHUNK_CHARS
@@ -66,8 +66,11 @@ def load_job(path: Path) -> Generator[str, None, Loaded]:
     yield f"loading {fmt} file {path.name}"
     tokenizer = load_tokenizer(path, format=fmt)
     yield f"preparing {path.name}"
-    # (a warm-up: an error there is the first encode's to report, where it says which text)
-    with contextlib.suppress(Exception):
+    # (a warm-up: an error there is the first encode's to report, where it says which text;
+    # its big temporaries mapped, not left as free heap in this thread's malloc arena, which
+    # the encode's thread does not reuse: the 250k-piece model's window on the UDHR text
+    # peaked at 622-631 MB in about one run in three, 581-587 MB so)
+    with contextlib.suppress(Exception), mapped_temporaries(True):
         tokenizer.prepare()
     trim()  # (the parse's temporaries: their heap goes back to the system)
     return Loaded(tokenizer, path, fmt)
