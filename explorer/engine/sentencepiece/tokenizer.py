@@ -78,10 +78,12 @@ class SentencePieceModel(Protocol):
 
 SHARE_GROWTH = 0.8
 """The exponent of a word-solving copy's estimate of what it will have sent in all (the
-text's length over what it solved so far, to this power, times what it sent): the 10 MB
-English text's first share of the 32k model's words, scaled in proportion, sized the
-receiver's key table for 400k words (it ends with 170k: 6 MB more than it needs); the
-all-language UDHR text's words come nearly in proportion."""
+text's length over what it solved so far, to this power, times what it sent). The 10 MB
+English text's first quarter megabyte held a twentieth of its rows with the 32k model
+(10k of 202k): scaled in proportion (38x) it sized the receiver's key table for 392k rows,
+6 MB more than it needed; to the power 0.8, for 189k. The all-language UDHR text's first
+share held 16k of 340k (a twenty-first, in a thirtieth of the text): the estimate (251k)
+grows with the later shares."""
 
 
 class SentencePieceTokenizer(Tokenizer):
@@ -231,9 +233,8 @@ class SentencePieceTokenizer(Tokenizer):
             end = end_after(text, pos + step)  # (a line end, or in a long line a word start)
             part = text[pos:end]
             solved += end - pos
-            # what was solved so far, scaled to the text (the receiver makes room once): a
-            # text's new words come ever fewer (a ten-megabyte English text's first quarter
-            # megabyte held a fourteenth of its words), so less than in proportion
+            # what was solved so far, scaled to the text (the receiver makes room once); a
+            # text's new words come ever fewer, so less than in proportion (SHARE_GROWTH)
             yield model.share_rows([self.normalizer.normalize(part[a:b]).text
                                     for a, b, special in self._segments(part, "all")
                                     if special is None],
