@@ -329,3 +329,29 @@ def test_normalized_from_an_offset_array_makes_its_list_on_first_use() -> None:
         lazy.text = "x"  # type: ignore[misc]
     with pytest.raises(ValueError):
         Normalized("x")
+
+
+def test_longest_matches_kept_decide_as_the_rules_do() -> None:
+    """The array path keeps the longest match at each text as long as the longest key
+    (decomposed letters and their marks recur): texts met again, a key cut short by the
+    text's end, and after the kept matches are cleared, all as sentencepiece decides."""
+    from explorer.engine.normalizers import sentencepiece as sp_norm
+
+    path = _custom_rules_model()
+    norm = _cached_normalizer(path)
+    norm._matches.clear()
+    base = "CDEF xy CDx CD EF DEFx " * 30
+    samples = [base, base, base + "CD", base + "C", "e\u0301" + base + "CDE", base + "CDEF"]
+    for sample in samples:
+        expected_text, expected_offsets = _sp(path).Normalize(sample, with_offsets=True)
+        got = norm._normalize_arrays(sample)
+        assert got is not None
+        assert (got.text, got.norm_to_orig) == (expected_text, list(expected_offsets)), sample
+    assert norm._matches  # (kept)
+    kept = sp_norm.MATCHES_KEPT
+    try:
+        sp_norm.MATCHES_KEPT = 0  # (cleared at every call)
+        got = norm._normalize_arrays(base + "CD")
+        assert got is not None and got.text == _sp(path).Normalize(base + "CD")
+    finally:
+        sp_norm.MATCHES_KEPT = kept

@@ -38,6 +38,10 @@ _FAST_MIN = 256  # shorter texts: numpy's per-call costs exceed the saving
 _ARRAY_TEXT_MIN = 8192  # normalize_text: from this long the array path wins (English ~8k)
 _UNICODE = 0x110000
 _HARD, _FIRST, _SECOND = 1, 2, 4  # roles of a character in the rules (_lookup_tables)
+_UNSEEN: tuple[str, int] = ("", -1)  # (a window not in SentencePieceNormalizer._matches)
+MATCHES_KEPT = 65_536
+"""Longest matches a normalizer keeps (:meth:`SentencePieceNormalizer._length_changes`);
+cleared past this."""
 
 
 def _tables_of(state: tuple[bytes, bytes]) -> tuple[np.ndarray, np.ndarray]:
@@ -131,6 +135,10 @@ class SentencePieceNormalizer:
         self._spaced_multi: bool | None = None  # see _multi_rules_spaced
         # normalize() with arrays (_normalize_arrays), with the usual whitespace options
         self._tables: tuple[np.ndarray, np.ndarray] | None = None  # see _lookup_tables
+        self._matches: dict[str, tuple[str, int] | None] = {}
+        """The longest rule at the start of each text as long as the longest key, met in
+        :meth:`_length_changes` (decomposed letters and their marks recur: the 10 MB UDHR
+        text looks up ~19k places, ~3 us each in Python)."""
         self._fast_aligned = (
             remove_extra_whitespaces
             and add_dummy_prefix
@@ -468,7 +476,12 @@ class SentencePieceNormalizer:
         """The rules applied at ``candidates`` (where a length-changing rule may start), left
         to right, longest match first, skipping what a match consumed: their positions,
         lengths and replacements. None when a replacement holds two spaces in a row."""
-        longest_match = self.charsmap.longest_match  # type: ignore[union-attr]
+        charsmap = self.charsmap
+        assert charsmap is not None
+        longest_match, width = charsmap.longest_match, max(charsmap.max_key_len, 1)
+        matches = self._matches
+        if len(matches) > MATCHES_KEPT:
+            matches.clear()
         at: list[int] = []
         used: list[int] = []
         reps: list[str] = []
@@ -476,7 +489,10 @@ class SentencePieceNormalizer:
         for pos in candidates:
             if pos < free:
                 continue
-            found = longest_match(text, pos)
+            window = text[pos:pos + width]  # (all a match at pos can read)
+            found = matches.get(window, _UNSEEN)
+            if found is _UNSEEN:
+                found = matches[window] = longest_match(window, 0)
             if found is None:
                 continue  # passes through: no one-character rule either
             rep, length = found
