@@ -271,11 +271,11 @@ class WordRows:
         1]]`` (words tile ``codes``, none empty; every row valid): :meth:`holds` word by
         word."""
         lengths = np.diff(bounds)
-        held = self._code_len[rows] == lengths
-        at = np.repeat(self._code_first[rows] - bounds[:-1], lengths)
+        held = np.take(self._code_len, rows) == lengths
+        at = np.repeat(np.take(self._code_first, rows) - bounds[:-1], lengths)
         at += np.arange(len(codes), dtype=np.int64)
         np.minimum(at, len(self._codes) - 1, out=at)  # (a row shorter than its word: no match)
-        same = self._codes[at] == codes
+        same = np.take(self._codes, at) == codes
         return held & np.logical_and.reduceat(same, bounds[:-1]) if len(same) else held
 
     def share(self, since: int = 0) -> RowsShare:
