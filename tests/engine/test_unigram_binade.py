@@ -230,3 +230,29 @@ def test_can_tie_finds_exactly_the_words_holding_a_tie_prone_piece(
             assert keys._can_tie(e, word) == naive, (e, word)
             found += naive
     assert 100 < found < 12 * 300
+
+
+def test_tie_answers_are_kept_per_binade_and_word(monkeypatch: pytest.MonkeyPatch) -> None:
+    """:meth:`BinadeKeys.key` asks :meth:`BinadeKeys._can_tie` once per ``(binade, word)``
+    and gives the same keys from the kept answers; past ``TIES_KEPT`` they are cleared."""
+    import explorer.engine.unigram.binade as binade
+
+    model = tie_model()
+    path = model._words
+    u = 2.0**-7
+    bases = [-q * u for q in range(70_000 * 128, 70_000 * 128 + 6)]
+    words = ["ab", "bb", "ba", "aab"]
+    first = [[path.binade_key(s, 4.0, w) for s in bases] for w in words]
+    keys = path._binade_keys
+    assert keys is not None
+    asked: list[tuple[int, str]] = []
+    real = keys._can_tie
+    monkeypatch.setattr(keys, "_can_tie", lambda e, w: asked.append((e, w)) or real(e, w))
+    assert [[path.binade_key(s, 4.0, w) for s in bases] for w in words] == first
+    assert asked == []
+    assert len({k for row in first for k in row}) == 3  # "ab", "aab": two parities
+    monkeypatch.setattr(binade, "TIES_KEPT", 2)
+    path.binade_key(bases[0], 4.0, "abb")
+    assert asked == [(17, "abb")] and len(keys._known) == 1
+    assert [path.binade_key(s, 4.0, "aab") for s in bases] == first[3]
+    assert len(keys._known) == 2
