@@ -222,7 +222,7 @@ def test_can_tie_finds_exactly_the_words_holding_a_tie_prone_piece(
     found = 0
     for e in range(6, 18):
         keys._can_tie(e, "")
-        unk, pieces, _ = keys._ties[e]
+        unk, pieces = keys._ties[e][:2]
         for _ in range(300):
             word = SPACE * rng.randint(0, 1) + "".join(rng.choice("abcd")
                                                       for _ in range(rng.randint(1, 14)))
@@ -256,3 +256,47 @@ def test_tie_answers_are_kept_per_binade_and_word(monkeypatch: pytest.MonkeyPatc
     assert asked == [(17, "abb")] and len(keys._known) == 1
     assert [path.binade_key(s, 4.0, "aab") for s in bases] == first[3]
     assert len(keys._known) == 2
+
+
+@pytest.mark.parametrize("few", [0, 1_000_000])
+def test_can_tie_takes_pieces_literally(few: int, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Tie-prone pieces holding a regular expression's special characters are searched for
+    as text (the alternation of few pieces), and a binade without any never ties."""
+    import numpy as np
+
+    import explorer.engine.unigram.binade as binade
+
+    monkeypatch.setattr(binade, "FEW_TIE_PIECES", few)
+    u = 2.0**-7  # the ulp of [2^16, 2^17): e = 17
+    pieces = ["<unk>", "a.b", "(", "x*", "[z]", "\\", "q"]
+    scores = [-20.0, -1.0 - u / 2, -2.0 - u / 2, -3.0 - 1.5 * u, -4.0 - u / 2, -5.0 - u / 2,
+              -6.0]
+    keys = binade.BinadeKeys(np.array(scores, np.float32), pieces, 0, 30.0)
+    for word, tie in [("a.b", True), ("axb", False), ("((", True), ("x*y", True),
+                      ("xxy", False), ("[z]", True), ("z", False), ("a\\b", True),
+                      ("q", False)]:
+        assert keys._can_tie(17, word) is tie, word
+    assert not keys._can_tie(16, "a.b(x*")
+
+
+def test_tie_binades_match_the_test_per_binade() -> None:
+    """:func:`tie_binades` gives each score the one binade where it is an odd multiple of
+    half an ulp, as testing every binade does (float32 scores of every size, zero, powers of
+    two, tiny and big ones)."""
+    import numpy as np
+
+    from explorer.engine.unigram.binade import tie_binades
+
+    rng = np.random.default_rng(1)
+    scores = np.concatenate([
+        (-rng.random(20_000) * 30).astype(np.float32),
+        (-rng.random(2_000) * 1e-6).astype(np.float32),
+        np.float32([0.0, -0.5, 1.0, -(2.0**-30), 3.0, -0.1, -(2.0**20) - 1, 0.1 * 7]),
+    ]).astype(np.float64)
+    binades = tie_binades(scores)
+    for e in range(-40, 50):
+        halves = scores / math.ldexp(1.0, e - 25)
+        whole = np.floor(halves)
+        odd = (halves == whole) & (np.mod(whole, 2.0) == 1.0)
+        assert np.array_equal(odd, binades == e), e
+    assert (binades[scores == 0.0] < -1000).all()
