@@ -185,6 +185,33 @@ def test_longest_match_without_the_rules_is_the_longest_rule() -> None:
     assert cmap.longest_match("…", 0) == (rules["…"], 1)  # (the text's last character)
 
 
+def test_longest_match_from_the_double_array_is_the_rules_one() -> None:
+    """Without its rules read (the window's normalizer never reads them), the longest match
+    comes from the double array: the same as the rules' everywhere, lone surrogates and
+    keys cut short by the text's end included, and the rules stay unread."""
+    blob = parse_model_proto(
+        reference_model("sentencepiece", "kyoto_ja_unigram_8000.model").read_bytes()
+    ).normalizer_spec.precompiled_charsmap
+    rules = PrecompiledCharsMap.from_bytes(blob).rules
+    cmap = PrecompiledCharsMap.from_bytes(blob)
+    cmap.__dict__.pop("_rules", None)
+    longer = [k for k in rules if len(k) > 1]
+    chars = sorted({c for k in longer[::30] for c in k} | set("…ﬅ´ ①ｶﾞa\u0301\ud800\U00020000"))
+    rng = random.Random(7)
+    text = "".join(rng.choice(chars) for _ in range(20000)) + "".join(longer[::25]) + longer[0][:-1]
+
+    def slow(pos: int) -> tuple[str, int] | None:
+        for length in range(min(cmap.max_key_len, len(text) - pos), 0, -1):
+            if text[pos : pos + length] in rules:
+                return rules[text[pos : pos + length]], length
+        return None
+
+    expected = list(map(slow, range(len(text))))
+    assert sum(1 for m in expected if m is not None and m[1] > 1) > 500
+    assert [cmap.longest_match(text, i) for i in range(len(text))] == expected
+    assert "_rules" not in cmap.__dict__
+
+
 def test_a_charsmap_pickles_as_its_blob_and_comes_back_equal() -> None:
     import pickle
 
