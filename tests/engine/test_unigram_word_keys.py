@@ -159,6 +159,15 @@ def test_rows_keep_code_points_past_the_bmp() -> None:
     assert rows.tolist() == [0, 1] and store.holds(codes, bounds, rows)
     other = codes_of("\u2581ab\u2581\U00020001")
     assert not store.holds(other, bounds, rows)
+    # widened inside reserved room: the room stays, the words held so far too
+    roomy = WordRows()
+    roomy.reserve(100, 100, 50_000)
+    roomy.append(KeyedWords.of(["\u2581ab", "cd"]), np.zeros(2, np.int64), np.ones(2, np.int64),
+                 np.zeros(2), np.zeros(2), one, one)
+    roomy.append(KeyedWords.of(["\U00020000"]), np.zeros(1, np.int64), one,
+                 np.zeros(1), np.zeros(1), one, one)
+    assert roomy._codes.dtype == np.uint32 and len(roomy._codes) == 50_000
+    assert roomy.words(0, 3) == ["\u2581ab", "cd", "\U00020000"]
 
 
 def test_rows_give_back_their_words_as_strings() -> None:
