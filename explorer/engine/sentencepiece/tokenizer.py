@@ -235,7 +235,8 @@ class SentencePieceTokenizer(Tokenizer):
             solved += end - pos
             # what was solved so far, scaled to the text (the receiver makes room once); a
             # text's new words come ever fewer, so less than in proportion (SHARE_GROWTH)
-            yield model.share_rows([self.normalizer.normalize(part[a:b]).text
+            # (the text only: the words need no offsets)
+            yield model.share_rows([self._normalized_text(part[a:b])
                                     for a, b, special in self._segments(part, "all")
                                     if special is None],
                                    scale=(len(text) / solved) ** SHARE_GROWTH)
