@@ -300,3 +300,100 @@ def test_tie_binades_match_the_test_per_binade() -> None:
         odd = (halves == whole) & (np.mod(whole, 2.0) == 1.0)
         assert np.array_equal(odd, binades == e), e
     assert (binades[scores == 0.0] < -1000).all()
+
+
+def test_same_binades_need_every_run_of_a_binade_to_agree() -> None:
+    """:func:`same_binades`: a word's bit ``e`` is set where its re-run at a negative key
+    without parity gives its pieces, or both parities' re-runs do; not for a run that
+    differs (in an id, a length or the count), a positive key, one parity alone, or runs
+    without their words' rows."""
+    import numpy as np
+
+    from explorer.engine.unigram.binade import RunsAhead, same_binades
+
+    def key(e: int, negative: bool, parity: int) -> int:
+        return (e * 2 + int(negative)) * 4 + parity
+
+    # words' pieces: word 0 = (1, 2), word 1 = (3,), word 2 = (4, 5)
+    first, count = np.array([0, 2, 3]), np.array([2, 1, 2])
+    piece_len, piece_id = np.array([1, 2, 3, 1, 1]), np.array([1, 2, 3, 4, 5])
+    runs = [  # (row, key, lengths, ids)
+        (0, key(17, True, 2), [1, 2], [1, 2]),   # word 0, e=17: same
+        (0, key(16, True, 0), [1, 2], [1, 2]),   # e=16, both parities same
+        (0, key(16, True, 1), [1, 2], [1, 2]),
+        (0, key(15, True, 0), [1, 2], [1, 2]),   # e=15, the odd parity differs
+        (0, key(15, True, 1), [3], [9]),
+        (0, key(14, False, 2), [1, 2], [1, 2]),  # positive: not known
+        (1, key(17, True, 2), [3], [3]),         # word 1, e=17: same
+        (1, key(16, True, 2), [2, 1], [7, 8]),   # e=16: another count
+        (1, key(15, True, 0), [3], [3]),         # e=15: one parity only
+        (2, key(17, True, 2), [1, 1], [4, 6]),   # word 2: an id differs
+        (2, key(16, True, 2), [2, 0], [4, 5]),   # a length differs
+        (2, key(13, True, 2), [1, 1], [4, 5]),   # e=13: same
+    ]
+    starts = np.cumsum([0] + [len(r[2]) for r in runs])[:-1]
+    made = RunsAhead(["w"] * len(runs), np.array([r[1] for r in runs], np.int32),
+                     starts.astype(np.int32), np.array([len(r[2]) for r in runs], np.int32),
+                     np.array([x for r in runs for x in r[2]], np.int32),
+                     np.array([x for r in runs for x in r[3]], np.int32),
+                     np.array([r[0] for r in runs], np.int32))
+    bits = same_binades(made, 3, first, count, piece_len, piece_id)
+    assert bits.dtype == np.uint32
+    assert bits.tolist() == [(1 << 17) | (1 << 16), 1 << 17, 1 << 13]
+    unrowed = RunsAhead(*[getattr(made, f) for f in ("words", "keys", "start", "count",
+                                                     "piece_len", "piece_id")])
+    assert same_binades(unrowed, 3, first, count, piece_len, piece_id).tolist() == [0, 0, 0]
+    assert same_binades(None, 2, first, count, piece_len, piece_id).tolist() == [0, 0]
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_a_pass_keeps_pieces_known_the_same_without_rerunning(seed: int) -> None:
+    """Rows taken from a copy's shares carry the binades where their re-runs made ahead
+    give their pieces: a long text's exact pass then asks for few re-runs, and its pieces
+    are still the one pass's over the whole text (re-basing included), near-tie and
+    tie-prone models alike; the words whose re-runs differ are still re-run."""
+    import explorer.engine.unigram.many as many
+
+    rng = random.Random(seed)
+    model = near_tie_model(rng)
+    if seed % 2:
+        model = tie_prone(model, rng)
+    words = [SPACE + "".join(rng.choice("abcd") for _ in range(rng.randint(1, 8)))
+             for _ in range(60)]
+    text = "".join(rng.choice(words) for _ in range(30_000))
+    copy = type(model)(model.pieces, model.scores, model.types)
+    share = copy.share_rows([text])
+    assert share.same_at is not None and share.same_at.any()
+    taker = type(model)(model.pieces, model.scores, model.types)
+    assert taker.take_rows(share) == len(share)
+    asked: list[int] = []
+    real = many._rerun
+
+    def counting(solver, words_, pos, redo, starts, word_max):  # type: ignore[no-untyped-def]
+        asked.append(len(redo))
+        return real(solver, words_, pos, redo, starts, word_max)
+
+    many._rerun = counting
+    try:
+        known = encode_from(taker._words, text, None, 0.0)
+        known_asked = sum(asked)
+        asked.clear()
+        plain = type(model)(model.pieces, model.scores, model.types)
+        plain.take_rows(replace_same_at(share))
+        unknown = encode_from(plain._words, text, None, 0.0)
+        unknown_asked = sum(asked)
+    finally:
+        many._rerun = real
+    assert known is not None and unknown is not None
+    whole = model._words.viterbi(text, 0.0)
+    assert known.ids.tolist() == list(whole[1]) == unknown.ids.tolist()
+    assert known.lengths.tolist() == list(whole[0])
+    assert unknown_asked > 200
+    assert known_asked < 0.9 * unknown_asked  # (near ties everywhere: most re-runs differ)
+
+
+def replace_same_at(share):  # type: ignore[no-untyped-def]
+    """``share`` without its known binades."""
+    from dataclasses import replace
+
+    return replace(share, same_at=None)

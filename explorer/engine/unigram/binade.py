@@ -94,6 +94,9 @@ class RunsAhead:
     count: np.ndarray
     piece_len: np.ndarray
     piece_id: np.ndarray
+    row: np.ndarray | None = None
+    """Per re-run, the index of its word among the words it was made for (for
+    :func:`same_binades`; None: not known)."""
 
     def pieces(self, k: int) -> Pieces:
         """Re-run ``k`` as ``(lengths, ids)``."""
@@ -182,3 +185,46 @@ class BinadeKeys:
             elif any(word[i:i + size] in pieces for i in range(n - size + 1)):
                 return True
         return False
+
+
+def same_binades(runs: RunsAhead | None, size: int, first: np.ndarray, count: np.ndarray,
+                 piece_len: np.ndarray, piece_id: np.ndarray) -> np.ndarray:
+    """Per word ``k`` of ``size`` (its pieces ``piece_len``/``piece_id[first[k]:first[k] +
+    count[k]]``), the bits ``e`` of the negative binades where every re-run ``runs`` made
+    for it gives those same pieces (``uint32``; 0 where none is known).
+
+    A pass whose prefix score lies in such a binade, with a key there (the word's pass stays
+    in it: :meth:`BinadeKeys.key`), keeps the word's pieces without asking for its re-run
+    (:func:`~.many._exact_pieces`): the re-run would be the one made ahead. Where the key
+    has a parity, both parities' re-runs must give the pieces."""
+    bits = np.zeros(size, np.uint32)
+    if runs is None or runs.row is None or not len(runs.row):
+        return bits
+    row = runs.row.astype(np.int64)
+    keys = runs.keys.astype(np.int64)
+    run_count = runs.count.astype(np.int64)
+    own_count = np.take(count, row).astype(np.int64)
+    same = run_count == own_count
+    # every piece of a run of the word's length, against the word's piece at that place
+    sizes = np.where(same, run_count, 0)
+    ends = np.cumsum(sizes)
+    total = int(ends[-1]) if len(ends) else 0
+    if total:
+        step = np.arange(total) - np.repeat(ends - sizes, sizes)
+        theirs = np.repeat(runs.start.astype(np.int64), sizes) + step
+        ours = np.repeat(np.take(first, row).astype(np.int64), sizes) + step
+        equal = ((np.take(runs.piece_len, theirs) == np.take(piece_len, ours))
+                 & (np.take(runs.piece_id, theirs) == np.take(piece_id, ours)))
+        has = np.flatnonzero(sizes)
+        same[has] &= np.logical_and.reduceat(equal, (ends - sizes)[has])
+    e = keys >> 3
+    negative = ((keys >> 2) & 1) == 1
+    parity = keys & 3
+    usable = same & negative & (e >= 1) & (e <= 31)
+    bit = np.left_shift(np.uint32(1), np.clip(e, 0, 31).astype(np.uint32))
+    whole, even, odd = (np.zeros(size, np.uint32) for _ in range(3))
+    for into, kind in ((whole, 2), (even, 0), (odd, 1)):
+        chosen = np.flatnonzero(usable & (parity == kind))
+        np.bitwise_or.at(into, np.take(row, chosen), np.take(bit, chosen))
+    bits |= whole | (even & odd)
+    return bits

@@ -243,6 +243,8 @@ def _exact_pieces(
     all_take += np.arange(int(word_first[-1]))
     piece_scores = take(solver.score_array(), take(table.piece_id, all_take))
     all_max, all_limit = take(table.word_max, rows), take(table.limit, rows)
+    all_same = take(table.same_at, rows)
+    score_span = solver.score_span()
     pos = 0
     span = SPECULATE_WORDS
     while pos < total:
@@ -258,7 +260,8 @@ def _exact_pieces(
         word_max = all_max[pos:end]
         risky = np.flatnonzero(magnitude + word_max >= RESET_GUARD)
         stop = int(risky[0]) if risky.size else end - pos
-        redo = np.flatnonzero(magnitude[:stop] >= all_limit[pos : pos + stop]).tolist()
+        redo = _not_known(np.flatnonzero(magnitude[:stop] >= all_limit[pos : pos + stop]),
+                          starts, word_max, all_same[pos:end], score_span).tolist()
         changed = stop  # the first word whose re-run differs from the table
         new: tuple[list[int], list[int]] = ([], [])
         reruns = _rerun(solver, words, pos, redo, starts, word_max)
@@ -294,6 +297,29 @@ def _exact_pieces(
     if units is not None and word_scores is not None and scores:
         word_scores.append(np.concatenate(scores)[units.word_unit])
     return _gather(table, taken, more)
+
+
+def _not_known(redo: np.ndarray, starts: np.ndarray, word_max: np.ndarray,
+               same_at: np.ndarray, span: float) -> np.ndarray:
+    """``redo`` (words whose limit their starting score reaches) without those whose re-run
+    there is known to give their table pieces: the starting score is negative, has a binade
+    key (:meth:`~.binade.BinadeKeys.key`, the same test in arrays: the word's pass stays in
+    the binade) and the word's ``same_at`` has that binade's bit
+    (:func:`~.binade.same_binades`, from the re-runs made ahead)."""
+    if not redo.size:
+        return redo
+    same = np.take(same_at, redo)
+    if not same.any():
+        return redo
+    base = np.take(starts, redo)
+    magnitude = -base
+    e = np.frexp(magnitude)[1]  # magnitude in [2^(e-1), 2^e)
+    low = np.ldexp(1.0, e - 1)
+    reach = np.take(word_max, redo) + span
+    inside = (base < 0.0) & (magnitude - reach >= low) & (magnitude + reach < low + low)
+    inside &= (e >= 1) & (e <= 31)
+    bit = np.right_shift(same, np.clip(e, 0, 31).astype(np.uint32)) & np.uint32(1)
+    return redo[~(inside & (bit == 1))]
 
 
 def _gather(

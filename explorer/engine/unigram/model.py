@@ -37,6 +37,7 @@ from explorer.engine.sentencepiece.pieces import (
     word_splitter,
 )
 from explorer.engine.unigram.batch import BatchViterbi
+from explorer.engine.unigram.binade import same_binades
 from explorer.engine.unigram.lattice import Lattice
 from explorer.engine.unigram.limits import ROWS_LIMIT, CacheEntry
 from explorer.engine.unigram.many import (
@@ -194,7 +195,9 @@ class UnigramModel:
         limits = np.where(several_parts(self._words, keyed), np.inf, share.limit)
         ahead = self._words.runs_ahead(keyed, limits, share.word_max)
         expected = None if scale is None else store.expected(scale)
-        return replace(share, ahead=ahead, expected=expected)
+        same_at = same_binades(ahead, len(share), share.first, share.count, share.piece_len,
+                               share.piece_id)
+        return replace(share, ahead=ahead, expected=expected, same_at=same_at)
 
     def forget_words(self) -> None:
         """Forget every word solved so far (a cache), keeping what was built to solve them

@@ -32,17 +32,21 @@ from explorer.engine.unigram.word_keys import KeyedWords, word_keys
 class WordTable:
     """Words' pieces and reuse bounds as arrays: word row ``k``'s pieces are
     ``piece_len/piece_id[first[k]:first[k] + count[k]]``; ``limit``/``word_max`` as in
-    :data:`~explorer.engine.unigram.limits.CacheEntry`. ``generation``: the store's
+    :data:`~explorer.engine.unigram.limits.CacheEntry`; ``same_at`` the bits of the
+    binades where the word's re-runs are known to give its pieces
+    (:func:`~explorer.engine.unigram.binade.same_binades`). ``generation``: the store's
     :attr:`WordRows.generation` when taken (its rows are the store's while that holds)."""
 
-    __slots__ = ("count", "first", "generation", "limit", "piece_id", "piece_len", "word_max")
+    __slots__ = ("count", "first", "generation", "limit", "piece_id", "piece_len", "same_at",
+                 "word_max")
 
     def __init__(self, first: np.ndarray, count: np.ndarray, limit: np.ndarray,
                  word_max: np.ndarray, piece_len: np.ndarray, piece_id: np.ndarray,
-                 generation: int = -1) -> None:
+                 generation: int = -1, same_at: np.ndarray | None = None) -> None:
         self.first, self.count, self.limit, self.word_max = first, count, limit, word_max
         self.piece_len, self.piece_id = piece_len, piece_id
         self.generation = generation
+        self.same_at = np.zeros(len(first), np.uint32) if same_at is None else same_at
 
     def pieces(self, row: int) -> list[int]:
         """Ids of row ``row``'s pieces."""
@@ -78,6 +82,9 @@ class RowsShare:
     estimate, :meth:`WordRows.expected`): the receiver makes room once
     (:meth:`WordRows.reserve`) instead of growing its arrays and its key table share
     after share."""
+    same_at: np.ndarray | None = None
+    """Per row, the binades where its re-runs made ahead give its pieces
+    (:func:`~explorer.engine.unigram.binade.same_binades`; None: none known)."""
 
     def __len__(self) -> int:
         return len(self.bounds) - 1
@@ -153,6 +160,8 @@ class WordRows:
         self._code_count = 0
         self._row_keys = np.zeros(1024, np.int64)
         """Each row's word key (sent with a :meth:`share`)"""
+        self._same_at = np.zeros(1024, np.uint32)
+        """Each row's :attr:`WordTable.same_at` bits"""
 
     @property
     def row_of(self) -> dict[str, int]:
@@ -178,10 +187,11 @@ class WordRows:
 
     def append(self, words: KeyedWords, first: np.ndarray, count: np.ndarray,
                limit: np.ndarray, word_max: np.ndarray, piece_len: np.ndarray,
-               piece_id: np.ndarray) -> None:
+               piece_id: np.ndarray, same_at: np.ndarray | None = None) -> None:
         """Add ``words`` (new, distinct; their code points and keys) whose pieces are
         ``piece_len/piece_id[first[k]:first[k] + count[k]]`` (pieces no word points at
-        are stored too, unused). The words are kept as code points only: a string is made
+        are stored too, unused); ``same_at``: their :attr:`WordTable.same_at` bits (none
+        known when None). The words are kept as code points only: a string is made
         when one is asked for (:meth:`words`; a cold multilingual document made ~180k, 5%
         of its encode, that nothing read)."""
         n, m = len(words), len(piece_id)
@@ -190,12 +200,14 @@ class WordRows:
         self._count = _grown(self._count, size, size + n)
         self._limit = _grown(self._limit, size, size + n)
         self._word_max = _grown(self._word_max, size, size + n)
+        self._same_at = _grown(self._same_at, size, size + n)
         self._piece_len = _grown(self._piece_len, pieces, pieces + m)
         self._piece_id = _grown(self._piece_id, pieces, pieces + m)
         self._first[size:size + n] = first + pieces
         self._count[size:size + n] = count
         self._limit[size:size + n] = limit
         self._word_max[size:size + n] = word_max
+        self._same_at[size:size + n] = 0 if same_at is None else same_at
         self._piece_len[pieces:pieces + m] = piece_len
         self._piece_id[pieces:pieces + m] = piece_id
         self._add_keys(words, size)
@@ -239,7 +251,7 @@ class WordRows:
         placing every key again)."""
         size, used = self.size, self._pieces
         for name in ("_first", "_count", "_limit", "_word_max", "_code_first", "_code_len",
-                     "_row_keys"):
+                     "_row_keys", "_same_at"):
             setattr(self, name, _grown(getattr(self, name), size, rows))
         self._piece_len = _grown(self._piece_len, used, pieces)
         self._piece_id = _grown(self._piece_id, used, pieces)
@@ -304,7 +316,8 @@ class WordRows:
                              (first - low).astype(i32), count.astype(i32),
                              self._limit[since:size].copy(), self._word_max[since:size].copy(),
                              self._piece_len[low:high].astype(i32),
-                             self._piece_id[low:high].astype(i32), words.keys.copy())
+                             self._piece_id[low:high].astype(i32), words.keys.copy(),
+                             same_at=self._same_at[since:size].copy())
 
     def take(self, share: RowsShare, limit: int) -> int:
         """Append the rows of ``share`` whose words are not here yet, unless that would
@@ -322,8 +335,12 @@ class WordRows:
                 self.reserve(min(rows, limit), pieces, codes)
             if n != len(keep):
                 words = words.take(np.flatnonzero(keep))
+            same_at = share.same_at
+            if same_at is not None and len(same_at) != len(keep):  # (not this share's)
+                same_at = None
             self.append(words, share.first[keep], share.count[keep], share.limit[keep],
-                        share.word_max[keep], share.piece_len, share.piece_id)
+                        share.word_max[keep], share.piece_len, share.piece_id,
+                        None if same_at is None else same_at[keep])
             return n
 
     def table(self) -> WordTable:
@@ -332,4 +349,4 @@ class WordRows:
         size, pieces = self.size, self._pieces
         return WordTable(self._first[:size], self._count[:size], self._limit[:size],
                          self._word_max[:size], self._piece_len[:pieces],
-                         self._piece_id[:pieces], self.generation)
+                         self._piece_id[:pieces], self.generation, self._same_at[:size])

@@ -181,6 +181,7 @@ class WordPath:
         todo: list[str] = []
         keys: list[int] = []
         bases: list[float] = []
+        rows: list[int] = []
         for k in np.flatnonzero(np.asarray(limits) < LOW_LIMIT).tolist():
             word, most = words[k], float(word_max[k])
             for e in range(math.frexp(max(float(limits[k]), 1.0))[1], top + 1):
@@ -192,6 +193,7 @@ class WordPath:
                         todo.append(word)
                         keys.append(key)
                         bases.append(base)
+                        rows.append(k)
                     if key & 3 == 2:  # (no parity in this key: one run serves both)
                         break
         if not todo:
@@ -200,7 +202,7 @@ class WordPath:
         i32 = np.int32  # (sent to another process: half the bytes of int64)
         return RunsAhead(todo, np.array(keys, i32), result.start.astype(i32),
                          result.count.astype(i32), result.piece_len.astype(i32),
-                         result.piece_id.astype(i32))
+                         result.piece_id.astype(i32), np.array(rows, i32))
 
     def score_array(self) -> np.ndarray:
         """:meth:`_score_table` as a float32 array."""
