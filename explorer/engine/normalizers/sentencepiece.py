@@ -418,16 +418,20 @@ class SentencePieceNormalizer:
             at, used, reps = changes
             if at:
                 starts = np.array(at, np.int64)
-                inside = np.zeros(len(codes) + 1, np.int64)
-                np.add.at(inside, starts, 1)
-                np.add.at(inside, starts + np.array(used, np.int64), -1)
-                outside = np.flatnonzero(np.cumsum(inside[:-1]) == 0)
+                sizes = np.array(used, np.int64)
+                # the matches do not overlap: the places they cover, as one gather
+                ends = np.cumsum(sizes)
+                passing = np.ones(len(codes), bool)
+                passing[np.repeat(starts - (ends - sizes), sizes) + np.arange(int(ends[-1]))] = (
+                    False)
+                outside = np.flatnonzero(passing)
+                del passing
                 rep_codes = np.frombuffer("".join(reps).encode("utf-32-le", "surrogatepass"),
                                           np.uint32)
                 rep_sizes = np.fromiter(map(len, reps), np.int64, len(reps))
                 slot = np.repeat(np.searchsorted(outside, starts), rep_sizes)
                 lone_first = _first_solid(mapped, outside)  # passing through, not a space
-                mapped = np.insert(mapped[outside], slot, rep_codes)
+                mapped = np.insert(np.take(mapped, outside), slot, rep_codes)
                 origins = np.insert(outside, slot, np.repeat(starts, rep_sizes))
                 solid_rep = [p for p, r in zip(at, reps, strict=True) if r != " "]
                 first_solid = min(lone_first, solid_rep[0] if solid_rep else len(codes))
@@ -449,25 +453,26 @@ class SentencePieceNormalizer:
         kept[0] = 0x2581  # the dummy prefix
         np.take(mapped, kept_at, out=kept[1:])
         del mapped
-        offsets = np.empty(len(kept) + 1, np.int64)
-        offsets[0] = first_solid
-        offsets[1:-1] = kept_at if origins is None else origins[kept_at]
-        del kept_at, origins
         # trailing spaces go, and so do U+2581 characters of the text (as in the general
         # path, which strips after escaping); the first one removed is what was consumed
         filled = (kept != 32) & (kept != 0x2581)
         size = len(filled) - int(np.argmax(filled[::-1])) if filled.any() else 0
-        consumed = int(offsets[size]) if size < len(kept) else len(text)
         if not size:  # only the dummy prefix would be left, and it is stripped too
-            return Normalized("", [consumed])
+            return Normalized("", [first_solid])
         kept = kept[:size]
         kept += (kept == 32).astype(np.uint32) * np.uint32(0x2581 - 32)  # (spaces escaped:
         # one pass of arithmetic is ~5x a masked assignment)
-        offsets = offsets[: size + 1]
-        offsets[size] = consumed
         out = kept.tobytes().decode("utf-32-le", "surrogatepass")
-        if not aligned:
+        if not aligned:  # (the text only: no offsets, the text's size of them)
             return Normalized(out, [])
+        offsets = np.empty(size + 1, np.int64)
+        offsets[0] = first_solid
+        offsets[1:size] = (kept_at[:size - 1] if origins is None
+                           else np.take(origins, kept_at[:size - 1]))
+        consumed = len(text)
+        if size < len(kept_at) + 1:
+            consumed = int(kept_at[size - 1] if origins is None else origins[kept_at[size - 1]])
+        offsets[size] = consumed
         return Normalized(out, offsets=offsets)
 
     def _length_changes(
