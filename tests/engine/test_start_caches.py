@@ -44,10 +44,23 @@ def test_unigram_trie_arrays_from_the_cache_are_the_built_ones(cache_dir: Path) 
         assert np.array_equal(getattr(cached_batch, name), getattr(fresh_batch, name)), name
     assert (cached_batch.nchars, cached_batch.max_len) == (fresh_batch.nchars,
                                                             fresh_batch.max_len)
+    # the (node, character) -> child table is read as its slots, not placed again
+    assert np.array_equal(cached_batch._table._keys, fresh_batch._table._keys)
+    assert np.array_equal(cached_batch._table._values, fresh_batch._table._values)
+    assert not cached_batch._table._keys.flags.writeable  # (a view of the entry's bytes)
     expected = fresh.encode(text)
     assert again.encode(text) == expected
     spoil(stored, (b"", 1, b"\0", b"\0", b"", b""))
     assert load_tokenizer(path).encode(text) == expected
+    # an entry whose child table is another one (of the wrong size) is built again
+    state = marshal.loads((next(iter(stored)).read_bytes())[len(vocab_cache._MAGIC):])
+    from explorer.engine.int_table import IntTable
+
+    other = IntTable(np.arange(5, dtype=np.int64), np.arange(5, dtype=np.int32)).state()
+    spoil(stored, (*state[:6], other))
+    rebuilt = load_tokenizer(path)
+    assert rebuilt.encode(text) == expected
+    assert len(rebuilt.model._words.batch_viterbi()._table) == len(fresh_batch._table)
 
 
 def test_nfkc_lookup_tables_from_the_cache_are_the_built_ones(cache_dir: Path) -> None:
