@@ -278,3 +278,59 @@ def test_a_long_word_whose_parts_are_not_rows_stays_whole() -> None:
     resumed = encode_from(path, text, None, 0.0)
     assert resumed is not None and resumed.ids.tolist() == list(ids)
     assert resumed.lengths.tolist() == list(lengths)
+
+
+def spaced_model(rng: random.Random) -> UnigramModel:
+    """:func:`plain_model` with ``▁`` before every string of one or two letters: words of
+    ``▁`` and letters are one part."""
+    strings = [a + b + c for a in "abcd" for b in ["", *"abcd"] for c in ["", *"abcd"]
+               if b or not c]
+    pieces = ["<unk>", SPACE, ",", ".", *strings, *[SPACE + s for s in strings if len(s) < 3]]
+    scores = [0.0] + [f32(-rng.uniform(12.0, 30.0)) for _ in pieces[1:]]
+    types = [PieceType.UNKNOWN] + [PieceType.NORMAL] * (len(pieces) - 1)
+    return UnigramModel(pieces, scores, types)
+
+
+def test_words_known_in_every_binade_above_their_limit_are_not_looked_into(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """Rows taken from a child's shares say where their re-runs made ahead give their
+    pieces; a word known so in every binade from its limit's up is one part, and
+    :func:`by_parts` does not look for its parts: the units are the ones it finds looking
+    at every word, fewer words looked into."""
+    from explorer.engine.unigram import parts
+
+    rng = random.Random(3)
+    model = spaced_model(rng)  # (no built-in near ties: many re-runs give the table's pieces)
+    short = [SPACE + "".join(rng.choice("abcd") for _ in range(rng.randint(2, 9)))
+             for _ in range(3000)]
+    text = "".join(rng.choice(short) if rng.random() < 0.9 else long_words_text(rng, 1)
+                   for _ in range(8000))
+    copy = type(model)(model.pieces, model.scores, model.types)
+    taker = type(model)(model.pieces, model.scores, model.types)
+    assert taker.take_rows(copy.share_rows([text])) > 0
+    path = taker._words
+    keyed = text_rows(path, [text])
+    assert keyed is not None
+    table, rows, words, _ = keyed
+    looked: list[int] = []
+    real = parts._part_rows
+
+    def watched(solver, words_, low, table_):  # type: ignore[no-untyped-def]
+        looked.append(len(low))
+        return real(solver, words_, low, table_)
+
+    monkeypatch.setattr(parts, "_part_rows", watched)
+    units = by_parts(path, words, rows, table)
+    skipping = sum(looked)
+    looked.clear()
+    monkeypatch.setattr(parts, "_known_above_limit",
+                        lambda limit, same_at: np.zeros(len(limit), bool))
+    every = by_parts(path, words, rows, table)
+    assert units is not None and every is not None
+    assert units.words.bounds.tolist() == every.words.bounds.tolist()
+    assert units.rows.tolist() == every.rows.tolist()
+    assert units.word_unit.tolist() == every.word_unit.tolist()
+    assert 0 < skipping < sum(looked)
+    # and the pass over them is one Viterbi over the whole text
+    result = encode_from(path, text, None, 0.0)
+    assert result is not None and result.ids.tolist() == list(path.viterbi(text, 0.0)[1])
