@@ -42,13 +42,14 @@ guard less its ``word_max``: a re-run only in the last score units before a re-b
 few thousand with lower limits are the ones a long text re-runs."""
 
 
-FEW_TIE_PIECES = 64
+FEW_TIE_PIECES = 128
 """Up to this many tie-prone pieces, :meth:`BinadeKeys._can_tie` searches the word for all of
 them with one regular expression (their alternation); more, and it looks up the word's
 substrings in their set. Measured on a 250k-piece model and 20k UDHR words: 54 pieces 0.8
 against 8.3 us a word, 100 pieces 1.2 against 8.1 us (an ``in`` test per piece, used before
-up to 48 pieces: 1.8 us for 30); but compiling the alternation takes ~70 us a piece (18 ms
-for 257), more than a document's few thousand words there save."""
+up to 48 pieces: 1.8 us for 30), 257 pieces 4.3 against 8.8 us; but compiling the
+alternation takes ~70 us a piece (18 ms for 257), more than the ~3,000 words a document asks
+about there save (the binade of 100: ~6,000 words, 50 ms against 7 ms)."""
 
 TIES_KEPT = 65536
 """Answers of :meth:`BinadeKeys._can_tie` kept per ``(binade, word)`` (cleared past this
