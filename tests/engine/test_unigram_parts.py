@@ -323,7 +323,7 @@ def test_words_known_in_every_binade_above_their_limit_are_not_looked_into(
     units = by_parts(path, words, rows, table)
     skipping = sum(looked)
     looked.clear()
-    monkeypatch.setattr(parts, "_known_above_limit",
+    monkeypatch.setattr(parts, "known_above",
                         lambda limit, same_at: np.zeros(len(limit), bool))
     every = by_parts(path, words, rows, table)
     assert units is not None and every is not None

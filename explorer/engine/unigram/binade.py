@@ -31,6 +31,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from explorer.engine.unigram.limits import RESET_GUARD
+
 Pieces = tuple[tuple[int, ...], tuple[int, ...]]
 """A word's piece lengths and ids."""
 
@@ -55,6 +57,10 @@ TIES_KEPT = 65536
 """Answers of :meth:`BinadeKeys._can_tie` kept per ``(binade, word)`` (cleared past this
 many). A document's encode asks again and again for the same few words: the 10 MB English
 text with a 250k-piece model asked ~16,400 times for ~2,600 distinct pairs (~6 us each)."""
+
+
+GUARD_BINADE = math.frexp(RESET_GUARD)[1]
+"""The binade of the re-basing guard: the highest a word is re-run in."""
 
 
 def representative_bases(e: int) -> tuple[float, float]:
@@ -229,3 +235,30 @@ def same_binades(runs: RunsAhead | None, size: int, first: np.ndarray, count: np
         np.bitwise_or.at(into, np.take(row, chosen), np.take(bit, chosen))
     bits |= whole | (even & odd)
     return bits
+
+
+def known_same(same_at: np.ndarray, bases: np.ndarray, word_max: np.ndarray,
+               span: float) -> np.ndarray:
+    """Per word, whether its pass from ``bases[k]`` is known to keep its pieces: the base is
+    negative, has a key (:meth:`BinadeKeys.key`'s test, in arrays: the pass stays in the
+    base's binade, ``span`` as the keys' own) and ``same_at[k]`` (:func:`same_binades`)
+    holds that binade's bit: the re-run there is the one made ahead."""
+    magnitude = -bases
+    e = np.frexp(magnitude)[1]  # magnitude in [2^(e-1), 2^e)
+    low = np.ldexp(1.0, e - 1)
+    reach = word_max + span
+    inside = (bases < 0.0) & (magnitude - reach >= low) & (magnitude + reach < low + low)
+    inside &= (e >= 1) & (e <= 31)
+    bit = np.right_shift(same_at, np.clip(e, 0, 31).astype(np.uint32)) & np.uint32(1)
+    return inside & (bit == 1)
+
+
+def known_above(limit: np.ndarray, same_at: np.ndarray) -> np.ndarray:
+    """Per word, whether ``same_at`` (:func:`same_binades`) holds every binade from its
+    ``limit``'s up to the guard's: every binade :meth:`~.word_path.WordPath.runs_ahead`
+    re-runs it at. (Such a word is one part: only those are re-run ahead.)"""
+    first = np.frexp(np.maximum(limit, 1.0))[1]  # (as runs_ahead: its limit's binade on)
+    every = np.uint32((1 << (GUARD_BINADE + 1)) - 1)
+    need = every & ~(np.left_shift(np.uint32(1), np.clip(first, 0, 31).astype(np.uint32))
+                     - np.uint32(1))
+    return (same_at & need) == need

@@ -23,6 +23,7 @@ import numpy as np
 from explorer.engine.gc_pause import gc_paused
 from explorer.engine.sentencepiece.pieces import Segment
 from explorer.engine.unigram.batch import MAX_WORD
+from explorer.engine.unigram.binade import known_same
 from explorer.engine.unigram.limits import RESET_GUARD
 from explorer.engine.unigram.parts import by_parts
 from explorer.engine.unigram.rows import WordTable
@@ -302,24 +303,14 @@ def _exact_pieces(
 def _not_known(redo: np.ndarray, starts: np.ndarray, word_max: np.ndarray,
                same_at: np.ndarray, span: float) -> np.ndarray:
     """``redo`` (words whose limit their starting score reaches) without those whose re-run
-    there is known to give their table pieces: the starting score is negative, has a binade
-    key (:meth:`~.binade.BinadeKeys.key`, the same test in arrays: the word's pass stays in
-    the binade) and the word's ``same_at`` has that binade's bit
-    (:func:`~.binade.same_binades`, from the re-runs made ahead)."""
+    there is known to give their table pieces (:func:`~.binade.known_same`, from the
+    re-runs made ahead)."""
     if not redo.size:
         return redo
     same = np.take(same_at, redo)
     if not same.any():
         return redo
-    base = np.take(starts, redo)
-    magnitude = -base
-    e = np.frexp(magnitude)[1]  # magnitude in [2^(e-1), 2^e)
-    low = np.ldexp(1.0, e - 1)
-    reach = np.take(word_max, redo) + span
-    inside = (base < 0.0) & (magnitude - reach >= low) & (magnitude + reach < low + low)
-    inside &= (e >= 1) & (e <= 31)
-    bit = np.right_shift(same, np.clip(e, 0, 31).astype(np.uint32)) & np.uint32(1)
-    return redo[~(inside & (bit == 1))]
+    return redo[~known_same(same, np.take(starts, redo), np.take(word_max, redo), span)]
 
 
 def _gather(

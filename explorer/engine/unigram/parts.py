@@ -16,13 +16,13 @@ only on the path score at its start.
 
 from __future__ import annotations
 
-import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
 
 from explorer.engine.unigram.batch import MAX_WORD
+from explorer.engine.unigram.binade import known_above
 from explorer.engine.unigram.limits import RESET_GUARD
 from explorer.engine.unigram.rows import WordTable
 from explorer.engine.unigram.word_keys import KeyedWords, TextWords, codes_of, word_keys
@@ -77,8 +77,11 @@ def by_parts(solver: WordPath, words: Sequence[str], rows: np.ndarray,
     limit = np.take(table.limit, rows)
     low = np.flatnonzero(((limit < RESET_GUARD - np.take(table.word_max, rows) - 2.0)
                           | (sizes > MAX_WORD)) & (sizes > 1))
+    # a word whose re-runs are known to give its pieces in every binade above its limit
+    # is one part (a child re-runs ahead only those): looking for its parts would find
+    # none (of the UDHR text's 26k words the pass may re-run, 17k when a child solved them)
     if low.size:
-        low = low[~_known_above_limit(np.take(limit, low), np.take(table.same_at, rows[low]))
+        low = low[~known_above(np.take(limit, low), np.take(table.same_at, rows[low]))
                   | (np.take(sizes, low) > MAX_WORD)]
     for _ in range(2):  # (again without the words whose parts are not all rows)
         if not low.size:
@@ -91,24 +94,6 @@ def by_parts(solver: WordPath, words: Sequence[str], rows: np.ndarray,
             return _units(words, rows, low, *found[:3])
         low = np.delete(low, whole)
     return None
-
-
-GUARD_BINADE = math.frexp(RESET_GUARD)[1]
-"""The binade of the re-basing guard: the highest a word is re-run in."""
-
-
-def _known_above_limit(limit: np.ndarray, same_at: np.ndarray) -> np.ndarray:
-    """Whether each word's re-runs are known to give its pieces in every binade from its
-    limit's up to the guard's (:func:`~.binade.same_binades`, the binades
-    :meth:`~.word_path.WordPath.runs_ahead` re-runs it at). Such a word is one part (a
-    child re-runs ahead only words of one part): looking for its parts finds none, and
-    :func:`by_parts` skips it (of the UDHR text's 26k words the pass may re-run, 17k when
-    a child solved them: 25 ms of a 0.77 s encode)."""
-    first = np.frexp(np.maximum(limit, 1.0))[1]  # (as runs_ahead: its limit's binade on)
-    every = np.uint32((1 << (GUARD_BINADE + 1)) - 1)
-    need = every & ~(np.left_shift(np.uint32(1), np.clip(first, 0, 31).astype(np.uint32))
-                     - np.uint32(1))
-    return (same_at & need) == need
 
 
 def _part_rows(solver: WordPath, words: TextWords, low: np.ndarray, table: WordTable,

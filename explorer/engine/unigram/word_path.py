@@ -26,6 +26,7 @@ from explorer.engine.int_table import IntTable
 from explorer.engine.sentencepiece.pieces import F32, PieceType, Segment, f32
 from explorer.engine.unigram.batch import BatchViterbi
 from explorer.engine.unigram.binade import (
+    GUARD_BINADE,
     LOW_LIMIT,
     BinadeKeys,
     Pieces,
@@ -176,7 +177,6 @@ class WordPath:
         :meth:`WordCache.take_ahead` (a helper process sends them with its words' rows).
         Keys already cached here are skipped; binades too narrow for a word have no key (a
         pass there re-runs it from its own score). None when there is nothing to run."""
-        top = math.frexp(RESET_GUARD)[1]
         cached = self.cache.at_binade
         todo: list[str] = []
         keys: list[int] = []
@@ -184,7 +184,7 @@ class WordPath:
         rows: list[int] = []
         for k in np.flatnonzero(np.asarray(limits) < LOW_LIMIT).tolist():
             word, most = words[k], float(word_max[k])
-            for e in range(math.frexp(max(float(limits[k]), 1.0))[1], top + 1):
+            for e in range(math.frexp(max(float(limits[k]), 1.0))[1], GUARD_BINADE + 1):
                 for base in representative_bases(e):
                     key = self.binade_key(base, most, word)
                     if key is None:
