@@ -18,7 +18,9 @@ import numpy as np
 from explorer.engine.compact import (
     CompactTokens,
     ResumePoints,
+    TokenTable,
     int_array,
+    moved_token,
     shifted_array,
     token_table,
 )
@@ -29,14 +31,17 @@ from explorer.engine.tokenizer import Tokenizer
 class Segment:
     """Whole lines of the document with the tokens covering exactly them, as arrays."""
 
-    __slots__ = ("astral", "ends", "ids", "irregular", "lines", "nbytes", "origin", "points",
-                 "starts", "text", "unknown")
+    __slots__ = ("astral", "coarse", "ends", "ids", "irregular", "lines", "nbytes", "origin",
+                 "points", "starts", "text", "unknown")
 
     def __init__(self, text: str, ids: array, starts: array, ends: array, origin: int,
                  irregular: dict[int, Token] | None = None,
                  unknown_ids: frozenset[int] = frozenset(),
                  points: ResumePoints | None = None) -> None:
         self.text = text
+        self.coarse = False
+        """Cut longer than the document's own segments (:data:`COARSE_SEGMENT_CHARS`): an
+        edit near it cuts it again first (:func:`refined`)."""
         self.points = points
         """The tokenizer's exact resume points inside the segment (offsets like ``starts``:
         minus ``origin`` they are offsets into ``text``), valid in every document holding
@@ -317,9 +322,17 @@ encode; an edit re-encodes its segment and the two around it, ~1 kB at this size
 costs a keystroke less than splicing 231k-entry prefix sums (docs/benchmarks.md)."""
 
 
+COARSE_SEGMENT_CHARS = 4_096
+"""The least length of the segments of a big document's part that a child process encoded
+(:func:`~explorer.workers.doctokens.encode_document` takes them at once, while only the
+window's thread works: each segment is an object made there, ~10 us). They are marked
+:attr:`Segment.coarse`, and an edit near one cuts it again at :data:`SEGMENT_CHARS` first
+(:func:`refined`: the same tokens), so its keystrokes re-encode what they would have."""
+
+
 def cut_segments(text: str, toks: CompactTokens, limit: int, begin: int = 0,
                  least: int | None = None, *, consume: bool = False,
-                 clear_to: int = 0) -> list[Segment]:
+                 clear_to: int = 0, coarse: bool = False) -> list[Segment]:
     """Split ``text[begin:limit]`` into segments at the line starts no token crosses, each
     at least ``least`` (None: :data:`SEGMENT_CHARS`) long but the last.
 
@@ -336,6 +349,9 @@ def cut_segments(text: str, toks: CompactTokens, limit: int, begin: int = 0,
 
     ``clear_to``: the caller knows no line start before this offset is a safe cut (the
     tokens there are an earlier try's, which had none): they are not looked at again.
+
+    ``coarse``: the segments are marked :attr:`Segment.coarse` (``least`` is then longer
+    than the document's own).
     """
     starts, ends, ids = toks.starts, toks.ends, toks.ids
     irr = sorted(toks.irregular)
@@ -366,13 +382,46 @@ def cut_segments(text: str, toks: CompactTokens, limit: int, begin: int = 0,
     if limit >= len(text) and (seg_start < len(text) or len(ids) > tok_start):
         spans.append((seg_start, len(text), tok_start, len(ids)))
     if not consume:
-        return [segment(text[a:b], first, past, a) for a, b, first, past in spans]
-    for a, b, first, past in reversed(spans):
-        out.append(segment(text[a:b], first, past, a))
-        for array_ in (ids, starts, ends):
-            del array_[first:]
-    out.reverse()
+        out = [segment(text[a:b], first, past, a) for a, b, first, past in spans]
+    else:
+        for a, b, first, past in reversed(spans):
+            out.append(segment(text[a:b], first, past, a))
+            for array_ in (ids, starts, ends):
+                del array_[first:]
+        out.reverse()
+    if coarse:
+        for seg in out:
+            seg.coarse = True
     return out
+
+
+def refined(base: DocTokens, lo: int, hi: int) -> DocTokens:
+    """``base`` with its coarse segments among ``[lo, hi)`` (:attr:`Segment.coarse`) cut
+    again at the document's own length (the same text and tokens: prefix sums spliced), or
+    ``base`` itself when none of them is coarse."""
+    segments = base.segments
+    lo, hi = max(0, lo), min(len(segments), hi)
+    if not any(seg.coarse for seg in segments[lo:hi]):
+        return base
+    new: list[Segment] = []
+    for seg in segments[lo:hi]:
+        new.extend(_recut(seg, base.table) if seg.coarse else (seg,))
+    doc = DocTokens(base.tokenizer, base.text, segments[:lo] + new + segments[hi:],
+                    (base.byte_count, base.unknown_count), (base, lo, hi, len(new)))
+    doc.exact_until = base.exact_until
+    return doc
+
+
+def _recut(seg: Segment, table: TokenTable) -> list[Segment]:
+    """A coarse segment cut at :data:`SEGMENT_CHARS` (offsets from its text's start)."""
+    origin = seg.origin
+    toks = CompactTokens(seg.ids, shifted_array(seg.starts, -origin),
+                         shifted_array(seg.ends, -origin))
+    if seg.irregular:
+        toks.irregular = {j: moved_token(tok, -origin) for j, tok in seg.irregular.items()}
+    if seg.unknown:  # (which regular ids count as unknown: the segment keeps only the count)
+        toks.unknown_ids = frozenset(i for i in set(seg.ids) if table.flags(i)[1])
+    return cut_segments(seg.text, toks, len(seg.text))
 
 
 def _segment(toks: CompactTokens, irr: list[int], seg_text: str, a: int, b: int,

@@ -67,6 +67,7 @@ from explorer.workers.docstore import (
     cut_segments,
     empty_segment,
     head_segment,
+    refined,
     spliced_totals,
 )
 from explorer.workers.line_update import update_inside
@@ -396,7 +397,8 @@ def _take_tail(helper: TailEncode, text: str, at: int, check: Segment,
         segments.pop()
     trim()  # (the windows' freed temporaries: this is where a big document peaks)
     part = text[helper.start:]
-    segments.extend(cut_segments(part, toks, len(part), at - helper.start, consume=True))
+    segments.extend(cut_segments(part, toks, len(part), at - helper.start,
+                                 docstore.COARSE_SEGMENT_CHARS, consume=True, coarse=True))
     helper.taken_at = at
     return True
 
@@ -519,6 +521,15 @@ def update_document(base: DocTokens, text: str, max_window: int | None = None,
     delta = len(text) - len(old)
     k0 = base.segment_of_offset(p)
     k1 = base.segment_of_offset(max(p, old_end - 1))
+    if any(seg.coarse for seg in base.segments[max(0, k0 - 2):k0 + 1]
+           + base.segments[k1:k1 + 3]):
+        # (the edit's first and last segments and the two beyond each, which the window
+        # below re-encodes as well or as context: cut again at the document's own length
+        # first, as they would be without the child; those between are re-encoded whole)
+        base = refined(refined(base, k1, k1 + 3), k0 - 2, k0 + 1)
+        nseg = len(base.segments)
+        k0 = base.segment_of_offset(p)
+        k1 = base.segment_of_offset(max(p, old_end - 1))
     # A tokenizer with exact resume points (a SentencePiece Unigram model) starts the window
     # from its state before the edit and re-encodes until its state after the edit is the
     # old one again (then every later decision is the old one): exact by construction.

@@ -12,6 +12,7 @@ from doc_helpers import flat, run, whole_tokens
 from explorer.bundled import resource_path
 from explorer.engine.formats import load_tokenizer
 from explorer.workers import tail_encode
+from explorer.workers.docstore import refined
 from explorer.workers.doctokens import encode_document
 from explorer.workers.jobs import encode_job
 from explorer.workers.tail_encode import TailEncode, start_tail
@@ -60,7 +61,18 @@ def test_the_tail_from_a_child_process_is_taken_and_the_document_is_the_whole_en
     assert flat(doc) == whole_tokens(cl100k, TEXT)
     assert doc.cp_starts[-1] == len(TEXT)
     alone = run(encode_document(cl100k, TEXT, chunk=2048))
-    assert [s.text for s in doc.segments] == [s.text for s in alone.segments]
+    # the thread's segments are the ones it cuts alone; the child's part is cut coarse
+    # (taken at once), and cut again it is in the document's own segments
+    taken = doc.segment_of_offset(helper.taken_at)
+    assert doc.cp_starts[taken] == helper.taken_at
+    assert [s.text for s in doc.segments[:taken]] == [s.text for s in alone.segments[:taken]]
+    assert not any(s.coarse for s in doc.segments[:taken])
+    assert all(s.coarse for s in doc.segments[taken:])
+    assert len(doc.segments) - taken < (len(alone.segments) - taken) / 4
+    fine = refined(doc, 0, len(doc.segments))
+    assert flat(fine) == flat(doc) and fine.cp_starts[-1] == len(TEXT)
+    assert not any(s.coarse for s in fine.segments)
+    assert max(len(s.text) for s in fine.segments) <= max(len(s.text) for s in alone.segments)
 
 
 class _Answered:
