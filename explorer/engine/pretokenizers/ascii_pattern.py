@@ -18,6 +18,7 @@ text for which ``str.isascii()`` is true.
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from functools import cache
 
 import regex
@@ -35,7 +36,7 @@ def ascii_equivalent(pattern: str) -> re.Pattern[str] | None:
     None when it cannot be rewritten or the rewrite does not behave identically."""
     try:
         original = regex.compile(pattern)
-        rewritten = _rewrite(pattern)
+        rewritten = rewrite_classes(pattern, _members, _NEVER, r"[\x00-\x7f]")
         if rewritten is None:
             return None
         compiled = re.compile(rewritten)
@@ -61,8 +62,13 @@ def _class_char(c: str) -> str:
     return f"\\x{ord(c):02x}"
 
 
-def _rewrite(pattern: str) -> str | None:
-    """Rewrite class escapes; None on a construct this does not handle."""
+def rewrite_classes(pattern: str, members: Callable[[str], str], never: str,
+                    everything: str) -> str | None:
+    """``pattern`` with every class escape (``\\p{..}``, ``\\s``, ``\\d``, ...) written out
+    as ``members(escape)`` (the inside of an ``re`` class: the escape's characters among
+    those the rewrite is for), in a class or as one; ``never`` / ``everything``: an ``re``
+    class matching none / all of those characters (for a class rewritten away). None on a
+    construct this does not handle."""
     out: list[str] = []
     i, n = 0, len(pattern)
     in_class = False
@@ -88,11 +94,11 @@ def _rewrite(pattern: str) -> str | None:
                 continue
             else:
                 return None  # \X, \G, \K, \N{...}, \m, ...: not handled
-            members = _members(escape)
+            inside = members(escape)
             if in_class:
-                out.append(members)
+                out.append(inside)
             else:
-                out.append(f"[{members}]" if members else _NEVER)
+                out.append(f"[{inside}]" if inside else never)
             continue
         if in_class:
             if c == "[":
@@ -105,7 +111,7 @@ def _rewrite(pattern: str) -> str | None:
                 content = "".join(out[class_start:])
                 if content in ("", "^"):  # everything rewritten away
                     del out[class_start - 1:]
-                    out.append(_NEVER if content == "" else r"[\x00-\x7f]")
+                    out.append(never if content == "" else everything)
                 else:
                     out.append("]")
                 in_class = False

@@ -2,15 +2,21 @@
 
 Uses the third-party ``regex`` module (``\\p{..}`` classes, possessive quantifiers). Spans
 are code-point offsets into the text. The known patterns match every character, so the fast
-path is one ``findall`` (the fastest way to run the pattern; on ASCII-only text Python's
-``re`` runs an equivalent rewrite, :mod:`~explorer.engine.pretokenizers.ascii_pattern`,
-2-2.5x faster); a pattern that skips
+path is one ``findall`` (the fastest way to run the pattern); a pattern that skips
 characters falls back to ``finditer`` so the spans stay right. Skipped characters are
 dropped, as tiktoken does.
+
+Python's ``re`` runs equivalent rewrites faster: on ASCII-only text
+(:mod:`~explorer.engine.pretokenizers.ascii_pattern`, 2-2.5x) and, once a splitter has split
+:data:`BMP_AFTER` characters of other text, on text without astral characters
+(:mod:`~explorer.engine.pretokenizers.bmp_pattern`, 2.3x on text in many scripts; its
+compile, ~0.1 s, is not spent on short texts). Text with astral characters keeps ``regex``
+(around its non-ASCII runs only, for the known patterns: :mod:`.mixed_ascii`).
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Iterable
 from functools import cache, partial
 from itertools import accumulate
@@ -19,6 +25,7 @@ import regex
 
 from explorer.engine.errors import VocabFormatError
 from explorer.engine.pretokenizers.ascii_pattern import ascii_equivalent
+from explorer.engine.pretokenizers.bmp_pattern import bmp_equivalent, has_astral
 from explorer.engine.pretokenizers.mixed_ascii import SPLICED, mixed_findall
 
 
@@ -31,10 +38,17 @@ def compile_pattern(pattern: str) -> regex.Pattern[str]:
         raise VocabFormatError(f"invalid pre-tokenizer pattern: {e}") from None
 
 
-class RegexSplitter:
-    """Splits text with one pattern. Immutable, thread-safe."""
+BMP_AFTER = 150_000
+"""Characters of non-ASCII text a splitter splits with ``regex`` before it compiles the
+pattern's BMP rewrite (a big document's second window; never a few keystrokes)."""
 
-    __slots__ = ("_ascii", "_findall", "_finditer", "_mixed", "pattern")
+
+class RegexSplitter:
+    """Splits text with one pattern. Thread-safe (what it learns on the way, the BMP
+    rewrite, is the same whoever compiles it)."""
+
+    __slots__ = ("_ascii", "_bmp", "_findall", "_finditer", "_mixed", "_unicode_seen",
+                 "pattern")
 
     def __init__(self, pattern: str) -> None:
         compiled = compile_pattern(pattern)
@@ -46,13 +60,28 @@ class RegexSplitter:
         self._mixed = (partial(mixed_findall, self._ascii, compiled)
                        if self._ascii is not None and pattern in SPLICED else None)
         """``findall`` for text with some non-ASCII (:mod:`.mixed_ascii`), or None."""
+        self._bmp: re.Pattern[str] | None = None
+        """The pattern for ``re`` on text without astral characters, once compiled."""
+        self._unicode_seen = 0
+        """Characters of non-ASCII text split with ``regex`` (until :data:`BMP_AFTER`)."""
+
+    def __reduce__(self) -> tuple[type[RegexSplitter], tuple[str]]:
+        return RegexSplitter, (self.pattern,)  # (compiled again where it is unpickled)
 
     def _for(self, text: str) -> tuple[Callable, Callable]:
         """``(findall, finditer)`` for ``text``: ``re``'s on ASCII-only text when possible,
-        on the ASCII stretches of a known pattern's text."""
+        on text without astral characters once compiled for it, else on the ASCII stretches
+        of a known pattern's text."""
         fast = self._ascii
         if fast is not None and text.isascii():
             return fast.findall, fast.finditer
+        bmp = self._bmp
+        if bmp is None and self._unicode_seen < BMP_AFTER:
+            self._unicode_seen += len(text)
+            if self._unicode_seen >= BMP_AFTER:
+                bmp = self._bmp = bmp_equivalent(self.pattern)
+        if bmp is not None and not has_astral(text):
+            return bmp.findall, bmp.finditer
         if self._mixed is not None:
             return self._mixed, self._finditer
         return self._findall, self._finditer
