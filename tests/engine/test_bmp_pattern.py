@@ -75,12 +75,30 @@ def test_a_rewrite_that_splits_differently_is_refused(monkeypatch):
     from explorer.engine.pretokenizers import bmp_pattern
 
     members = bmp_pattern._members
-    wrong = members(r"\p{L}").replace("\\u00d8-\\u00f6", "\\u00d8-\\u00e8\\u00ea-\\u00f6")
+    wrong = members(r"\p{L}").replace("Ø-ö", "Ø-èê-ö")
     assert wrong != members(r"\p{L}")
+    assert bmp_pattern.rewrite(patterns.CL100K) is not None
     monkeypatch.setattr(bmp_pattern, "_members",
                         lambda escape: wrong if escape == r"\p{L}" else members(escape))
-    assert bmp_pattern.bmp_equivalent.__wrapped__(patterns.CL100K) is None
-    assert bmp_pattern.bmp_equivalent.__wrapped__(patterns.GPT2) is None
+    assert bmp_pattern.rewrite(patterns.CL100K) is None
+    assert bmp_pattern.rewrite(patterns.GPT2) is None
+
+
+def test_the_checked_rewrite_is_kept_in_the_vocabulary_cache(tmp_path, monkeypatch):
+    from explorer.engine.pretokenizers import bmp_pattern
+
+    monkeypatch.setenv("EXPLORER_CACHE_DIR", str(tmp_path))
+    made: list[str] = []
+    real = bmp_pattern.rewrite
+    monkeypatch.setattr(bmp_pattern, "rewrite", lambda p: made.append(p) or real(p))
+    pattern = patterns.LLAMA3 + "|x"
+    first = bmp_pattern.bmp_equivalent.__wrapped__(pattern)
+    again = bmp_pattern.bmp_equivalent.__wrapped__(pattern)
+    assert made == [pattern] and first.pattern == again.pattern
+    text = "héllo wörld, 日本語 ǅ 123456 \ud800 'S"
+    assert again.findall(text) == regex.findall(pattern, text)
+    assert bmp_pattern.bmp_equivalent.__wrapped__(r"\X") is None  # (refused: kept too)
+    assert bmp_pattern.bmp_equivalent.__wrapped__(r"\X") is None and made[1:] == [r"\X"]
 
 
 def test_splitter_takes_the_twin_after_enough_text_and_never_on_astral_text():
