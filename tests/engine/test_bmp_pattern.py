@@ -12,7 +12,12 @@ from hypothesis import strategies as st
 
 from explorer.bundled import resource_path
 from explorer.engine.pretokenizers import patterns, regex_split
-from explorer.engine.pretokenizers.bmp_pattern import bmp_equivalent, has_astral, samples
+from explorer.engine.pretokenizers.bmp_pattern import (
+    AstralProxies,
+    bmp_equivalent,
+    has_astral,
+    samples,
+)
 from explorer.engine.pretokenizers.regex_split import BMP_AFTER, RegexSplitter
 
 KNOWN = {name: getattr(patterns, name) for name in dir(patterns)
@@ -65,8 +70,13 @@ def test_has_astral():
 
 def test_constructs_it_does_not_know_keep_regex():
     for pattern in [r"\X", r"[[:alpha:]]+", r"\N{SPACE}", r"(?V1)[\p{L}--a]", r"\p{L}\K\s",
-                    r"(?|a|b)", r"\G\w", r"\p{L"]:
+                    r"(?|a|b)", r"\G\w", r"\p{L",
+                    # \b is re's own idea of a word; classes folded without regard to case
+                    r"\b\p{L}+\b", r"(?i)\p{Lu}+", r"(?i:\p{Ll})|x", r"a(?i:[é])",
+                    r"(?i:[)]\d)", r"\\(?i:\p{L})"]:
         assert bmp_equivalent(pattern) is None, pattern
+    assert bmp_equivalent(r"(?i:[sd]|x)\p{L}") is not None
+    assert bmp_equivalent(r"\(?i:\p{L}") is not None  # (an escaped parenthesis: no group)
 
 
 def test_a_rewrite_that_splits_differently_is_refused(monkeypatch):
@@ -108,11 +118,11 @@ def test_splitter_takes_the_twin_after_enough_text_and_never_on_astral_text():
     assert splitter.split(unicode_text) == regex.findall(patterns.O200K, unicode_text)
     assert splitter._bmp is None  # (short texts never pay the compile)
     while splitter._bmp is None:
-        assert splitter._unicode_seen < BMP_AFTER
+        assert splitter._unicode_seen <= BMP_AFTER
         splitter.split(unicode_text)
     twin = splitter._bmp
     assert splitter._for(unicode_text)[0] == twin.findall
-    assert splitter._for(emoji_text)[0] != twin.findall
+    assert splitter._for(emoji_text)[0].func is regex_split._with_stand_ins
     assert splitter._for("plain ascii")[0] == splitter._ascii.findall
     for text in (unicode_text, emoji_text, *_real_texts()):
         assert splitter.split(text) == regex.findall(patterns.O200K, text)
@@ -129,3 +139,78 @@ def test_splitter_keeps_regex_for_a_pattern_without_a_twin(monkeypatch):
     for _ in range(3):
         assert splitter.split("e\u0301 日本") == regex.findall(pattern, "e\u0301 日本")
     assert splitter._bmp is None
+
+
+# Astral characters of every kind a pattern tells apart: emoji and symbols (So), CJK
+# Extension B and Gothic letters (Lo), mathematical and Adlam letters of both cases (Lu, Ll),
+# Adlam and Osmanya digits (Nd), Aegean and Counting-rod numbers (No), Gothic's Nl, Brahmi
+# and Chakma marks (Mc, Mn), variation selectors (Mn), tags (Cf), private use (Co),
+# unassigned and noncharacters (Cn).
+ASTRAL = ("😀👍🏽🀄𝄞" "𠀋𠀍𐌰𐌱" "𝐀𝐚𞤀𞤢" "𞥐𞥑𐒠𐒡" "𐄇𝍠𐍁" "\U00011000\U00011001\U00011127"
+          "\U000e0100\U000e0041\U000f0000\U0010fffd\U0002fffe\U000e01f0")
+ASTRAL_TEXT = st.text(st.one_of(st.sampled_from(DECIDING), st.sampled_from(ASTRAL),
+                                st.characters(min_codepoint=0x10000)), max_size=120)
+
+
+def _twin_split(name: str, text: str) -> list[str] | None:
+    pattern = KNOWN[name]
+    return AstralProxies(pattern, bmp_equivalent(pattern)).findall(bmp_equivalent(pattern),
+                                                                   text)
+
+
+@pytest.mark.parametrize("name", sorted(KNOWN))
+def test_stand_ins_split_text_with_astral_characters_as_regex_does(name):
+    contexts = ["".join(f"{before}{c}{after}" for c in ASTRAL)
+                for before in ("a", " ", "'", "7", "日", "\u0301", "")
+                for after in (" ", "", "b", "\n", "9")]
+    for text in [ASTRAL, *contexts, *_real_texts()]:
+        assert _twin_split(name, text) == regex.findall(KNOWN[name], text)
+
+
+@settings(max_examples=200, deadline=None)
+@given(text=ASTRAL_TEXT)
+def test_stand_ins_split_random_text_as_regex_does(text):
+    for name, pattern in KNOWN.items():
+        got = _twin_split(name, text)
+        assert got is None or got == regex.findall(pattern, text), name
+
+
+def test_no_stand_in_leaves_the_text_to_regex(monkeypatch):
+    from explorer.engine.pretokenizers import bmp_pattern
+
+    monkeypatch.setattr(bmp_pattern, "PROXY_POOL", "à")  # (a letter only: no emoji's)
+    assert _twin_split("O200K", "a 𝐚b") is not None
+    assert _twin_split("O200K", "a 😀") is None
+    astral_literal = patterns.O200K + "|😀"
+    assert AstralProxies(astral_literal, bmp_equivalent(astral_literal)).findall(
+        bmp_equivalent(astral_literal), "a 𝐚b") is None
+    monkeypatch.setattr(regex_split, "BMP_AFTER", 0)
+    splitter = RegexSplitter(patterns.O200K)
+    for text in ("a 😀 b", "x 𝐚𝐛 'S 😀", "é 😀😀 日本"):
+        assert splitter.split(text) == regex.findall(patterns.O200K, text)
+    assert splitter._bmp is not None
+
+
+def test_stand_ins_are_none_of_the_patterns_literals(monkeypatch):
+    """An apostrophe or a letter of a contraction in any case (``ſ`` folds to ``s``) never
+    stands in for an astral character; a slash or a line break (in a class) never stands in
+    for one the class does not hold."""
+    from explorer.engine.pretokenizers import bmp_pattern
+
+    # (the dangerous ones first: taken before the usual ones if they were not left out)
+    monkeypatch.setattr(bmp_pattern, "PROXY_POOL", "'sſSK\u212a/\r\n" + bmp_pattern.PROXY_POOL)
+    text = "".join(f"'{c}/{c}\r{c}\n{c} 'S{c}" for c in "𝐚𐌰😀𝐀𞥐")
+    for name, pattern in KNOWN.items():
+        twin = bmp_equivalent(pattern)
+        proxies = AstralProxies(pattern, twin)
+        assert "à" in proxies._stand_ins and "·" in proxies._stand_ins, name
+        assert "'" not in proxies._stand_ins, name
+        if "(?i:" in pattern:  # (their contractions without regard to case)
+            assert not set("sſS") & set(proxies._stand_ins), name
+        assert proxies.findall(twin, text) == regex.findall(pattern, text), name
+    kelvin = AstralProxies("(?i:k)|[^k]", bmp_equivalent("(?i:k)|[^k]"))._stand_ins
+    assert "K" not in kelvin and "\u212a" not in kelvin and "s" in kelvin
+    blind_class = AstralProxies("(?i:[sd])|.", bmp_equivalent("(?i:[sd])|."))._stand_ins
+    assert "ſ" not in blind_class and "à" in blind_class
+    assert bmp_pattern._literals(bmp_equivalent("(?i:s)|x")) == {ord("s"), ord("x")}
+    assert bmp_pattern._literals(bmp_equivalent("(?i:[a-z])|x")) is None  # (a blind range)

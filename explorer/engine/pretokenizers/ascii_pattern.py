@@ -63,12 +63,14 @@ def _class_char(c: str) -> str:
 
 
 def rewrite_classes(pattern: str, members: Callable[[str], str], never: str,
-                    everything: str) -> str | None:
+                    everything: str, anchors: str = "".join(sorted(_KEPT_ANCHORS)),
+                    ) -> str | None:
     """``pattern`` with every class escape (``\\p{..}``, ``\\s``, ``\\d``, ...) written out
     as ``members(escape)`` (the inside of an ``re`` class: the escape's characters among
     those the rewrite is for), in a class or as one; ``never`` / ``everything``: an ``re``
-    class matching none / all of those characters (for a class rewritten away). None on a
-    construct this does not handle."""
+    class matching none / all of those characters (for a class rewritten away); ``anchors``:
+    the anchor escapes kept as they are (``\\b`` is ``re``'s own idea of a word: the same
+    as ``regex``'s on ASCII only). None on a construct this does not handle."""
     out: list[str] = []
     i, n = 0, len(pattern)
     in_class = False
@@ -88,7 +90,7 @@ def rewrite_classes(pattern: str, members: Callable[[str], str], never: str,
                 escape, i = pattern[i:close + 1], close + 1
             elif e in _CLASS_ESCAPES:
                 escape, i = pattern[i:i + 2], i + 2
-            elif e in _KEPT_ESCAPES or (e in _KEPT_ANCHORS and not in_class):
+            elif e in _KEPT_ESCAPES or (e in anchors and not in_class):
                 out.append(pattern[i:i + 2])
                 i += 2
                 continue

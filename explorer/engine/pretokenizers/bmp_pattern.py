@@ -22,6 +22,7 @@ only once it has a long text to split (:mod:`~explorer.engine.pretokenizers.rege
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
 from functools import cache
 
 import numpy as np
@@ -29,7 +30,8 @@ import regex
 
 from explorer.engine.pretokenizers.ascii_pattern import rewrite_classes
 
-__all__ = ["CACHE_KIND", "RUN_STEP", "bmp_equivalent", "has_astral", "rewrite", "samples"]
+__all__ = ["CACHE_KIND", "PROXY_POOL", "RUN_STEP", "AstralProxies", "bmp_equivalent", "has_astral",
+           "rewrite", "samples"]
 
 _ASTRAL = re.compile("[\U00010000-\U0010ffff]")
 _NEVER = "[^\x00-\uffff]"  # matches no BMP character
@@ -65,9 +67,11 @@ def bmp_equivalent(pattern: str) -> re.Pattern[str] | None:
 def rewrite(pattern: str) -> str | None:
     """The ``re`` source of :func:`bmp_equivalent`, checked against ``regex`` on
     :func:`samples`; None when it cannot be made or splits them differently."""
+    if _case_blind_classes(pattern):
+        return None
     try:
         original = regex.compile(pattern)
-        rewritten = rewrite_classes(pattern, _members, _NEVER, _EVERYTHING)
+        rewritten = rewrite_classes(pattern, _members, _NEVER, _EVERYTHING, anchors="AZ")
         if rewritten is None:
             return None
         compiled = re.compile(rewritten)
@@ -76,6 +80,43 @@ def rewrite(pattern: str) -> str | None:
     if any(_spans(compiled, text) != _spans(original, text) for text in samples(RUN_STEP)):
         return None
     return rewritten
+
+
+_FLAGS = re.compile(r"\(\?([aiLmsux]*)(?:-[imsx]+)?([:)])")
+
+
+def _case_blind_classes(pattern: str) -> bool:
+    """True when ``pattern`` matches a class escape or a non-ASCII character without regard
+    to case (global ``(?i)``, or in an ``(?i:...)`` group): ``re`` and ``regex`` may fold
+    those their own ways, which the checks' samples could miss. (The known patterns'
+    ``(?i:'s|'t|...)`` and ``(?i:[sdmt]|...)`` hold ASCII letters, which both fold alike:
+    the tests try every BMP character after an apostrophe.)"""
+    for m in _FLAGS.finditer(pattern):
+        escapes = len(pattern[:m.start()]) - len(pattern[:m.start()].rstrip("\\"))
+        if "i" not in m.group(1) or escapes % 2:  # (an escaped parenthesis)
+            continue
+        if m.group(2) == ")":
+            return True
+        depth, i, in_class = 1, m.end(), False
+        while i < len(pattern) and depth:
+            c = pattern[i]
+            if c == "\\":
+                if pattern[i + 1:i + 2] in tuple("pPsSdDwW"):
+                    return True
+                i += 2
+                continue
+            if not c.isascii():
+                return True
+            if in_class:
+                in_class = c != "]"
+            elif c == "[":
+                in_class = True
+                i += 2 if pattern[i + 1:i + 2] == "]" else 1  # (a literal ] first)
+                continue
+            else:
+                depth += (c == "(") - (c == ")")
+            i += 1
+    return False
 
 
 RUN_STEP = 61
@@ -128,3 +169,126 @@ def _literal(point: int) -> str:
     if c in _SPECIAL_IN_CLASS:
         return "\\" + c
     return f"\\x{point:02x}" if point < 0x20 or point == 0x7F else c
+
+
+PROXY_POOL = ("àÀǅʰאاअ\u0301\u0903\u20dd\u0bcd٣३Ⅻ²½‿‐⁅⁆«»¡·±¢˂©\u2000\u3000\u200b\u00ad"
+              "\ue000\ufdd0\u0378\u2028\u0085")
+"""BMP characters tried as stand-ins for astral ones (a few of each kind a split pattern
+tells apart: letters of each case, marks, digits and other numbers, punctuation, symbols,
+spaces, format and private-use and unassigned code points)."""
+_CLASS_TOKENS = re.compile(r"\\[pP]\{[^}]*\}|\\[sSdDwW]|\\.|\[\^?\]?(?:\\.|[^\]\\])*\]")
+
+
+class AstralProxies:
+    """BMP stand-ins for astral characters, so that a pattern's BMP twin
+    (:func:`bmp_equivalent`) splits text holding some (emoji, CJK Extension B, scripts past
+    the BMP: 6 of the UDHR text's 60 windows of 131k) as ``regex`` splits the text itself
+    (those windows 11 ms each against ``regex``'s 14).
+
+    A pattern looks at a character only through its classes and its literal characters. A
+    stand-in matches every class of the pattern (bracket class or class escape) exactly
+    where the astral character does (both asked of ``regex``) and is none of the twin's
+    literal characters in any case (an astral character is none of them either), so every
+    attempt of the twin at every place matches what ``regex``'s does on the text itself:
+    the chunks have the same lengths. An astral character with no stand-in in
+    :data:`PROXY_POOL` (or a pattern with astral literals) leaves the text to ``regex``."""
+
+    __slots__ = ("_signatures", "_stand_ins", "_table", "_tests")
+
+    def __init__(self, pattern: str, twin: re.Pattern[str]) -> None:
+        tokens = [t for t in _CLASS_TOKENS.findall(pattern)
+                  if t.startswith("[") or t[1] in "pPsSdDwW"]
+        self._tests = [regex.compile(t).fullmatch for t in dict.fromkeys(tokens)]
+        self._table: dict[int, str] | None = {}
+        """Each astral code point met so far -> its stand-in; None: this pattern takes
+        none (astral literals, or a twin whose literals cannot be read)."""
+        self._signatures: dict[tuple[bool, ...], str | None] = {}
+        literals = _literals(twin)
+        if literals is None or has_astral(pattern) or "\\U" in pattern:
+            self._table = None
+            literals = set()
+        folds = [regex.compile("(?i)" + regex.escape(chr(c))).fullmatch for c in literals]
+        self._stand_ins = [c for c in PROXY_POOL
+                           if ord(c) not in literals and not any(f(c) for f in folds)]
+
+    def findall(self, twin: re.Pattern[str], text: str) -> list[str] | None:
+        """``twin.findall`` of ``text`` with each astral character replaced by its
+        stand-in, the chunks that hold one read from ``text`` again; None when one has no
+        stand-in, or the chunks do not cover the text (a pattern that skips characters)."""
+        table = self._table
+        if table is None:
+            return None
+        # (as code points: str.translate took ~60 ns a character, 11 ms a 131k window)
+        codes = np.frombuffer(text.encode("utf-32-le", "surrogatepass"), np.uint32).copy()
+        where = np.flatnonzero(codes > 0xFFFF)
+        points, which = np.unique(codes[where], return_inverse=True)
+        stand_ins = []
+        for point in points.tolist():
+            stand_in = table.get(point)
+            if stand_in is None:
+                stand_in = self._stand_in(self._signature(chr(point)))
+                if stand_in is None:
+                    return None
+                table[point] = stand_in
+            stand_ins.append(ord(stand_in))
+        codes[where] = np.array(stand_ins, np.uint32)[which]
+        chunks = twin.findall(codes.tobytes().decode("utf-32-le", "surrogatepass"))
+        ends = np.cumsum(np.fromiter(map(len, chunks), np.int64, len(chunks)))
+        if not len(ends) or ends[-1] != len(text):
+            return None
+        for k in np.unique(np.searchsorted(ends, where, "right")).tolist():
+            chunks[k] = text[int(ends[k]) - len(chunks[k]):int(ends[k])]
+        return chunks
+
+    def _signature(self, c: str) -> tuple[bool, ...]:
+        return tuple(test(c) is not None for test in self._tests)
+
+    def _stand_in(self, signature: tuple[bool, ...]) -> str | None:
+        if signature not in self._signatures:
+            self._signatures[signature] = next(
+                (c for c in self._stand_ins if self._signature(c) == signature), None)
+        return self._signatures[signature]
+
+
+def _literals(twin: re.Pattern[str]) -> set[int] | None:
+    """Every character the compiled ``twin`` matches literally outside its classes, or in a
+    class without regard to case (``(?i:[sdmt])``: what the signatures, asked of the classes
+    as written, do not see); None when its source cannot be parsed again or a class holds a
+    range without regard to case."""
+    try:
+        from re import _constants, _parser  # (the parse tree: where literals are named)
+
+        tree = _parser.parse(twin.pattern, twin.flags)
+    except Exception:  # (a private module: any change there only turns stand-ins off)
+        return None
+    kinds = {_constants.LITERAL, _constants.NOT_LITERAL}
+    found: set[int] = set()
+
+    def parts(av: object) -> Iterator[_parser.SubPattern]:
+        if isinstance(av, _parser.SubPattern):
+            yield av
+        elif isinstance(av, (list, tuple)):
+            for item in av:
+                yield from parts(item)
+
+    def walk(sub: _parser.SubPattern, blind: bool) -> bool:
+        for op, av in sub.data:
+            if op in kinds:
+                found.add(av)
+            elif op is _constants.IN:
+                if blind:
+                    for item_op, item in av:
+                        if item_op is _constants.LITERAL:
+                            found.add(item)
+                        elif item_op is not _constants.NEGATE:
+                            return False
+            elif op is _constants.SUBPATTERN:
+                _group, add, remove, inner = av
+                if not walk(inner, (blind or bool(add & re.IGNORECASE))
+                            and not remove & re.IGNORECASE):
+                    return False
+            elif not all(walk(inner, blind) for inner in parts(av)):
+                return False
+        return True
+
+    return found if walk(tree, bool(tree.state.flags & re.IGNORECASE)) else None

@@ -25,7 +25,7 @@ import regex
 
 from explorer.engine.errors import VocabFormatError
 from explorer.engine.pretokenizers.ascii_pattern import ascii_equivalent
-from explorer.engine.pretokenizers.bmp_pattern import bmp_equivalent, has_astral
+from explorer.engine.pretokenizers.bmp_pattern import AstralProxies, bmp_equivalent, has_astral
 from explorer.engine.pretokenizers.mixed_ascii import SPLICED, mixed_findall
 
 
@@ -47,8 +47,8 @@ class RegexSplitter:
     """Splits text with one pattern. Thread-safe (what it learns on the way, the BMP
     rewrite, is the same whoever compiles it)."""
 
-    __slots__ = ("_ascii", "_bmp", "_findall", "_finditer", "_mixed", "_unicode_seen",
-                 "pattern")
+    __slots__ = ("_ascii", "_bmp", "_findall", "_finditer", "_mixed", "_proxies",
+                 "_unicode_seen", "pattern")
 
     def __init__(self, pattern: str) -> None:
         compiled = compile_pattern(pattern)
@@ -64,6 +64,8 @@ class RegexSplitter:
         """The pattern for ``re`` on text without astral characters, once compiled."""
         self._unicode_seen = 0
         """Characters of non-ASCII text split with ``regex`` (until :data:`BMP_AFTER`)."""
+        self._proxies: AstralProxies | None = None
+        """Stand-ins for astral characters in the BMP twin, once it met some."""
 
     def __reduce__(self) -> tuple[type[RegexSplitter], tuple[str]]:
         return RegexSplitter, (self.pattern,)  # (compiled again where it is unpickled)
@@ -76,15 +78,18 @@ class RegexSplitter:
         if fast is not None and text.isascii():
             return fast.findall, fast.finditer
         bmp = self._bmp
-        if bmp is None and self._unicode_seen < BMP_AFTER:
+        if bmp is None and self._unicode_seen <= BMP_AFTER:
             self._unicode_seen += len(text)
             if self._unicode_seen >= BMP_AFTER:
                 bmp = self._bmp = bmp_equivalent(self.pattern)
-        if bmp is not None and not has_astral(text):
-            return bmp.findall, bmp.finditer
-        if self._mixed is not None:
-            return self._mixed, self._finditer
-        return self._findall, self._finditer
+        fallback = self._findall if self._mixed is None else self._mixed
+        if bmp is not None:
+            if not has_astral(text):
+                return bmp.findall, bmp.finditer
+            if self._proxies is None:
+                self._proxies = AstralProxies(self.pattern, bmp)
+            return partial(_with_stand_ins, self._proxies, bmp, fallback), self._finditer
+        return fallback, self._finditer
 
     def split(self, text: str) -> list[str]:
         """The chunks of ``text`` in order (no spans)."""
@@ -112,3 +117,11 @@ class RegexSplitter:
             return out
         # Some characters matched no alternative: recover true positions.
         return [(m.group(), m.start(), m.end()) for m in finditer(text)]
+
+
+def _with_stand_ins(proxies: AstralProxies, twin: re.Pattern[str],
+                    fallback: Callable[[str], list[str]], text: str) -> list[str]:
+    """The chunks of ``text`` (which holds astral characters) by ``twin`` with their
+    stand-ins, else by ``fallback`` (``regex``)."""
+    chunks = proxies.findall(twin, text)
+    return fallback(text) if chunks is None else chunks
