@@ -111,3 +111,22 @@ def test_special_tokens_disallowed_like_tiktoken():
     specials = [t for t in enc if t.special]
     assert [(t.piece, t.start, t.end) for t in specials] == [
         ("<|endoftext|>", 2, 15), ("<|fim_prefix|>", 18, 32)]
+
+
+@pytest.mark.parametrize("name", ENCODINGS)
+def test_long_multilingual_text_through_the_re_twin_matches_tiktoken(name: str):
+    """Past ``BMP_AFTER`` characters of non-ASCII text a splitter runs its pattern's ``re``
+    twin (with stand-ins for astral characters): ids still tiktoken's, on the all-language
+    UDHR sample with and without emoji and CJK Extension B."""
+    from explorer.bundled import resource_path
+    from explorer.engine.pretokenizers.regex_split import BMP_AFTER
+
+    tok, ref = ours(name), reference(name)
+    udhr = resource_path("corpus", "udhr_sample.txt").read_text(encoding="utf-8")
+    astral = "".join(f"{line} 😀👍🏽 𠀋𝐀𝐚 {k}\n" for k, line in enumerate(udhr.splitlines()[:400]))
+    assert len(udhr) > BMP_AFTER
+    for text in (udhr, astral, CORPUS.read_text(encoding="utf-8")):
+        assert tok.encode_ids(text) == ref.encode(text, allowed_special="all")
+        compact = tok.encode_compact(text)
+        assert list(compact.ids) == ref.encode(text, allowed_special="all")
+    assert tok.splitter._bmp is not None and tok.splitter._proxies is not None
