@@ -8,10 +8,11 @@ dropped, as tiktoken does.
 
 Python's ``re`` runs equivalent rewrites faster: on ASCII-only text
 (:mod:`~explorer.engine.pretokenizers.ascii_pattern`, 2-2.5x) and, once a splitter has split
-:data:`BMP_AFTER` characters of other text, on text without astral characters
-(:mod:`~explorer.engine.pretokenizers.bmp_pattern`, 2.3x on text in many scripts; its
-compile, ~0.1 s, is not spent on short texts). Text with astral characters keeps ``regex``
-(around its non-ASCII runs only, for the known patterns: :mod:`.mixed_ascii`).
+:data:`BMP_AFTER` characters of other text, on any text
+(:mod:`~explorer.engine.pretokenizers.bmp_pattern`: 2.3x on text in many scripts; astral
+characters through BMP stand-ins; its compile is not spent on short texts). Before that, or
+for a pattern it cannot rewrite, ``regex`` (for the known patterns only around the non-ASCII
+runs of mostly-ASCII text: :mod:`.mixed_ascii`).
 """
 
 from __future__ import annotations
@@ -72,8 +73,8 @@ class RegexSplitter:
 
     def _for(self, text: str) -> tuple[Callable, Callable]:
         """``(findall, finditer)`` for ``text``: ``re``'s on ASCII-only text when possible,
-        on text without astral characters once compiled for it, else on the ASCII stretches
-        of a known pattern's text."""
+        on any text once the BMP twin is compiled (astral characters through stand-ins),
+        else on the ASCII stretches of a known pattern's text."""
         fast = self._ascii
         if fast is not None and text.isascii():
             return fast.findall, fast.finditer
