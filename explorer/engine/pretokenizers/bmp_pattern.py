@@ -240,11 +240,15 @@ class AstralProxies:
             stand_ins.append(ord(stand_in))
         codes[where] = np.array(stand_ins, np.uint32)[which]
         chunks = twin.findall(codes.tobytes().decode("utf-32-le", "surrogatepass"))
-        ends = np.cumsum(np.fromiter(map(len, chunks), np.int64, len(chunks)))
+        sizes = np.fromiter(map(len, chunks), np.int64, len(chunks))
+        ends = np.cumsum(sizes)
         if not len(ends) or ends[-1] != len(text):
             return None
-        for k in np.unique(np.searchsorted(ends, where, "right")).tolist():
-            chunks[k] = text[int(ends[k]) - len(chunks[k]):int(ends[k])]
+        fixed = np.unique(np.searchsorted(ends, where, "right"))  # (chunks holding one)
+        stops = np.take(ends, fixed)
+        for k, chunk in zip(fixed.tolist(), map(text.__getitem__, map(
+                slice, (stops - np.take(sizes, fixed)).tolist(), stops.tolist())), strict=True):
+            chunks[k] = chunk
         return chunks
 
     def _signature(self, c: str) -> tuple[bool, ...]:
