@@ -214,3 +214,24 @@ def test_stand_ins_are_none_of_the_patterns_literals(monkeypatch):
     assert "ſ" not in blind_class and "à" in blind_class
     assert bmp_pattern._literals(bmp_equivalent("(?i:s)|x")) == {ord("s"), ord("x")}
     assert bmp_pattern._literals(bmp_equivalent("(?i:[a-z])|x")) is None  # (a blind range)
+
+
+@pytest.mark.parametrize(("folder", "name"), [("mistral-tekken", "tekken_240911.json"),
+                                              ("anthropic-tokenizer", "claude.json")])
+def test_loaded_vocabularies_patterns_have_twins_that_split_as_regex(folder, name):
+    """The split patterns that real vocabulary files bring (tekken's, Claude's tiktoken
+    JSON), through the twin and its stand-ins, on every BMP code point and astral text."""
+    import json
+
+    from references import require
+
+    data = json.loads(require(folder, name).read_text(encoding="utf-8"))
+    pattern = data.get("pat_str") or data["config"]["pattern"]
+    twin = bmp_equivalent(pattern)
+    assert twin is not None
+    original = regex.compile(pattern)
+    for text in samples(1):
+        assert [m.span() for m in twin.finditer(text)] == \
+            [m.span() for m in original.finditer(text)]
+    text = "".join(f"a{c} '{c}S {c}7 日{c}" for c in ASTRAL) + _real_texts()[1]
+    assert AstralProxies(pattern, twin).findall(twin, text) == original.findall(text)
