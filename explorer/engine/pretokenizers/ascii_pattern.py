@@ -64,17 +64,20 @@ def _class_char(c: str) -> str:
 
 def rewrite_classes(pattern: str, members: Callable[[str], str], never: str,
                     everything: str, anchors: str = "".join(sorted(_KEPT_ANCHORS)),
-                    ) -> str | None:
+                    classes: list[str] | None = None) -> str | None:
     """``pattern`` with every class escape (``\\p{..}``, ``\\s``, ``\\d``, ...) written out
     as ``members(escape)`` (the inside of an ``re`` class: the escape's characters among
     those the rewrite is for), in a class or as one; ``never`` / ``everything``: an ``re``
     class matching none / all of those characters (for a class rewritten away); ``anchors``:
     the anchor escapes kept as they are (``\\b`` is ``re``'s own idea of a word: the same
-    as ``regex``'s on ASCII only). None on a construct this does not handle."""
+    as ``regex``'s on ASCII only); ``classes``: given, gets the source of every class of
+    the pattern (a bracket class whole, or an escape outside one). None on a construct
+    this does not handle."""
     out: list[str] = []
     i, n = 0, len(pattern)
     in_class = False
     class_start = 0  # index in ``out`` where the current class's content starts
+    source_start = 0  # index in ``pattern`` where the current class starts
     while i < n:
         c = pattern[i]
         if c == "\\":
@@ -101,6 +104,8 @@ def rewrite_classes(pattern: str, members: Callable[[str], str], never: str,
                 out.append(inside)
             else:
                 out.append(f"[{inside}]" if inside else never)
+                if classes is not None:
+                    classes.append(escape)
             continue
         if in_class:
             if c == "[":
@@ -116,6 +121,8 @@ def rewrite_classes(pattern: str, members: Callable[[str], str], never: str,
                     out.append(never if content == "" else everything)
                 else:
                     out.append("]")
+                if classes is not None:
+                    classes.append(pattern[source_start:i + 1])
                 in_class = False
                 i += 1
                 continue
@@ -124,6 +131,7 @@ def rewrite_classes(pattern: str, members: Callable[[str], str], never: str,
             continue
         if c == "[":
             out.append("[")
+            source_start = i
             i += 1
             if i < n and pattern[i] == "^":
                 out.append("^")

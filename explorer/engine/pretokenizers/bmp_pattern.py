@@ -178,7 +178,6 @@ PROXY_POOL = ("àÀǅʰאاअ\u0301\u0903\u20dd\u0bcd٣३Ⅻ²½‿‐⁅⁆«
 """BMP characters tried as stand-ins for astral ones (a few of each kind a split pattern
 tells apart: letters of each case, marks, digits and other numbers, punctuation, symbols,
 spaces, format and private-use and unassigned code points)."""
-_CLASS_TOKENS = re.compile(r"\\[pP]\{[^}]*\}|\\[sSdDwW]|\\.|\[\^?\]?(?:\\.|[^\]\\])*\]")
 
 
 class AstralProxies:
@@ -198,8 +197,9 @@ class AstralProxies:
     __slots__ = ("_signatures", "_stand_ins", "_table", "_tests")
 
     def __init__(self, pattern: str, twin: re.Pattern[str]) -> None:
-        tokens = [t for t in _CLASS_TOKENS.findall(pattern)
-                  if t.startswith("[") or t[1] in "pPsSdDwW"]
+        tokens: list[str] = []  # (the classes as the rewrite reads them)
+        rewrite_classes(pattern, lambda _escape: "", _NEVER, _EVERYTHING, anchors="AZ",
+                        classes=tokens)
         self._table: dict[int, str] | None = {}
         """Each astral code point met so far -> its stand-in; None: this pattern takes
         none (astral literals, a class that does not compile alone, or a twin whose
