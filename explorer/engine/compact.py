@@ -10,6 +10,13 @@ Rebuilding is exact: a token is stored as ids + span only when it equals its voc
 ``<unk>`` whose piece is the text it covers, a decoder that changes the first token's bytes,
 ...) is kept whole in ``irregular`` under its index. Engines that know their tokens are regular
 build the arrays directly (:meth:`Tokenizer.encode_compact`), without any Token object.
+
+The arrays hold every token's span, irregular ones too: an irregular Token's own ``start`` and
+``end`` are not read (:func:`placed` gives it the arrays' span when it is looked at). So
+tokens moved to other offsets (a window's tokens joined to a document, cut into segments,
+spliced by an edit) keep their irregular Tokens as they are, and equal irregular tokens may be
+one shared Token: a small English model on code or multilingual text has an ``<unk>`` run
+every ~20 characters, and a new Token for each at every move was over half the encode.
 """
 
 from __future__ import annotations
@@ -79,12 +86,14 @@ class ResumePoints:
 @dataclass(slots=True)
 class CompactTokens:
     """Tokens of one text as parallel arrays; ``irregular`` holds the tokens that are not
-    their vocabulary entry plus a span (index -> Token, same offsets as the arrays)."""
+    their vocabulary entry plus a span (index -> Token; its span is the arrays')."""
 
     ids: array = field(default_factory=int_array)
     starts: array = field(default_factory=int_array)
     ends: array = field(default_factory=int_array)
     irregular: dict[int, Token] = field(default_factory=dict)
+    """Index -> the Token, for tokens that are not their vocabulary entry (its span is the
+    arrays', not its own: :func:`placed`)."""
     unknown_ids: frozenset[int] = frozenset()
     """Ids whose vocabulary entry is marked ``unknown`` and that occur as regular tokens (to
     count unknown tokens without rebuilding them; irregular tokens carry their own flag)."""
@@ -96,9 +105,17 @@ class CompactTokens:
         return len(self.ids)
 
 
-def moved_token(tok: Token, shift: int) -> Token:
-    """``tok`` with its span moved by ``shift``."""
-    return tok if shift == 0 else replace(tok, start=tok.start + shift, end=tok.end + shift)
+def placed(tok: Token, start: int, end: int) -> Token:
+    """The irregular token ``tok`` at the span ``[start, end)`` its arrays give it (see the
+    module's docstring: its own span is not read)."""
+    return tok if tok.start == start and tok.end == end else replace(tok, start=start, end=end)
+
+
+def tokens_of(toks: CompactTokens, table: TokenTable) -> list[Token]:
+    """Every token of ``toks`` as a Token (irregular ones placed at their arrays' spans)."""
+    irregular, make = toks.irregular, table.make
+    return [placed(irregular[i], s, e) if i in irregular else make(tid, s, e)
+            for i, (tid, s, e) in enumerate(zip(toks.ids, toks.starts, toks.ends, strict=True))]
 
 
 def int32_array(values: np.ndarray) -> array:
@@ -126,8 +143,7 @@ def joined_at(head: CompactTokens, at: int, tail: CompactTokens, shift: int) -> 
     irregular = head.irregular
     for i in [i for i in irregular if i >= n]:
         del irregular[i]
-    irregular.update((n + j - m, replace(tok, start=tok.start + shift, end=tok.end + shift))
-                     for j, tok in tail.irregular.items() if j >= m)
+    irregular.update((n + j - m, tok) for j, tok in tail.irregular.items() if j >= m)
     resume = None
     if head.resume is not None and tail.resume is not None:
         resume = head.resume
@@ -169,8 +185,7 @@ def tokens_from(toks: CompactTokens, at: int) -> CompactTokens:
     """``toks``' tokens that start at or after offset ``at`` (no token crosses it), with
     offsets (and resume points) counted from ``at``."""
     n = bisect_left(toks.starts, at)
-    irregular = {i - n: replace(tok, start=tok.start - at, end=tok.end - at)
-                 for i, tok in toks.irregular.items() if i >= n}
+    irregular = {i - n: tok for i, tok in toks.irregular.items() if i >= n}
     resume = None
     if toks.resume is not None:
         k = bisect_left(toks.resume.offsets, at)

@@ -20,7 +20,7 @@ from explorer.engine.compact import (
     ResumePoints,
     TokenTable,
     int_array,
-    moved_token,
+    placed,
     shifted_array,
     token_table,
 )
@@ -207,7 +207,7 @@ class DocTokens:
         if seg.irregular is not None:
             tok = seg.irregular.get(j)
             if tok is not None:
-                return tok
+                return placed(tok, seg.starts[j], seg.ends[j])
         return self.table.make(seg.ids[j], seg.starts[j], seg.ends[j])
 
     def flags(self, seg: Segment, j: int) -> tuple[bool, bool]:
@@ -418,7 +418,7 @@ def _recut(seg: Segment, table: TokenTable) -> list[Segment]:
     toks = CompactTokens(seg.ids, shifted_array(seg.starts, -origin),
                          shifted_array(seg.ends, -origin))
     if seg.irregular:
-        toks.irregular = {j: moved_token(tok, -origin) for j, tok in seg.irregular.items()}
+        toks.irregular = dict(seg.irregular)
     if seg.unknown:  # (which regular ids count as unknown: the segment keeps only the count)
         toks.unknown_ids = frozenset(i for i in set(seg.ids) if table.flags(i)[1])
     return cut_segments(seg.text, toks, len(seg.text))

@@ -20,7 +20,7 @@ from bisect import bisect_left
 
 import numpy as np
 
-from explorer.engine.compact import CompactTokens, clean_cut, int32_array, moved_token
+from explorer.engine.compact import CompactTokens, clean_cut, int32_array
 from explorer.engine.soft_cuts import end_after, start_before
 from explorer.workers.docstore import (
     Change,
@@ -94,12 +94,12 @@ def update_inside(base: DocTokens, text: str, p: int, s: int,
     irregular = {}
     for n, tok in (seg.irregular or {}).items():
         if n < i:
-            irregular[n] = moved_token(tok, -origin)
+            irregular[n] = tok
         elif n >= j:
-            irregular[i + w1 - w0 + n - j] = moved_token(tok, delta - origin)
+            irregular[i + w1 - w0 + n - j] = tok
     for n, tok in win.irregular.items():
         if w0 <= n < w1:
-            irregular[i + n - w0] = moved_token(tok, ws - a)
+            irregular[i + n - w0] = tok
     seg_text = text[a:b + delta]
     toks = CompactTokens(int32_array(ids), int32_array(starts), int32_array(ends),
                          irregular, region_unknown_ids(base, k, k + 1, win, ids))

@@ -30,7 +30,6 @@ from explorer.engine.compact import (
     ResumePoints,
     float_array,
     int32_array,
-    moved_token,
 )
 from explorer.engine.encoding import Token
 from explorer.engine.soft_cuts import start_before
@@ -110,10 +109,10 @@ def update_words(base: DocTokens, text: str, p: int, s: int,
     ids = np.concatenate([old_ids[:h], win_ids[w0:a], old_ids[c:]])
     starts = np.concatenate([old_starts[:h], win_starts[w0:a], old_starts[c:] + delta]) - r0
     ends = np.concatenate([old_ends[:h], win_ends[w0:a], old_ends[c:] + delta]) - r0
-    irregular = _region_irregular(base, ka, kb + 1, r0, h, c, a - w0, delta)
+    irregular = _region_irregular(base, ka, kb + 1, h, c, a - w0)
     for i, tok in toks.irregular.items():
         if w0 <= i < a:
-            irregular[h + i - w0] = moved_token(tok, ws - r0)
+            irregular[h + i - w0] = tok
     head = np.searchsorted(old_points, pt)
     tail = np.searchsorted(old_points, t - delta)
     wa, wb = np.searchsorted(win_points, [pt, t])
@@ -221,24 +220,23 @@ def _region_points(base: DocTokens, lo: int,
     return np.concatenate(offsets), np.concatenate(states)
 
 
-def _region_irregular(base: DocTokens, lo: int, hi: int, r0: int, h: int, c: int,
-                      mid: int, delta: int) -> dict[int, Token]:
-    """The irregular tokens of segments ``[lo, hi)`` the update keeps, re-indexed and
-    re-based to offsets from ``r0`` in the new text: region indices below ``h`` stay, those
-    from ``c`` on follow the ``mid`` tokens of the window (and move by ``delta``)."""
+def _region_irregular(base: DocTokens, lo: int, hi: int, h: int, c: int,
+                      mid: int) -> dict[int, Token]:
+    """The irregular tokens of segments ``[lo, hi)`` the update keeps, re-indexed (their
+    spans are the arrays': :func:`~explorer.engine.compact.placed`): region indices below
+    ``h`` stay, those from ``c`` on follow the ``mid`` tokens of the window."""
     out: dict[int, Token] = {}
     first = base.tok_starts[lo]
     for k in range(lo, hi):
         seg = base.segments[k]
         if seg.irregular is None:
             continue
-        shift = base.cp_starts[k] - seg.origin
         for j, tok in seg.irregular.items():
             i = base.tok_starts[k] - first + j
             if i < h:
-                out[i] = moved_token(tok, shift - r0)
+                out[i] = tok
             elif i >= c:
-                out[h + mid + i - c] = moved_token(tok, shift - r0 + delta)
+                out[h + mid + i - c] = tok
     return out
 
 

@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 from references import require
 
 from explorer.bundled import resource_path
-from explorer.engine.compact import token_table
+from explorer.engine.compact import token_table, tokens_of
 from explorer.engine.formats import load_tokenizer
 
 TEXT = ("Hello wörld, naïve café!\n  indented\tcode(x) == 42\n\n"
@@ -41,10 +41,7 @@ def _check(tok, text: str) -> None:
     assert list(compact.ids) == enc.ids
     assert list(zip(compact.starts, compact.ends, strict=True)) == enc.offsets
     table = token_table(tok)
-    rebuilt = [compact.irregular.get(i) or table.make(tid, s, e)
-               for i, (tid, s, e) in enumerate(zip(compact.ids, compact.starts, compact.ends,
-                                                   strict=True))]
-    assert rebuilt == enc.tokens
+    assert tokens_of(compact, table) == enc.tokens
     unknown = sum(t.unknown for t in compact.irregular.values()) + sum(
         1 for i, tid in enumerate(compact.ids)
         if i not in compact.irregular and tid in compact.unknown_ids)
@@ -183,9 +180,25 @@ def test_joined_at_is_the_whole_encode_with_its_resume_points():
         head = tok.encode_compact_resumed(text[:cut] + "<s>" * 9, None)
         out = joined_at(head, at, tail, line)
         assert out.ids == whole.ids and out.starts == whole.starts and out.ends == whole.ends
-        assert out.irregular == whole.irregular
+        table = token_table(tok)
+        assert out.irregular.keys() == whole.irregular.keys()
+        assert tokens_of(out, table) == tokens_of(whole, table)
         assert out.resume is not None
         assert out.resume.offsets == whole.resume.offsets
         assert out.resume.states == whole.resume.states
         joined += 1
     assert joined == 3
+
+
+def test_unknown_runs_share_one_token_per_text():
+    """A SentencePiece model without byte fallback keeps each ``<unk>`` run as an irregular
+    token whose piece is the text it covers: equal runs share one Token (its span is the
+    arrays'), so a text with an unknown run every few characters does not make a Token for
+    each, and the tokens rebuilt are still ``encode``'s, spans included."""
+    tok = load_tokenizer(require("sentencepiece", "botchan_en_unigram_1000.model"))
+    text = "see 日本 and ☆ then 日本 again ☆☆ x\n" * 30
+    compact = tok.encode_compact(text)
+    runs = list(compact.irregular.values())
+    assert len(runs) >= 120 and {t.piece for t in runs} == {"日本", "☆", "☆☆", "\n"}
+    assert len({id(t) for t in runs}) == 4
+    assert tokens_of(compact, token_table(tok)) == tok.encode(text).tokens

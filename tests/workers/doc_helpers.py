@@ -2,14 +2,23 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from explorer.engine.generators import run_to_end as run
 
-__all__ = ["answers", "encoded_lengths", "flat", "run", "whole_tokens"]
+__all__ = ["answers", "encoded_lengths", "flat", "full", "run", "whole_tokens"]
 
 
 def flat(doc):
     """Every token of a document as ``(id, start, end)`` in document offsets."""
     return [(t.id, s, e) for t, s, e in doc.tokens()]
+
+
+def full(doc):
+    """Every token of a document as a whole Token at its document span: irregular ones
+    (``<unk>`` runs, partial UTF-8) with their pieces, bytes and flags, as ``encode`` gives
+    them."""
+    return [replace(t, start=s, end=e) for t, s, e in doc.tokens()]
 
 
 def whole_tokens(tok, text):

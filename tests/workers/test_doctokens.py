@@ -8,6 +8,7 @@ from itertools import pairwise
 
 import pytest
 from doc_helpers import flat as _flat
+from doc_helpers import full as _full_tokens
 from doc_helpers import run as _full
 from doc_helpers import whole_tokens as _expected
 from doubles import DummyPrefixDouble, TiktokenDouble
@@ -156,6 +157,7 @@ def test_our_engines_edit_sequences_equal_full_encode(pkg, name, data):
         text = text[:a] + "".join(data.draw(st.lists(ALPHABET, max_size=3))) + text[b:]
         doc, _ = update_document(doc, text)  # type: ignore[misc]
         assert _flat(doc) == _expected(tok, text)
+        assert _full_tokens(doc) == tok.encode(text).tokens  # (irregular ones whole)
 
 
 # ----- the cyclic GC during a big first encode ---------------------------------------------
@@ -245,6 +247,7 @@ def test_sentencepiece_document_equals_one_whole_text_encode():
     doc = _full(encode_document(tok, text, chunk=4096))
     assert len(doc.segments) > 100
     assert _flat(doc) == _expected(tok, text)
+    assert _full_tokens(doc) == tok.encode(text).tokens  # (its <unk> runs whole)
 
 
 @settings(max_examples=40, deadline=None)

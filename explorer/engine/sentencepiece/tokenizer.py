@@ -76,6 +76,9 @@ class SentencePieceModel(Protocol):
     def segments(self, normalized: str) -> list[tuple[int, int]]: ...
 
 
+UNKNOWN_RUNS_KEPT = 1 << 16
+"""Distinct ``<unk>`` run texts whose shared Token a SentencePiece tokenizer keeps
+(:meth:`SentencePieceTokenizer._unknown_run_tokens`; then it starts a new set)."""
 SHARE_GROWTH = 0.8
 """The exponent of a word-solving copy's estimate of what it will have sent in all (the
 text's length over what it solved so far, to this power, times what it sent). The 10 MB
@@ -147,6 +150,7 @@ class SentencePieceTokenizer(Tokenizer):
         self._all_specials = specials_pattern(self.special_tokens)
         self._odd: np.ndarray | None = None  # see _odd_ids
         self._plain_bytes: tuple[list[int], bytes] | None = None  # see _byte_tokens
+        self._unknown_runs: dict[str, Token | None] = {}  # see _unknown_run_tokens
 
     # -- Tokenizer interface --------------------------------------------------------------------
 
@@ -379,20 +383,41 @@ class SentencePieceTokenizer(Tokenizer):
         tails = np.flatnonzero(is_unk[:-1] & ~is_unk[1:])
         ends = mapped[1:].copy()
         ends[heads] = mapped[tails + 1]
-        text, first, past = normalized.text, bounds[heads].tolist(), bounds[tails + 1].tolist()
-        unk_bytes, unk_score = self._piece_bytes[unk_id], self.model.scores[unk_id]
-        runs = table.compact([
-            Token(unk_id, text[a:b], unk_bytes, start, end, unknown=True, score=unk_score)
-            for a, b, start, end in zip(first, past, mapped[heads].tolist(),
-                                        ends[heads].tolist(), strict=True)])
+        text = normalized.text
+        pieces = list(map(text.__getitem__, map(slice, bounds[heads].tolist(),
+                                                bounds[tails + 1].tolist())))
+        made = self._unknown_run_tokens(pieces, table)
         base = len(out.ids)
-        at = (np.cumsum(keep) - 1)[heads].tolist()  # each run's place among the tokens kept
+        at = (np.cumsum(keep) - 1)[heads] + base  # each run's place among the tokens kept
         out.ids.frombytes(ids32[keep].tobytes())
         out.starts.frombytes(mapped[:-1][keep].tobytes())
         out.ends.frombytes(ends[keep].tobytes())
-        out.irregular.update((base + at[i], t) for i, t in runs.irregular.items())
-        if runs.unknown_ids:
-            out.unknown_ids = out.unknown_ids | runs.unknown_ids
+        if None in made:  # (a run whose text is the <unk> piece itself: a regular token)
+            out.irregular.update((i, t) for i, t in zip(at.tolist(), made, strict=True)
+                                 if t is not None)
+            out.unknown_ids = out.unknown_ids | {unk_id}
+        else:
+            out.irregular.update(zip(at.tolist(), made, strict=True))
+
+    def _unknown_run_tokens(self, pieces: list[str], table: TokenTable) -> list[Token | None]:
+        """The ``<unk>`` token of each run of unknown pieces (``pieces``: the normalized
+        text each covers, sentencepiece's piece for it), one shared Token per distinct text
+        (their spans are the arrays', :func:`~explorer.engine.compact.placed`); None for a
+        run that is its vocabulary entry (its text is the ``<unk>`` piece). Kept for the
+        next texts, up to :data:`UNKNOWN_RUNS_KEPT` texts."""
+        runs = self._unknown_runs
+        if len(runs) > UNKNOWN_RUNS_KEPT:
+            runs = self._unknown_runs = {}  # (a new dict: another thread may read the old)
+        new = set(pieces).difference(runs)
+        if new:
+            unk_id = self.model.unk_id
+            unk_bytes, unk_score = self._piece_bytes[unk_id], self.model.scores[unk_id]
+            made = [Token(unk_id, piece, unk_bytes, 0, len(piece), unknown=True,
+                          score=unk_score) for piece in new]
+            irregular = table.compact(made).irregular
+            runs.update((t.piece, irregular.get(k)) for k, t in enumerate(made))
+        get = runs.get
+        return [get(piece) for piece in pieces]
 
     def _append_all_bytes(self, out: CompactTokens, normalized: Normalized,
                           bounds: np.ndarray, mapped: np.ndarray, ids32: np.ndarray,
