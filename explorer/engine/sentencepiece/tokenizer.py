@@ -386,29 +386,31 @@ class SentencePieceTokenizer(Tokenizer):
         text = normalized.text
         pieces = list(map(text.__getitem__, map(slice, bounds[heads].tolist(),
                                                 bounds[tails + 1].tolist())))
-        made = self._unknown_run_tokens(pieces, table)
+        made, regular = self._unknown_run_tokens(pieces, table)
         base = len(out.ids)
         at = (np.cumsum(keep) - 1)[heads] + base  # each run's place among the tokens kept
         out.ids.frombytes(ids32[keep].tobytes())
         out.starts.frombytes(mapped[:-1][keep].tobytes())
         out.ends.frombytes(ends[keep].tobytes())
-        if None in made:  # (a run whose text is the <unk> piece itself: a regular token)
+        if regular:  # (a run whose text is the <unk> piece itself: a regular token)
             out.irregular.update((i, t) for i, t in zip(at.tolist(), made, strict=True)
                                  if t is not None)
             out.unknown_ids = out.unknown_ids | {unk_id}
         else:
             out.irregular.update(zip(at.tolist(), made, strict=True))
 
-    def _unknown_run_tokens(self, pieces: list[str], table: TokenTable) -> list[Token | None]:
+    def _unknown_run_tokens(self, pieces: list[str], table: TokenTable,
+                            ) -> tuple[list[Token | None], bool]:
         """The ``<unk>`` token of each run of unknown pieces (``pieces``: the normalized
         text each covers, sentencepiece's piece for it), one shared Token per distinct text
-        (their spans are the arrays', :func:`~explorer.engine.compact.placed`); None for a
-        run that is its vocabulary entry (its text is the ``<unk>`` piece). Kept for the
-        next texts, up to :data:`UNKNOWN_RUNS_KEPT` texts."""
+        (their spans are the arrays', :func:`~explorer.engine.compact.placed`), None for a
+        run that is its vocabulary entry (its text is the ``<unk>`` piece); and whether
+        there is such a run. Kept for the next texts, up to :data:`UNKNOWN_RUNS_KEPT`."""
         runs = self._unknown_runs
         if len(runs) > UNKNOWN_RUNS_KEPT:
             runs = self._unknown_runs = {}  # (a new dict: another thread may read the old)
-        new = set(pieces).difference(runs)
+        distinct = set(pieces)
+        new = distinct.difference(runs)
         if new:
             unk_id = self.model.unk_id
             unk_bytes, unk_score = self._piece_bytes[unk_id], self.model.scores[unk_id]
@@ -417,7 +419,7 @@ class SentencePieceTokenizer(Tokenizer):
             irregular = table.compact(made).irregular
             runs.update((t.piece, irregular.get(k)) for k, t in enumerate(made))
         get = runs.get
-        return [get(piece) for piece in pieces]
+        return [get(piece) for piece in pieces], any(get(p) is None for p in distinct)
 
     def _append_all_bytes(self, out: CompactTokens, normalized: Normalized,
                           bounds: np.ndarray, mapped: np.ndarray, ids32: np.ndarray,
