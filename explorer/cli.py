@@ -95,9 +95,12 @@ def _print_compact(tok, text: str, output: str, out: TextIO) -> None:  # noqa: A
 
     toks = encode_long(tok, text, None)  # (a long text in chunks: bounded temporaries)
     proto, irregular, n = token_table(tok).proto, toks.irregular, len(toks.ids)
+    text_pieces = tok.text_piece_ids
 
     def pieces(a: int, b: int) -> list[str]:
-        return [irregular[i].piece if i in irregular else proto(tid).piece  # type: ignore[union-attr]
+        return [irregular[i].piece if i in irregular
+                else text[toks.starts[i]:toks.ends[i]] if tid in text_pieces
+                else proto(tid).piece  # type: ignore[union-attr]
                 for i, tid in enumerate(toks.ids[a:b], a)]
 
     def chunks(chunk: Callable[[int, int], str], separator: str) -> None:

@@ -11,6 +11,12 @@ Rebuilding is exact: a token is stored as ids + span only when it equals its voc
 ...) is kept whole in ``irregular`` under its index. Engines that know their tokens are regular
 build the arrays directly (:meth:`Tokenizer.encode_compact`), without any Token object.
 
+A tokenizer's :attr:`~explorer.engine.tokenizer.Tokenizer.text_piece_ids` are rebuilt with
+the text they cover as their piece (:meth:`TokenTable.make` is given the text): a
+SentencePiece ``<unk>`` run's piece is the text it covers, one every ~20 characters in a small
+English model's code or multilingual text, kept as arrays where its normalized text is the
+text itself (irregular otherwise).
+
 The arrays hold every token's span, irregular ones too: an irregular Token's own ``start`` and
 ``end`` are not read (:func:`placed` gives it the arrays' span when it is looked at). So
 tokens moved to other offsets (a window's tokens joined to a document, cut into segments,
@@ -111,10 +117,11 @@ def placed(tok: Token, start: int, end: int) -> Token:
     return tok if tok.start == start and tok.end == end else replace(tok, start=start, end=end)
 
 
-def tokens_of(toks: CompactTokens, table: TokenTable) -> list[Token]:
-    """Every token of ``toks`` as a Token (irregular ones placed at their arrays' spans)."""
+def tokens_of(toks: CompactTokens, table: TokenTable, text: str) -> list[Token]:
+    """Every token of ``toks`` (the tokens of ``text``) as a Token (irregular ones placed at
+    their arrays' spans)."""
     irregular, make = toks.irregular, table.make
-    return [placed(irregular[i], s, e) if i in irregular else make(tid, s, e)
+    return [placed(irregular[i], s, e) if i in irregular else make(tid, s, e, text)
             for i, (tid, s, e) in enumerate(zip(toks.ids, toks.starts, toks.ends, strict=True))]
 
 
@@ -203,6 +210,7 @@ class TokenTable:
 
     def __init__(self, tokenizer: Tokenizer) -> None:
         self._tokenizer = tokenizer
+        self._text_pieces = tokenizer.text_piece_ids
         self._protos: dict[int, Token | None] = {}
         self._keys: dict[int, _Key | None] = {}
         self._flags: dict[int, tuple[bool, bool]] = {}
@@ -244,17 +252,21 @@ class TokenTable:
             f = self._flags[token_id] = (False, False) if p is None else (p.special, p.unknown)
         return f
 
-    def make(self, token_id: int, start: int, end: int) -> Token:
-        """The regular token ``token_id`` over ``[start, end)``."""
+    def make(self, token_id: int, start: int, end: int, text: str, origin: int = 0) -> Token:
+        """The regular token ``token_id`` over ``[start, end)`` of the tokens of ``text``
+        (their offsets start at ``origin`` in it): the text it covers is the piece of a
+        :attr:`~explorer.engine.tokenizer.Tokenizer.text_piece_ids` id."""
         p = self.proto(token_id)
         if p is None:
             raise KeyError(f"token id {token_id} has no vocabulary entry")
+        if token_id in self._text_pieces:
+            return replace(p, piece=text[start - origin:end - origin], start=start, end=end)
         return replace(p, start=start, end=end)
 
     def compact(self, tokens: Sequence[Token]) -> CompactTokens:
         """``tokens`` as arrays; those that are not regular are kept whole."""
-        keys = self._keys
-        key_of = self.key
+        keys, text_pieces = self._keys, self._text_pieces  # (those kept whole: the text
+        key_of = self.key  # they cover is not known here)
         irregular: dict[int, Token] = {}
         unknown: set[int] = set()
         for i, t in enumerate(tokens):
@@ -262,8 +274,8 @@ class TokenTable:
             k = keys.get(tid)
             if k is None:
                 k = key_of(tid)
-            if k is None or (t.piece, t.token_bytes, t.special, t.unknown, t.score,
-                             t.rank) != k:
+            if k is None or tid in text_pieces or (t.piece, t.token_bytes, t.special,
+                                                   t.unknown, t.score, t.rank) != k:
                 irregular[i] = t
             elif t.unknown:
                 unknown.add(tid)

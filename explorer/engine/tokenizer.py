@@ -174,6 +174,14 @@ class Tokenizer(ABC):
     def id_to_token(self, token_id: int) -> Token:
         """The vocabulary entry ``token_id`` as a Token with an empty span (for the browser)."""
 
+    @property
+    def text_piece_ids(self) -> frozenset[int]:
+        """Ids whose tokens are their entry (:meth:`compact_entry`) with the text they cover
+        as their piece, where kept as arrays (:mod:`explorer.engine.compact`): a
+        SentencePiece ``<unk>`` run, whose piece is its normalized text, where the
+        normalizer left that text as it was. This default: none."""
+        return frozenset()
+
     def compact_entry(self, token_id: int) -> Token:
         """Entry ``token_id`` as most of its tokens inside a text are, but their span (what
         :mod:`explorer.engine.compact` keeps as arrays; others are kept whole). This

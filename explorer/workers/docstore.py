@@ -208,7 +208,7 @@ class DocTokens:
             tok = seg.irregular.get(j)
             if tok is not None:
                 return placed(tok, seg.starts[j], seg.ends[j])
-        return self.table.make(seg.ids[j], seg.starts[j], seg.ends[j])
+        return self.table.make(seg.ids[j], seg.starts[j], seg.ends[j], seg.text, seg.origin)
 
     def flags(self, seg: Segment, j: int) -> tuple[bool, bool]:
         """``(special, unknown)`` of token ``j`` of segment ``seg``, without a Token."""

@@ -41,7 +41,7 @@ def _check(tok, text: str) -> None:
     assert list(compact.ids) == enc.ids
     assert list(zip(compact.starts, compact.ends, strict=True)) == enc.offsets
     table = token_table(tok)
-    assert tokens_of(compact, table) == enc.tokens
+    assert tokens_of(compact, table, text) == enc.tokens
     unknown = sum(t.unknown for t in compact.irregular.values()) + sum(
         1 for i, tid in enumerate(compact.ids)
         if i not in compact.irregular and tid in compact.unknown_ids)
@@ -182,7 +182,7 @@ def test_joined_at_is_the_whole_encode_with_its_resume_points():
         assert out.ids == whole.ids and out.starts == whole.starts and out.ends == whole.ends
         table = token_table(tok)
         assert out.irregular.keys() == whole.irregular.keys()
-        assert tokens_of(out, table) == tokens_of(whole, table)
+        assert tokens_of(out, table, text) == tokens_of(whole, table, text)
         assert out.resume is not None
         assert out.resume.offsets == whole.resume.offsets
         assert out.resume.states == whole.resume.states
@@ -190,15 +190,23 @@ def test_joined_at_is_the_whole_encode_with_its_resume_points():
     assert joined == 3
 
 
-def test_unknown_runs_share_one_token_per_text():
-    """A SentencePiece model without byte fallback keeps each ``<unk>`` run as an irregular
-    token whose piece is the text it covers: equal runs share one Token (its span is the
-    arrays'), so a text with an unknown run every few characters does not make a Token for
-    each, and the tokens rebuilt are still ``encode``'s, spans included."""
+def test_unknown_runs_are_arrays_or_one_shared_token_per_text():
+    """A SentencePiece model without byte fallback makes each ``<unk>`` run one token whose
+    piece is the text it covers (normalized): where that is the text itself, the run is
+    kept as arrays (its piece rebuilt from the text); where the normalizer changed it
+    (NFKC: half-width katakana, ``㍿``), equal runs share one Token. The tokens rebuilt are
+    ``encode``'s, spans and pieces included, and the unknown tokens are counted."""
     tok = load_tokenizer(require("sentencepiece", "botchan_en_unigram_1000.model"))
-    text = "see 日本 and ☆ then 日本 again ☆☆ x\n" * 30
+    text = "see 日本 and ☆ then ｱｲ again ☆☆ ㍿ x ｱｲ \n" * 30
     compact = tok.encode_compact(text)
     runs = list(compact.irregular.values())
-    assert len(runs) >= 120 and {t.piece for t in runs} == {"日本", "☆", "☆☆", "\n"}
-    assert len({id(t) for t in runs}) == 4
-    assert tokens_of(compact, token_table(tok)) == tok.encode(text).tokens
+    assert len(runs) == 90 and {t.piece for t in runs} == {"アイ", "株式会社"}
+    assert len({id(t) for t in runs}) == 2
+    table = token_table(tok)
+    tokens = tok.encode(text).tokens
+    assert tokens_of(compact, table, text) == tokens
+    unk = tok.model.unk_id
+    assert list(compact.ids).count(unk) == sum(t.unknown for t in tokens) >= 30 * 6
+    assert unk in compact.unknown_ids
+    plain = tok.encode_compact("日本 ☆")
+    assert not plain.irregular and list(plain.ids).count(unk) == 2

@@ -107,7 +107,7 @@ def test_a_long_line_in_chunks_is_one_whole_text_encode(vocab):
     assert got.ids == whole.ids and got.starts == whole.starts and got.ends == whole.ends
     table = token_table(tok)
     assert got.irregular.keys() == whole.irregular.keys()
-    assert tokens_of(got, table) == tokens_of(whole, table)
+    assert tokens_of(got, table, ONE_LINE) == tokens_of(whole, table, ONE_LINE)
     assert (got.resume is None) == (whole.resume is None)
     if whole.resume is not None:
         assert got.resume.offsets == whole.resume.offsets

@@ -56,6 +56,7 @@ from explorer.engine.tokenizer import (
 )
 from explorer.engine.unigram.lattice import Lattice
 from explorer.engine.unigram.model import BATCH_TEXT_CHARS, UnigramModel
+from explorer.engine.unigram.word_keys import codes_of
 
 Span = tuple[int, int, int]
 
@@ -74,6 +75,27 @@ class SentencePieceModel(Protocol):
     def encode_ids(self, normalized: str) -> list[int]: ...
 
     def segments(self, normalized: str) -> list[tuple[int, int]]: ...
+
+
+def _same_spans(a: str, a_lo: np.ndarray, a_hi: np.ndarray, b: str, b_lo: np.ndarray,
+                b_hi: np.ndarray) -> np.ndarray:
+    """Per ``k``, whether ``a[a_lo[k]:a_hi[k]] == b[b_lo[k]:b_hi[k]]`` (spans not empty),
+    by array passes over the spans' code points (of the parts of ``a`` and ``b`` they
+    lie in: ``b`` may be a whole window, and this one part of it)."""
+    sizes = a_hi - a_lo
+    same = sizes == b_hi - b_lo
+    at = np.flatnonzero(same)
+    if not at.size:
+        return same
+    sizes = sizes[at]
+    starts = np.cumsum(sizes) - sizes
+    step = np.arange(int(sizes.sum())) - np.repeat(starts, sizes)
+    a_at, b_at = a_lo[at], b_lo[at]
+    a_from, b_from = int(a_at.min()), int(b_at.min())
+    a_codes = codes_of(a[a_from:int(a_hi[at].max())])[np.repeat(a_at - a_from, sizes) + step]
+    b_codes = codes_of(b[b_from:int(b_hi[at].max())])[np.repeat(b_at - b_from, sizes) + step]
+    same[at] = np.logical_and.reduceat(a_codes == b_codes, starts)
+    return same
 
 
 UNKNOWN_RUNS_KEPT = 1 << 16
@@ -153,6 +175,12 @@ class SentencePieceTokenizer(Tokenizer):
         self._unknown_runs: dict[str, Token | None] = {}  # see _unknown_run_tokens
 
     # -- Tokenizer interface --------------------------------------------------------------------
+    @property
+    def text_piece_ids(self) -> frozenset[int]:
+        """``<unk>``: sentencepiece's piece for a run of unknown pieces is the text it covers
+        (normalized; where the normalizer changed it, the run is kept whole)."""
+        return frozenset((self.model.unk_id,))
+
 
     def with_post_processor(self, post: AddSpecialPost | None) -> SentencePieceTokenizer:
         """This tokenizer with ``post`` as its post-processor (a shallow copy: the model and
@@ -321,16 +349,17 @@ class SentencePieceTokenizer(Tokenizer):
                 spans = model.encode(normalized.text)
                 lengths = [b - a for a, b, _ in spans]
                 ids = [x[2] for x in spans]
-            self._append_pieces(out, normalized, lengths, ids, start, table)
+            self._append_pieces(out, normalized, lengths, ids, start, table, text)
         if resumable and known and not lost:
             out.resume = ResumePoints(point_offsets, point_states)
         return out
 
     def _append_pieces(self, out: CompactTokens, normalized: Normalized,
                        lengths: Sequence[int] | np.ndarray, ids: Sequence[int] | np.ndarray,
-                       shift: int, table: TokenTable) -> None:
-        """Append the model's pieces of one normalized part to ``out``: plain pieces as
-        arrays, ``<unk>`` runs (merged, or byte fallback) through :meth:`_tokens`."""
+                       shift: int, table: TokenTable, text: str) -> None:
+        """Append the model's pieces of one normalized part (of ``text`` from ``shift``)
+        to ``out``: plain pieces as arrays, ``<unk>`` runs (merged, or byte fallback) as
+        arrays where they can be, else through :meth:`_tokens`."""
         if not len(ids):
             return
         bounds = np.zeros(len(lengths) + 1, np.int64)
@@ -343,7 +372,8 @@ class SentencePieceTokenizer(Tokenizer):
         unk_id = self.model.unk_id
         if len(odd_at) and (ids32[odd_at] == self.model.unk_id).all():  # (no control piece)
             if not self.byte_fallback:
-                self._append_unknown_runs(out, normalized, bounds, mapped, ids32, odd_at, table)
+                self._append_unknown_runs(out, normalized, bounds, mapped, ids32, odd_at, table,
+                                          text)
                 return
             if self._append_all_bytes(out, normalized, bounds, mapped, ids32, odd_at, table):
                 return
@@ -368,12 +398,15 @@ class SentencePieceTokenizer(Tokenizer):
 
     def _append_unknown_runs(self, out: CompactTokens, normalized: Normalized,
                              bounds: np.ndarray, mapped: np.ndarray, ids32: np.ndarray,
-                             odd_at: np.ndarray, table: TokenTable) -> None:
+                             odd_at: np.ndarray, table: TokenTable, text: str) -> None:
         """:meth:`_append_pieces` when every odd piece is ``<unk>`` and there is no byte
         fallback (the common case): each run of them is one token, as sentencepiece merges
-        them, made as a Token (its piece is the text it covers); every other token is
-        appended by array passes. (A run through :meth:`_tokens` and compacted alone took
-        ~15 us: 47k runs in the all-language UDHR text under nomic-bert-moe.)"""
+        them, whose piece is its normalized text. Where that is the text of ``text`` it
+        covers (nearly always), the run is kept as arrays (its piece is rebuilt from the
+        text, :attr:`text_piece_ids`); else as a Token, one shared by equal runs. Every
+        token by array passes: a Token per run, made and moved with its window, was over
+        half the document encode of a small English model on code (an ``<unk>`` every ~20
+        characters)."""
         unk_id = self.model.unk_id
         is_unk = np.zeros(len(ids32) + 1, bool)
         is_unk[odd_at] = True
@@ -383,43 +416,35 @@ class SentencePieceTokenizer(Tokenizer):
         tails = np.flatnonzero(is_unk[:-1] & ~is_unk[1:])
         ends = mapped[1:].copy()
         ends[heads] = mapped[tails + 1]
-        text = normalized.text
-        pieces = list(map(text.__getitem__, map(slice, bounds[heads].tolist(),
-                                                bounds[tails + 1].tolist())))
-        made, regular = self._unknown_run_tokens(pieces, table)
         base = len(out.ids)
-        at = (np.cumsum(keep) - 1)[heads] + base  # each run's place among the tokens kept
         out.ids.frombytes(ids32[keep].tobytes())
         out.starts.frombytes(mapped[:-1][keep].tobytes())
         out.ends.frombytes(ends[keep].tobytes())
-        if regular:  # (a run whose text is the <unk> piece itself: a regular token)
-            out.irregular.update((i, t) for i, t in zip(at.tolist(), made, strict=True)
-                                 if t is not None)
-            out.unknown_ids = out.unknown_ids | {unk_id}
-        else:
-            out.irregular.update(zip(at.tolist(), made, strict=True))
+        out.unknown_ids = out.unknown_ids | {unk_id}  # (counted as regular tokens)
+        lo, hi = bounds[heads], bounds[tails + 1]
+        odd = np.flatnonzero(~_same_spans(normalized.text, lo, hi, text, mapped[heads],
+                                          ends[heads]))
+        if not odd.size:
+            return
+        norm = normalized.text
+        pieces = list(map(norm.__getitem__, map(slice, lo[odd].tolist(), hi[odd].tolist())))
+        at = ((np.cumsum(keep) - 1)[heads[odd]] + base).tolist()  # their places in `out`
+        out.irregular.update(zip(at, self._unknown_run_tokens(pieces, table), strict=True))
 
-    def _unknown_run_tokens(self, pieces: list[str], table: TokenTable,
-                            ) -> tuple[list[Token | None], bool]:
+    def _unknown_run_tokens(self, pieces: list[str], table: TokenTable) -> list[Token]:
         """The ``<unk>`` token of each run of unknown pieces (``pieces``: the normalized
         text each covers, sentencepiece's piece for it), one shared Token per distinct text
-        (their spans are the arrays', :func:`~explorer.engine.compact.placed`), None for a
-        run that is its vocabulary entry (its text is the ``<unk>`` piece); and whether
-        there is such a run. Kept for the next texts, up to :data:`UNKNOWN_RUNS_KEPT`."""
+        (their spans are the arrays', :func:`~explorer.engine.compact.placed`). Kept for
+        the next texts, up to :data:`UNKNOWN_RUNS_KEPT`."""
         runs = self._unknown_runs
         if len(runs) > UNKNOWN_RUNS_KEPT:
             runs = self._unknown_runs = {}  # (a new dict: another thread may read the old)
-        distinct = set(pieces)
-        new = distinct.difference(runs)
-        if new:
-            unk_id = self.model.unk_id
-            unk_bytes, unk_score = self._piece_bytes[unk_id], self.model.scores[unk_id]
-            made = [Token(unk_id, piece, unk_bytes, 0, len(piece), unknown=True,
-                          score=unk_score) for piece in new]
-            irregular = table.compact(made).irregular
-            runs.update((t.piece, irregular.get(k)) for k, t in enumerate(made))
-        get = runs.get
-        return [get(piece) for piece in pieces], any(get(p) is None for p in distinct)
+        unk_id = self.model.unk_id
+        unk_bytes, unk_score = self._piece_bytes[unk_id], self.model.scores[unk_id]
+        for piece in set(pieces).difference(runs):
+            runs[piece] = Token(unk_id, piece, unk_bytes, 0, len(piece), unknown=True,
+                                score=unk_score)
+        return list(map(runs.__getitem__, pieces))
 
     def _append_all_bytes(self, out: CompactTokens, normalized: Normalized,
                           bounds: np.ndarray, mapped: np.ndarray, ids32: np.ndarray,
