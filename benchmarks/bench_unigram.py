@@ -2,6 +2,7 @@
 
     python benchmarks/bench_unigram.py [--english-mb 2] [--repeat 3]
     python benchmarks/bench_unigram.py --windows 32768     # the window's document encode
+    python benchmarks/bench_unigram.py --windows 32768 --model M.model   # ... with model M
 
 ``--windows``: each ``CHARS``-window encoded as its own text (as sentencepiece would), and the
 document encoder of the window (``explorer.workers.doctokens.encode_document``: windows that
@@ -290,10 +291,20 @@ def main() -> None:
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--windows", type=int, default=0, metavar="CHARS",
                         help="only time the document-window encode with windows this long")
+    parser.add_argument("--model", action="append", default=[], metavar="PATH",
+                        help="with --windows: these SentencePiece models instead of the 8k one "
+                             "trained here (repeatable; e.g. the sentencepiece sdist's "
+                             "botchan_en_unigram_1000.model, whose <unk> runs are many)")
     args = parser.parse_args()
     if args.windows:
         english = english_lines(args.english_mb)
         multilingual = udhr_lines()
+        for path in map(Path, args.model):
+            bench_windows(f"English, {path.name}", path, english, args.windows, args.repeat)
+            bench_windows(f"Multilingual UDHR, {path.name}", path, multilingual, args.windows,
+                          args.repeat)
+        if args.model:
+            return
         with tempfile.TemporaryDirectory() as tmp:
             model = train_model(english[:5000] + multilingual[::3], Path(tmp))
             bench_windows("English, trained 8k", model, english, args.windows, args.repeat)

@@ -61,7 +61,10 @@ class Segment:
             # (astral characters are the UTF-16 units beyond one per code point; C speed)
             self.astral = len(text.encode("utf-16-le", "surrogatepass")) // 2 - len(text)
             self.nbytes = len(text.encode("utf-8", "surrogatepass"))
-        unknown = sum(ids.count(u) for u in unknown_ids) if unknown_ids else 0
+        unknown = 0
+        if unknown_ids and ids:  # (numpy: array.count makes an int per entry, and a
+            held = np.frombuffer(ids, np.int32)  # SentencePiece <unk> run is a regular token)
+            unknown = sum(int(np.count_nonzero(held == u)) for u in unknown_ids)
         if irregular:
             unknown += sum(1 for t in irregular.values() if t.unknown)
             unknown -= sum(1 for t in irregular.values() if t.id in unknown_ids)
