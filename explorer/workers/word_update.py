@@ -243,8 +243,9 @@ def _region_irregular(base: DocTokens, lo: int, hi: int, h: int, c: int,
 def region_unknown_ids(base: DocTokens, lo: int, hi: int, toks: CompactTokens,
                  ids: np.ndarray) -> frozenset[int]:
     """Ids of regular tokens marked unknown among ``ids`` (to count unknown tokens): the
-    window's, unless an old segment of ``[lo, hi)`` had such tokens too (SentencePiece keeps
-    its ``<unk>`` tokens irregular, so usually none)."""
+    window's, unless an old segment of ``[lo, hi)`` had such tokens too (a SentencePiece
+    ``<unk>`` run is one, where the normalizer left its text as it was): then the ids
+    themselves are looked at."""
     for seg in base.segments[lo:hi]:
         irregular = seg.irregular.values() if seg.irregular is not None else ()
         if seg.unknown > sum(1 for t in irregular if t.unknown):

@@ -172,7 +172,7 @@ class SentencePieceTokenizer(Tokenizer):
         self._all_specials = specials_pattern(self.special_tokens)
         self._odd: np.ndarray | None = None  # see _odd_ids
         self._plain_bytes: tuple[list[int], bytes] | None = None  # see _byte_tokens
-        self._unknown_runs: dict[str, Token | None] = {}  # see _unknown_run_tokens
+        self._unknown_runs: dict[str, Token] = {}  # see _unknown_run_tokens
 
     # -- Tokenizer interface --------------------------------------------------------------------
     @property
@@ -180,7 +180,6 @@ class SentencePieceTokenizer(Tokenizer):
         """``<unk>``: sentencepiece's piece for a run of unknown pieces is the text it covers
         (normalized; where the normalizer changed it, the run is kept whole)."""
         return frozenset((self.model.unk_id,))
-
 
     def with_post_processor(self, post: AddSpecialPost | None) -> SentencePieceTokenizer:
         """This tokenizer with ``post`` as its post-processor (a shallow copy: the model and
