@@ -109,6 +109,9 @@ class SentencePieceBPEModel:
         return out
 
     def _initial_symbols(self, text: str) -> tuple[list[str], list[bool]]:
+        """The word's characters as symbols (a user-defined symbol whole, and frozen)."""
+        if not self._user_max:  # (no user-defined symbols: a character loop in Python was
+            return list(text), [False] * len(text)  # a fifth of a multilingual encode)
         symbols: list[str] = []
         frozen: list[bool] = []
         i, n = 0, len(text)
@@ -144,8 +147,19 @@ class SentencePieceBPEModel:
             if types[id_] == PieceType.UNUSED:
                 rev_merge[merged] = (symbols[left], symbols[right])
 
-        for i in range(1, count):
-            add_pair(i - 1, i)
+        if any(frozen):
+            for i in range(1, count):
+                add_pair(i - 1, i)
+        else:  # (the first pairs inline: most are no piece in a word of unknown characters)
+            get = piece_ids.get
+            for i in range(1, count):
+                merged = symbols[i - 1] + symbols[i]
+                id_ = get(merged)
+                if id_ is not None:
+                    agenda.append((-scores[id_], i - 1, i, len(merged)))
+                    if types[id_] == PieceType.UNUSED:
+                        rev_merge[merged] = (symbols[i - 1], symbols[i])
+            heapq.heapify(agenda)
         while agenda:
             _, left, right, size = heapq.heappop(agenda)
             a, b = symbols[left], symbols[right]
@@ -162,8 +176,18 @@ class SentencePieceBPEModel:
         out: list[Segment] = []
         shared = self._segment_of
         unk_id = self.unk_id
+        reserved = self.reserved_ids
         index = 0
         while index != -1:
+            piece = symbols[index]
+            id_ = piece_ids.get(piece)
+            if id_ is not None and types[id_] != PieceType.UNUSED and piece not in reserved:
+                segment = shared.get(id_)  # (a piece as it is: the common case)
+                if segment is None or segment[0] != len(piece):
+                    segment = shared[id_] = (len(piece), id_)
+                out.append(segment)
+                index = nxt[index]
+                continue
             # sentencepiece's ResegmentWithDepth, depth first with a stack (a recursive
             # closure is a reference cycle per word: under a document encode's paused
             # collector, ~0.5 kB of garbage kept for every new word)
