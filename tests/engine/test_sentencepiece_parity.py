@@ -142,3 +142,29 @@ def test_lone_surrogates_do_not_crash() -> None:
     enc = tok.encode("a\ud800b")
     assert [t.piece for t in enc.tokens if t.is_partial_utf8] == ["<0xED>", "<0xA0>", "<0x80>"]
     assert tok.encode_ids("a\ud800b") == enc.ids
+
+
+@pytest.mark.parametrize("kind", ["unused", "user_defined"])
+def test_bpe_unused_and_user_defined_pieces_match_sentencepiece(kind: str, tmp_path) -> None:
+    """A SentencePiece BPE model with some merged pieces marked UNUSED (merged, then split
+    back into the parts they were made from) or USER_DEFINED (whole, never merged into):
+    the merge paths for both, against sentencepiece on the multilingual lines."""
+    from sentencepiece import sentencepiece_model_pb2 as pb
+
+    proto = pb.ModelProto()
+    proto.ParseFromString(reference_model("sentencepiece",
+                                          "botchan_en_bpe_1000.model").read_bytes())
+    kind_id = pb.ModelProto.SentencePiece.UNUSED if kind == "unused" else (
+        pb.ModelProto.SentencePiece.USER_DEFINED)
+    marked = 0
+    for piece in proto.pieces:
+        if piece.type == piece.NORMAL and len(piece.piece) >= 2 and marked < 60:
+            piece.type = kind_id
+            marked += 1
+    path = tmp_path / f"{kind}.model"
+    path.write_bytes(proto.SerializeToString())
+    sp = spm.SentencePieceProcessor(model_file=str(path))
+    tok = load_tokenizer(path)
+    texts = [*_texts()[:400], "the then there other another weather " * 5]
+    for text in texts:
+        assert tok.encode(text, allowed_special=()).ids == sp.encode(text), text
