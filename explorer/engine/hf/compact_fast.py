@@ -86,7 +86,7 @@ class ByteLevelCompact:
 
     def __reduce__(self) -> tuple[type[ByteLevelCompact], tuple[PipelineTokenizer]]:
         """Pickle without the memos (process pools)."""
-        return (ByteLevelCompact, (self._tok,))
+        return (type(self), (self._tok,))
 
     def clear(self) -> None:
         """Forget every remembered pre-token."""
@@ -138,10 +138,14 @@ class ByteLevelCompact:
                         if not self._is_regular(tid, piece, False))
             word = Word(tuple(t[0] for t in layout), tuple(t[2] for t in layout),
                         tuple(t[3] for t in layout), odd, layout[0][1], layout[-1][1])
+        self._remember(text, word)
+        return word
+
+    def _remember(self, text: str, word: Word | None) -> None:
+        """Keep a pre-token's layout (up to :data:`WORDS_LIMIT`, then start again)."""
         if len(self._words) >= WORDS_LIMIT:
             self._words.clear()
         self._words[text] = word
-        return word
 
     # -- a text ---------------------------------------------------------------------------
 
@@ -202,6 +206,13 @@ class ByteLevelCompact:
         else:
             offsets = np.fromiter(accumulate(map(len, words), initial=base), np.int64,
                                   len(words) + 1)[:-1]
+        self._lay(words, offsets, ids, starts, ends, odd, edges)
+
+    def _lay(self, words: list[str], offsets: np.ndarray, ids: array, starts: array,
+             ends: array, odd: list[tuple[int, int, str, bool]],
+             edges: list[tuple[int, str, bool]]) -> None:
+        """Pre-tokens ``words`` at document offsets ``offsets``: looked up (laid out when
+        new) and copied into the arrays by C-level passes."""
         if not words:
             return
         found = list(map(self._words.get, words))

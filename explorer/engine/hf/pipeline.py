@@ -37,6 +37,7 @@ from explorer.engine.hf.normalizers import Normalizer
 from explorer.engine.hf.post_processors import PostProcessor
 from explorer.engine.hf.pre_tokenizers import PreTokenizer, SequencePre, byte_level_spell
 from explorer.engine.hf.token_bytes import TokenBytes, make_token
+from explorer.engine.hf.wordpiece_compact import WordPieceCompact
 from explorer.engine.tokenizer import (
     ModelType,
     PipelineStages,
@@ -314,6 +315,8 @@ class PipelineTokenizer(Tokenizer):
         fast = self._compact_fast
         if fast is None and ByteLevelCompact.fits(self):
             fast = self._compact_fast = ByteLevelCompact(self)
+        elif fast is None and WordPieceCompact.fits(self):
+            fast = self._compact_fast = WordPieceCompact(self)
         if fast is not None:  # byte-level pipelines: per pre-token, from a memo
             done = fast.encode(text)
             if done is not None:
