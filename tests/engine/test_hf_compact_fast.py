@@ -21,6 +21,7 @@ from explorer.bundled import resource_path
 from explorer.engine.compact import token_table
 from explorer.engine.formats import load_tokenizer
 from explorer.engine.hf.compact_fast import ByteLevelCompact
+from explorer.engine.hf.wordpiece_compact import WordPieceCompact
 
 BYTE_LEVEL = {
     "corpus_bpe_4k": lambda: resource_path("vocab", "corpus_bpe_4k.json"),
@@ -56,9 +57,24 @@ def test_fast_path_equals_the_general_path(name):
 
 @pytest.mark.parametrize("name", ["minilm", "mon"])
 def test_other_pipelines_keep_the_general_path(name):
+    """Not byte-level: the general path, or WordPiece's own (test_wordpiece_compact)."""
     path = (require("minilm", "tokenizer.json") if name == "minilm"
             else require("mon-tokenizer", "mon_tokenizer.json"))
     assert not ByteLevelCompact.fits(load_cached(path))
+    assert WordPieceCompact.fits(load_cached(path)) == (name == "minilm")
+
+
+def test_a_full_word_memo_starts_again_between_texts(monkeypatch):
+    """Past ``WORDS_LIMIT`` laid-out pre-tokens the memo starts again (before a text's
+    words are looked up: a text's rows are all in one memo), with the same tokens."""
+    from explorer.engine.hf import compact_fast
+
+    tok = load_tokenizer(resource_path("vocab", "corpus_bpe_4k.json"))
+    monkeypatch.setattr(compact_fast, "WORDS_LIMIT", 7)
+    texts = [" ".join(f"w{k}x{j}" for j in range(12)) for k in range(4)] + _texts()[:30]
+    for text in texts:
+        assert tok.encode_compact(text) == _general(tok, text), repr(text[:80])
+    assert len(tok._compact_fast._rows.row_of) < 200
 
 
 def _edited(tmp_path: Path, edit) -> object:

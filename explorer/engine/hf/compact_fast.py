@@ -27,8 +27,8 @@ from __future__ import annotations
 
 from array import array
 from dataclasses import dataclass
-from itertools import accumulate, chain, compress, repeat
-from operator import attrgetter, is_
+from itertools import accumulate, compress, repeat
+from operator import is_
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -60,11 +60,54 @@ class Word:
     last_piece: str
 
 
-_IDS, _STARTS, _ENDS, _ODD = (attrgetter(n) for n in ("ids", "starts", "ends", "odd"))
-
-
 class _NotLaidOutError(Exception):
     """A pre-token this path does not lay out."""
+
+
+def _grown(values: np.ndarray, used: int, need: int) -> np.ndarray:
+    """``values`` (``used`` entries filled) with room for ``need`` (doubling)."""
+    if need <= len(values):
+        return values
+    out = np.zeros(max(need, 2 * len(values)), values.dtype)
+    out[:used] = values[:used]
+    return out
+
+
+class _Rows:
+    """The pre-tokens laid out so far, as rows of flat arrays (a text's tokens are then
+    gathered by numpy, not copied tuple by tuple)."""
+
+    __slots__ = ("count", "ends", "first", "ids", "odd", "row_of", "starts", "used", "words")
+
+    def __init__(self) -> None:
+        self.row_of: dict[str, int] = {}
+        """pre-token -> its row (-1: not laid out, take the general path)"""
+        self.words: list[Word] = []
+        self.first = np.zeros(1024, np.int64)
+        self.count = np.zeros(1024, np.int64)
+        self.odd = np.zeros(1024, bool)
+        self.ids = np.zeros(4096, np.int32)
+        self.starts = np.zeros(4096, np.int32)
+        self.ends = np.zeros(4096, np.int32)
+        self.used = 0
+
+    def add(self, text: str, word: Word | None) -> None:
+        """Keep ``word``, the layout of ``text`` (None: not laid out)."""
+        if word is None:
+            self.row_of[text] = -1
+            return
+        row, used, n = len(self.words), self.used, len(word.ids)
+        self.first = _grown(self.first, row, row + 1)
+        self.count = _grown(self.count, row, row + 1)
+        self.odd = _grown(self.odd, row, row + 1)
+        for name, values in (("ids", word.ids), ("starts", word.starts), ("ends", word.ends)):
+            grown = _grown(getattr(self, name), used, used + n)
+            grown[used:used + n] = values
+            setattr(self, name, grown)
+        self.first[row], self.count[row], self.odd[row] = used, n, bool(word.odd)
+        self.used = used + n
+        self.words.append(word)
+        self.row_of[text] = row
 
 
 class ByteLevelCompact:
@@ -72,7 +115,7 @@ class ByteLevelCompact:
 
     def __init__(self, tokenizer: PipelineTokenizer) -> None:
         self._tok = tokenizer
-        self._words: dict[str, Word | None] = {}
+        self._rows = _Rows()
         self._regular: dict[tuple[int, str, bool], bool] = {}
 
     @staticmethod
@@ -90,7 +133,7 @@ class ByteLevelCompact:
 
     def clear(self) -> None:
         """Forget every remembered pre-token."""
-        self._words.clear()
+        self._rows = _Rows()
 
     # -- per token ------------------------------------------------------------------------
 
@@ -142,10 +185,8 @@ class ByteLevelCompact:
         return word
 
     def _remember(self, text: str, word: Word | None) -> None:
-        """Keep a pre-token's layout (up to :data:`WORDS_LIMIT`, then start again)."""
-        if len(self._words) >= WORDS_LIMIT:
-            self._words.clear()
-        self._words[text] = word
+        """Keep a pre-token's layout (:meth:`_lay` starts again past :data:`WORDS_LIMIT`)."""
+        self._rows.add(text, word)
 
     # -- a text ---------------------------------------------------------------------------
 
@@ -215,30 +256,41 @@ class ByteLevelCompact:
         new) and copied into the arrays by C-level passes."""
         if not words:
             return
-        found = list(map(self._words.get, words))
-        for i in compress(range(len(found)), map(is_, found, repeat(None))):
-            found[i] = self._words.get(words[i]) or self._word(words[i])
-        if None in found:  # a pre-token with a token of no bytes: the general path
+        if len(self._rows.row_of) >= WORDS_LIMIT:  # (a full memo starts again, between
+            self._rows = _Rows()  # texts: a text's rows are all in one memo)
+        rows = self._rows
+        get = rows.row_of.get
+        found = list(map(get, words))
+        if None in found:
+            for i in compress(range(len(found)), map(is_, found, repeat(None))):
+                row = get(words[i])
+                if row is None:
+                    self._word(words[i])
+                    row = get(words[i])
+                found[i] = row
+        if -1 in found:  # a pre-token with a token of no bytes: the general path
             raise _NotLaidOutError
-        laid: list[Word] = found  # type: ignore[assignment]
-        counts = np.fromiter(map(len, map(_IDS, laid)), np.int64, len(laid))
+        at_rows = np.fromiter(found, np.int64, len(found))
+        counts = rows.count[at_rows]
         total = int(counts.sum())
+        begin = np.cumsum(counts) - counts
         first_index = len(ids)
         if not ids:
-            edges.append((laid[0].ids[0], laid[0].first_piece, False))
+            first = rows.words[found[0]]
+            edges.append((first.ids[0], first.first_piece, False))
+        at = np.repeat(rows.first[at_rows] - begin, counts)
+        at += np.arange(total)
         shift = np.repeat(offsets, counts)
-        ids.extend(chain.from_iterable(map(_IDS, laid)))
-        starts.frombytes((np.fromiter(chain.from_iterable(map(_STARTS, laid)), np.int64, total)
-                          + shift).astype(np.int32).tobytes())
-        ends.frombytes((np.fromiter(chain.from_iterable(map(_ENDS, laid)), np.int64, total)
-                        + shift).astype(np.int32).tobytes())
-        with_odd = list(compress(range(len(laid)), map(_ODD, laid)))
-        if with_odd:
-            at = (np.cumsum(counts) - counts + first_index).tolist()
-            for i in with_odd:
-                w = laid[i]
-                odd.extend((at[i] + k, w.ids[k], piece, False) for k, piece in w.odd)
-        self._mark_last(edges, laid[-1])
+        ids.frombytes(rows.ids[at].tobytes())
+        starts.frombytes((rows.starts[at] + shift).astype(np.int32).tobytes())
+        ends.frombytes((rows.ends[at] + shift).astype(np.int32).tobytes())
+        with_odd = np.flatnonzero(rows.odd[at_rows])
+        if with_odd.size:
+            where = (begin[with_odd] + first_index).tolist()
+            for i, base in zip(with_odd.tolist(), where, strict=True):
+                w = rows.words[found[i]]
+                odd.extend((base + k, w.ids[k], piece, False) for k, piece in w.odd)
+        self._mark_last(edges, rows.words[found[-1]])
 
     @staticmethod
     def _mark_last(edges: list[tuple[int, str, bool]], word: Word) -> None:
