@@ -50,10 +50,19 @@ def test_fast_path_equals_the_general_path_and_encode(pkg, name, monkeypatch):
 
 
 def test_other_characters_are_taken_in_few_general_stretches():
-    """Stretches holding a character that is not clean ASCII run from whitespace to
-    whitespace, and those close together are one (a text in another script is not a
-    general-path call per word)."""
-    part = "plain words here café and 日本 x  " + "y " * 200 + "naïve end"
+    """The general path takes everything but runs of clean ASCII at least ``CLEAN_GAP``
+    long, cut back to whitespace where a word crosses their ends (a text in another script
+    is not a general-path call per word)."""
+    gap = wordpiece_compact.CLEAN_GAP
+    part = "plain words here café and 日本 x  " + "y " * gap + "naïve end"
     got = wordpiece_compact._other_stretches(part)
-    assert [part[a:b] for a, b in got] == [part[part.index("café"):part.index("日本") + 2],
-                                           "naïve"]
+    assert [part[a:b] for a, b in got] == ["plain words here café and 日本", "naïve end"]
+    part = "é" + "word " * gap + "ü"
+    assert [part[a:b] for a, b in wordpiece_compact._other_stretches(part)] == [
+        "éword", "ü"]
+    assert wordpiece_compact._other_stretches("clean " * gap) == []
+    assert wordpiece_compact._other_stretches("short, clean") == []
+    part = "日本 " + "ab" * gap + " x"  # (a long run from a space: the rest is clean)
+    assert [part[a:b] for a, b in wordpiece_compact._other_stretches(part)] == ["日本"]
+    part = "日本" + "ab" * gap + " x"  # (a word crosses its start: too short once cut)
+    assert [part[a:b] for a, b in wordpiece_compact._other_stretches(part)] == [part]

@@ -472,6 +472,20 @@ class WordPieceModel:
         self.max_len = max((len(p) for p in vocab), default=1)
         self.unk_id = vocab.get(unk_token)
         self._cache: dict[str, list[ModelToken]] = {}
+        # The longest piece starting with each character, and the longest continuation
+        # (after the prefix): the greedy match tries no longer candidate (a word in a script
+        # the vocabulary holds only as single characters: one lookup a character, not 20)
+        first: dict[str, int] = {}
+        after: dict[str, int] = {}
+        cut = len(continuing_subword_prefix)
+        for piece in vocab:
+            if piece and len(piece) > first.get(piece[0], 0):
+                first[piece[0]] = len(piece)
+            if (cut and len(piece) > cut and piece.startswith(continuing_subword_prefix)
+                    and len(piece) - cut > after.get(piece[cut], 0)):
+                after[piece[cut]] = len(piece) - cut
+        self._longest_first = first
+        self._longest_after = after if cut else first
 
     def _unk(self, text: str) -> list[ModelToken]:
         uid = self.vocab.get(self.unk_token)
@@ -500,8 +514,10 @@ class WordPieceModel:
         vocab, prefix, pieces = self.vocab, self.prefix, self.id_to_piece
         out: list[ModelToken] = []
         start, n = 0, len(text)
+        longest = self._longest_first
         while start < n:
-            end = min(n, start + self.max_len)
+            end = min(n, start + longest.get(text[start], 0))
+            longest = self._longest_after
             found: ModelToken | None = None
             while start < end:
                 sub = text[start:end]

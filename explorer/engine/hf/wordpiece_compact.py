@@ -43,27 +43,31 @@ _SPLIT = re.compile(r"([A-Za-z0-9]+|[!-/:-@\[-`{-~])")
 _SPACE = " \t\n\r"
 _WHITESPACE = re.compile(r"[ \t\n\r]")
 CLEAN_GAP = 256
-"""Stretches for the general path less than this many characters apart are taken as one."""
+"""Runs of clean ASCII shorter than this go with the general path's stretches around them."""
+_CLEAN_RUN = re.compile(r"[\t\n\r\x20-\x7e]{" + str(CLEAN_GAP) + ",}")
 
 
 def _other_stretches(part: str) -> list[tuple[int, int]]:
-    """The stretches of ``part`` the general path takes: from the whitespace before a
-    character that is not clean ASCII to the whitespace after it, those less than
-    :data:`CLEAN_GAP` apart joined (a text in another script is a few big stretches, not
-    a general-path call per word)."""
+    """The stretches of ``part`` the general path takes: all but its runs of clean ASCII
+    at least :data:`CLEAN_GAP` long, those cut back to ASCII whitespace where a word
+    crosses their ends (a text in another script is a few big stretches, not a
+    general-path call per word, nor a Python step per character)."""
     out: list[tuple[int, int]] = []
-    for m in _OTHER.finditer(part):
-        at = m.start()
-        if out and at < out[-1][1]:  # (inside the last stretch)
+    pos = 0
+    for m in _CLEAN_RUN.finditer(part):
+        lo, hi = m.span()
+        if lo and part[lo - 1] not in _SPACE and part[lo] not in _SPACE:  # (a word goes on
+            found = _WHITESPACE.search(part, lo, hi)  # into the run: from its first space)
+            lo = hi if found is None else found.start()
+        if hi < len(part) and part[hi] not in _SPACE and part[hi - 1] not in _SPACE:
+            hi = max(lo, max(part.rfind(c, lo, hi) for c in _SPACE) + 1)
+        if hi - lo < CLEAN_GAP:
             continue
-        floor = out[-1][1] if out else 0
-        lo = max(floor, max(part.rfind(c, floor, at) for c in _SPACE) + 1)
-        after = _WHITESPACE.search(part, at)
-        hi = len(part) if after is None else after.start()
-        if out and lo - out[-1][1] < CLEAN_GAP:
-            out[-1] = (out[-1][0], hi)
-        else:
-            out.append((lo, hi))
+        if lo > pos:
+            out.append((pos, lo))
+        pos = hi
+    if pos < len(part) and _OTHER.search(part, pos):
+        out.append((pos, len(part)))
     return out
 
 
