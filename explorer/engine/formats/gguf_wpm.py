@@ -18,6 +18,7 @@ For a GGUF ``bert`` vocabulary llama.cpp is the reference, and its preprocessing
 
 from __future__ import annotations
 
+import re
 import unicodedata
 from dataclasses import dataclass
 from functools import lru_cache
@@ -54,6 +55,34 @@ def _classify(ch: str, lowercase: bool, strip_accents: bool) -> tuple[int, str]:
     return _APPEND, out
 
 
+_KIND_CHARS = "bdap"  # _BREAK, _DROP, _ALONE, _APPEND as one character each
+_WORD = re.compile(r"[dp]+|a")
+"""In a text's kinds: a word (appended characters, dropped ones among them) or a
+character that is a word of its own."""
+
+
+class _Tables(dict[int, str]):
+    """Code point -> its kind (``_KIND_CHARS``) or its replacement (``\x00`` for none), for
+    ``str.translate``: filled as characters are met."""
+
+    def __init__(self, lowercase: bool, strip_accents: bool, kinds: bool) -> None:
+        super().__init__()
+        self._options = (lowercase, strip_accents)
+        self._kinds = kinds
+
+    def __missing__(self, cp: int) -> str:
+        kind, rep = _classify(chr(cp), *self._options)
+        value = _KIND_CHARS[kind] if self._kinds else (rep or "\x00")
+        self[cp] = value
+        return value
+
+
+@lru_cache(maxsize=4)
+def _tables(lowercase: bool, strip_accents: bool) -> tuple[_Tables, _Tables]:
+    """The kind and replacement tables of one set of options (shared by every tokenizer)."""
+    return _Tables(lowercase, strip_accents, True), _Tables(lowercase, strip_accents, False)
+
+
 @dataclass(frozen=True)
 class LlamaWpmPre:
     """llama.cpp's WPM preprocessing as one pre-tokenizer (no separate normalizer)."""
@@ -64,25 +93,21 @@ class LlamaWpmPre:
     def split(self, pieces: list[Aligned]) -> list[Aligned]:
         """Normalize and split every piece into llama.cpp's words."""
         out: list[Aligned] = []
-        low, strip = self.lowercase, self.strip_accents
+        kind_table, rep_table = _tables(self.lowercase, self.strip_accents)
         for p in pieces:
-            word = Aligned("", [], [])
-            for ch, s, e in zip(p.text, p.starts, p.ends, strict=True):
-                kind, rep = _classify(ch, low, strip)
-                if kind == _APPEND:
-                    word.text += rep
-                    word.starts.append(s)
-                    word.ends.append(e)
-                    continue
-                if kind == _DROP:
-                    continue
-                if word.text:  # a break or a word of its own ends the current word
-                    out.append(word)
-                    word = Aligned("", [], [])
-                if kind == _ALONE:
-                    out.append(Aligned(rep, [s], [e]))
-            if word.text:
-                out.append(word)
+            # (each character's kind and replacement by str.translate, one character each:
+            # the words are then runs of kinds, not a Python step per character)
+            text, starts, ends = p.text, p.starts, p.ends
+            kinds, reps = text.translate(kind_table), text.translate(rep_table)
+            for m in _WORD.finditer(kinds):
+                a, b = m.span()
+                run = kinds[a:b]
+                if "d" not in run:
+                    out.append(Aligned(reps[a:b], starts[a:b], ends[a:b]))
+                elif "p" in run:  # (dropped characters leave the word whole)
+                    keep = [a + k for k, kind in enumerate(run) if kind == "p"]
+                    out.append(Aligned("".join([reps[k] for k in keep]),
+                                       [starts[k] for k in keep], [ends[k] for k in keep]))
         return out
 
     def nearest_tokenizer_json(self) -> tuple[dict[str, Any], dict[str, Any]]:

@@ -22,7 +22,8 @@ from __future__ import annotations
 
 import re
 from array import array
-from itertools import accumulate
+from itertools import accumulate, compress, repeat
+from operator import is_not
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -120,11 +121,34 @@ class WordPieceCompact(ByteLevelCompact):
         pos = 0
         for lo, hi in _other_stretches(part):
             self._clean(part[pos:lo], base + pos, ids, starts, ends, odd, edges)
-            for tid, piece, s, e, special in self._tok._run(part[lo:hi], "all", None):
-                self._single(ids, starts, ends, odd, edges,
-                             (tid, piece, base + lo + s, base + lo + e, special))
+            self._general(part[lo:hi], base + lo, ids, starts, ends, odd, edges)
             pos = hi
         self._clean(part[pos:], base + pos, ids, starts, ends, odd, edges)
+
+    def _general(self, stretch: str, base: int, ids: array, starts: array, ends: array,
+                 odd: list[tuple[int, int, str, bool]],
+                 edges: list[tuple[int, str, bool]]) -> None:
+        """A stretch the general path takes: its tokens appended together (each one's
+        regularity from the memo the laid-out words share)."""
+        raw = self._tok._run(stretch, "all", None)
+        if not raw:
+            return
+        first_index = len(ids)
+        if not ids:
+            edges.append((raw[0][0], raw[0][1], raw[0][4]))
+        ids.extend([r[0] for r in raw])
+        starts.extend([r[2] + base for r in raw])
+        ends.extend([r[3] + base for r in raw])
+        keys = [(r[0], r[1], r[4]) for r in raw]
+        regular = list(map(self._regular.get, keys))
+        for k in compress(range(len(keys)), map(is_not, regular, repeat(True))):
+            tid, piece, special = keys[k]
+            if regular[k] is None and self._is_regular(tid, piece, special):
+                continue
+            odd.append((first_index + k, tid, piece, special))
+        if len(edges) > 1:
+            edges.pop()
+        edges.append(keys[-1])
 
     def _clean(self, stretch: str, base: int, ids: array, starts: array, ends: array,
                odd: list[tuple[int, int, str, bool]],
