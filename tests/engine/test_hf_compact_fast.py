@@ -9,6 +9,7 @@ and last token (an added token, a word, a general-path piece) meets the edge che
 from __future__ import annotations
 
 import json
+import sys
 from pathlib import Path
 
 import pytest
@@ -128,3 +129,25 @@ def test_added_tokens_normalized_or_not_and_trimming_post_processors(tmp_path):
 def test_any_text(text):
     tok = load_cached(BYTE_LEVEL["llama3-gguf"]())
     assert tok.encode_compact(text) == _general(tok, text)
+
+
+def test_threads_sharing_a_tokenizer_get_its_tokens(monkeypatch):
+    """A tokenizer is shared between threads (the document, the panels, a pool): its word
+    memo is added to under a lock and each text's rows are read from the memo it was laid
+    out in, also while another thread starts the memo again."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    from explorer.engine.hf import compact_fast
+
+    tok = load_tokenizer(resource_path("vocab", "corpus_bpe_4k.json"))
+    monkeypatch.setattr(compact_fast, "WORDS_LIMIT", 50)
+    texts = [f"{text} {k} word{k} w{k}x" for k in range(8) for text in parity_texts()[:12]]
+    want = [_general(tok, text) for text in texts]
+    interval = sys.getswitchinterval()
+    sys.setswitchinterval(1e-6)  # (threads switch as often as they can)
+    try:
+        with ThreadPoolExecutor(4) as pool:
+            got = list(pool.map(tok.encode_compact, texts))
+    finally:
+        sys.setswitchinterval(interval)
+    assert got == want

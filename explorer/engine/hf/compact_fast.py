@@ -25,6 +25,7 @@ cases).
 
 from __future__ import annotations
 
+import threading
 from array import array
 from dataclasses import dataclass
 from itertools import accumulate, compress, repeat
@@ -77,9 +78,13 @@ class _Rows:
     """The pre-tokens laid out so far, as rows of flat arrays (a text's tokens are then
     gathered by numpy, not copied tuple by tuple)."""
 
-    __slots__ = ("count", "ends", "first", "ids", "odd", "row_of", "starts", "used", "words")
+    __slots__ = ("count", "ends", "first", "ids", "lock", "odd", "row_of", "starts", "used",
+                 "words")
 
     def __init__(self) -> None:
+        self.lock = threading.Lock()
+        """Held while a row is added (a tokenizer is shared between threads); a row is
+        looked up without it: it is in ``row_of`` only once its arrays are written."""
         self.row_of: dict[str, int] = {}
         """pre-token -> its row (-1: not laid out, take the general path)"""
         self.words: list[Word] = []
@@ -91,11 +96,18 @@ class _Rows:
         self.ends = np.zeros(4096, np.int32)
         self.used = 0
 
-    def add(self, text: str, word: Word | None) -> None:
-        """Keep ``word``, the layout of ``text`` (None: not laid out)."""
+    def add(self, text: str, word: Word | None) -> int:
+        """Keep ``word``, the layout of ``text`` (None: not laid out): its row (-1)."""
+        with self.lock:
+            row = self.row_of.get(text)
+            if row is None:
+                row = self._add(text, word)
+            return row
+
+    def _add(self, text: str, word: Word | None) -> int:
         if word is None:
             self.row_of[text] = -1
-            return
+            return -1
         row, used, n = len(self.words), self.used, len(word.ids)
         self.first = _grown(self.first, row, row + 1)
         self.count = _grown(self.count, row, row + 1)
@@ -108,6 +120,7 @@ class _Rows:
         self.used = used + n
         self.words.append(word)
         self.row_of[text] = row
+        return row
 
 
 class ByteLevelCompact:
@@ -173,7 +186,8 @@ class ByteLevelCompact:
     # -- per pre-token --------------------------------------------------------------------
 
     def _word(self, text: str) -> Word | None:
-        """Lay out one pre-token (None: a token with no bytes; take the general path)."""
+        """Lay out one pre-token (None: a token with no bytes; take the general path);
+        :meth:`_lay` keeps it."""
         layout = self._tok._byte_level.layout(text)  # type: ignore[union-attr]
         word = None
         if layout:
@@ -181,12 +195,7 @@ class ByteLevelCompact:
                         if not self._is_regular(tid, piece, False))
             word = Word(tuple(t[0] for t in layout), tuple(t[2] for t in layout),
                         tuple(t[3] for t in layout), odd, layout[0][1], layout[-1][1])
-        self._remember(text, word)
         return word
-
-    def _remember(self, text: str, word: Word | None) -> None:
-        """Keep a pre-token's layout (:meth:`_lay` starts again past :data:`WORDS_LIMIT`)."""
-        self._rows.add(text, word)
 
     # -- a text ---------------------------------------------------------------------------
 
@@ -264,9 +273,8 @@ class ByteLevelCompact:
         if None in found:
             for i in compress(range(len(found)), map(is_, found, repeat(None))):
                 row = get(words[i])
-                if row is None:
-                    self._word(words[i])
-                    row = get(words[i])
+                if row is None:  # (laid out now, into this text's memo)
+                    row = rows.add(words[i], self._word(words[i]))
                 found[i] = row
         if -1 in found:  # a pre-token with a token of no bytes: the general path
             raise _NotLaidOutError

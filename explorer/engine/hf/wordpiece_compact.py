@@ -13,9 +13,10 @@ span. So a stretch of clean ASCII is cut into words by one regular-expression sp
 distinct word laid out once (:meth:`WordPieceModel.tokenize`) and copied into the arrays as
 :class:`~explorer.engine.hf.compact_fast.ByteLevelCompact` copies a byte-level pre-token's
 (its regularity and first/last checks shared: the WordPiece decoder reads each token alone).
-A whitespace-free stretch holding any other character (an accent, CJK, a control character)
-takes the general path by itself: both pipelines cut words at whitespace and map characters
-one by one, so its tokens are the ones it has in the whole text.
+Everything else (from the end of one run of clean ASCII of :data:`CLEAN_GAP` or more
+characters to the start of the next, the runs cut back to whitespace where a word crosses
+their ends) takes the general path by itself: both pipelines cut words at whitespace and map
+characters one by one, so its tokens are the ones it has in the whole text.
 """
 
 from __future__ import annotations
@@ -110,14 +111,13 @@ class WordPieceCompact(ByteLevelCompact):
                         if not self._is_regular(tid, piece, False))
             word = Word(tuple(t[0] for t in layout), tuple(t[2] for t in layout),
                         tuple(t[3] for t in layout), odd, layout[0][1], layout[-1][1])
-        self._remember(text, word)
         return word
 
     def _part(self, part: str, base: int, ids: array, starts: array, ends: array,
               odd: list[tuple[int, int, str, bool]],
               edges: list[tuple[int, str, bool]]) -> None:
-        """The tokens of a stretch between added tokens: clean ASCII by words, each
-        whitespace-free stretch holding another character by the general path."""
+        """The tokens of a stretch between added tokens: long runs of clean ASCII by
+        words, the rest by the general path (:func:`_other_stretches`)."""
         pos = 0
         for lo, hi in _other_stretches(part):
             self._clean(part[pos:lo], base + pos, ids, starts, ends, odd, edges)
