@@ -62,7 +62,7 @@ character that is a word of its own."""
 
 
 class _Tables(dict[int, str]):
-    """Code point -> its kind (``_KIND_CHARS``) or its replacement (``\x00`` for none), for
+    """Code point -> its kind (``_KIND_CHARS``) or its replacement (a NUL for none), for
     ``str.translate``: filled as characters are met."""
 
     def __init__(self, lowercase: bool, strip_accents: bool, kinds: bool) -> None:
