@@ -125,6 +125,16 @@ def tokens_of(toks: CompactTokens, table: TokenTable, text: str) -> list[Token]:
             for i, (tid, s, e) in enumerate(zip(toks.ids, toks.starts, toks.ends, strict=True))]
 
 
+def grown(values: np.ndarray, used: int, need: int) -> np.ndarray:
+    """``values`` with room for ``need`` items, its first ``used`` kept (capacity doubles;
+    the room past ``used`` is not cleared)."""
+    if need <= len(values):
+        return values
+    bigger = np.empty(max(need, 2 * len(values)), values.dtype)
+    bigger[:used] = values[:used]
+    return bigger
+
+
 def int32_array(values: np.ndarray) -> array:
     """``values`` as an ``array('i')``, through its bytes (no Python int per entry)."""
     out = int_array()

@@ -34,7 +34,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from explorer.engine.compact import CompactTokens, int_array, token_table
+from explorer.engine.compact import CompactTokens, grown, int_array, token_table
 from explorer.engine.encoding import Token
 from explorer.engine.hf.token_bytes import make_token
 
@@ -63,15 +63,6 @@ class Word:
 
 class _NotLaidOutError(Exception):
     """A pre-token this path does not lay out."""
-
-
-def _grown(values: np.ndarray, used: int, need: int) -> np.ndarray:
-    """``values`` (``used`` entries filled) with room for ``need`` (doubling)."""
-    if need <= len(values):
-        return values
-    out = np.zeros(max(need, 2 * len(values)), values.dtype)
-    out[:used] = values[:used]
-    return out
 
 
 class _Rows:
@@ -109,13 +100,13 @@ class _Rows:
             self.row_of[text] = -1
             return -1
         row, used, n = len(self.words), self.used, len(word.ids)
-        self.first = _grown(self.first, row, row + 1)
-        self.count = _grown(self.count, row, row + 1)
-        self.odd = _grown(self.odd, row, row + 1)
+        self.first = grown(self.first, row, row + 1)
+        self.count = grown(self.count, row, row + 1)
+        self.odd = grown(self.odd, row, row + 1)
         for name, values in (("ids", word.ids), ("starts", word.starts), ("ends", word.ends)):
-            grown = _grown(getattr(self, name), used, used + n)
-            grown[used:used + n] = values
-            setattr(self, name, grown)
+            bigger = grown(getattr(self, name), used, used + n)
+            bigger[used:used + n] = values
+            setattr(self, name, bigger)
         self.first[row], self.count[row], self.odd[row] = used, n, bool(word.odd)
         self.used = used + n
         self.words.append(word)
@@ -188,14 +179,17 @@ class ByteLevelCompact:
     def _word(self, text: str) -> Word | None:
         """Lay out one pre-token (None: a token with no bytes; take the general path);
         :meth:`_lay` keeps it."""
-        layout = self._tok._byte_level.layout(text)  # type: ignore[union-attr]
-        word = None
-        if layout:
-            odd = tuple((k, piece) for k, (tid, piece, _cs, _ce) in enumerate(layout)
-                        if not self._is_regular(tid, piece, False))
-            word = Word(tuple(t[0] for t in layout), tuple(t[2] for t in layout),
-                        tuple(t[3] for t in layout), odd, layout[0][1], layout[-1][1])
-        return word
+        return self._laid_out(self._tok._byte_level.layout(text))  # type: ignore[union-attr]
+
+    def _laid_out(self, layout: list[tuple[int, str, int, int]] | None) -> Word | None:
+        """A pre-token's :class:`Word` from its ``(id, piece, start, end)`` tokens (None:
+        none)."""
+        if not layout:
+            return None
+        odd = tuple((k, piece) for k, (tid, piece, _cs, _ce) in enumerate(layout)
+                    if not self._is_regular(tid, piece, False))
+        return Word(tuple(t[0] for t in layout), tuple(t[2] for t in layout),
+                    tuple(t[3] for t in layout), odd, layout[0][1], layout[-1][1])
 
     # -- a text ---------------------------------------------------------------------------
 

@@ -104,14 +104,7 @@ class WordPieceCompact(ByteLevelCompact):
 
     def _word(self, text: str) -> Word | None:
         """Lay out one clean ASCII word."""
-        layout = self._tok.model.tokenize(text.lower() if self._lower else text)
-        word = None
-        if layout:
-            odd = tuple((k, piece) for k, (tid, piece, _cs, _ce) in enumerate(layout)
-                        if not self._is_regular(tid, piece, False))
-            word = Word(tuple(t[0] for t in layout), tuple(t[2] for t in layout),
-                        tuple(t[3] for t in layout), odd, layout[0][1], layout[-1][1])
-        return word
+        return self._laid_out(self._tok.model.tokenize(text.lower() if self._lower else text))
 
     def _part(self, part: str, base: int, ids: array, starts: array, ends: array,
               odd: list[tuple[int, int, str, bool]],

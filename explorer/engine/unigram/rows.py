@@ -24,6 +24,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from explorer.engine.compact import grown
 from explorer.engine.int_table import MISSING, IntTable
 from explorer.engine.unigram.binade import RunsAhead
 from explorer.engine.unigram.word_keys import KeyedWords, word_keys
@@ -101,15 +102,6 @@ class RowsShare:
     def words(self) -> list[str]:
         """The words as strings (made when asked)."""
         return self.keyed().strings()
-
-
-def _grown(array: np.ndarray, used: int, need: int) -> np.ndarray:
-    """``array`` with room for ``need`` items, its first ``used`` kept (capacity doubles)."""
-    if need <= len(array):
-        return array
-    bigger = np.empty(max(need, 2 * len(array)), array.dtype)
-    bigger[:used] = array[:used]
-    return bigger
 
 
 def _widened(codes: np.ndarray, used: int) -> np.ndarray:
@@ -196,13 +188,13 @@ class WordRows:
         of its encode, that nothing read)."""
         n, m = len(words), len(piece_id)
         size, pieces = self.size, self._pieces
-        self._first = _grown(self._first, size, size + n)
-        self._count = _grown(self._count, size, size + n)
-        self._limit = _grown(self._limit, size, size + n)
-        self._word_max = _grown(self._word_max, size, size + n)
-        self._same_at = _grown(self._same_at, size, size + n)
-        self._piece_len = _grown(self._piece_len, pieces, pieces + m)
-        self._piece_id = _grown(self._piece_id, pieces, pieces + m)
+        self._first = grown(self._first, size, size + n)
+        self._count = grown(self._count, size, size + n)
+        self._limit = grown(self._limit, size, size + n)
+        self._word_max = grown(self._word_max, size, size + n)
+        self._same_at = grown(self._same_at, size, size + n)
+        self._piece_len = grown(self._piece_len, pieces, pieces + m)
+        self._piece_id = grown(self._piece_id, pieces, pieces + m)
         self._first[size:size + n] = first + pieces
         self._count[size:size + n] = count
         self._limit[size:size + n] = limit
@@ -221,11 +213,11 @@ class WordRows:
         if (self._codes.dtype == np.uint16 and len(codes) and codes.dtype != np.uint16
                 and int(codes.max()) > 0xFFFF):
             self._codes = _widened(self._codes, used)
-        self._codes = _grown(self._codes, used, used + len(codes))
+        self._codes = grown(self._codes, used, used + len(codes))
         self._codes[used:used + len(codes)] = codes
-        self._code_first = _grown(self._code_first, size, size + n)
-        self._code_len = _grown(self._code_len, size, size + n)
-        self._row_keys = _grown(self._row_keys, size, size + n)
+        self._code_first = grown(self._code_first, size, size + n)
+        self._code_len = grown(self._code_len, size, size + n)
+        self._row_keys = grown(self._row_keys, size, size + n)
         self._code_first[size:size + n] = bounds[:-1] + used
         self._code_len[size:size + n] = np.diff(bounds)
         self._row_keys[size:size + n] = keys
@@ -252,10 +244,10 @@ class WordRows:
         size, used = self.size, self._pieces
         for name in ("_first", "_count", "_limit", "_word_max", "_code_first", "_code_len",
                      "_row_keys", "_same_at"):
-            setattr(self, name, _grown(getattr(self, name), size, rows))
-        self._piece_len = _grown(self._piece_len, used, pieces)
-        self._piece_id = _grown(self._piece_id, used, pieces)
-        self._codes = _grown(self._codes, self._code_count, codes)
+            setattr(self, name, grown(getattr(self, name), size, rows))
+        self._piece_len = grown(self._piece_len, used, pieces)
+        self._piece_id = grown(self._piece_id, used, pieces)
+        self._codes = grown(self._codes, self._code_count, codes)
         self._keys.reserve(rows)
 
     def words(self, start: int, stop: int) -> list[str]:
