@@ -231,9 +231,7 @@ class ByteLevelCompact:
         ids.append(tid)
         starts.append(s)
         ends.append(e)
-        if len(edges) > 1:
-            edges.pop()
-        edges.append((tid, piece, special))
+        self._mark_last(edges, (tid, piece, special))
 
     def _part(self, part: str, base: int, ids: array, starts: array, ends: array,
               odd: list[tuple[int, int, str, bool]],
@@ -292,13 +290,15 @@ class ByteLevelCompact:
             for i, base in zip(with_odd.tolist(), where, strict=True):
                 w = rows.words[found[i]]
                 odd.extend((base + k, w.ids[k], piece, False) for k, piece in w.odd)
-        self._mark_last(edges, rows.words[found[-1]])
+        last = rows.words[found[-1]]
+        self._mark_last(edges, (last.ids[-1], last.last_piece, False))
 
     @staticmethod
-    def _mark_last(edges: list[tuple[int, str, bool]], word: Word) -> None:
+    def _mark_last(edges: list[tuple[int, str, bool]], last: tuple[int, str, bool]) -> None:
+        """``edges`` holds the text's first token, then its last so far: ``last`` now."""
         if len(edges) > 1:
             edges.pop()
-        edges.append((word.ids[-1], word.last_piece, False))
+        edges.append(last)
 
     def _finish(self, ids: array, starts: array, ends: array,
                 odd: list[tuple[int, int, str, bool]],

@@ -139,9 +139,7 @@ class WordPieceCompact(ByteLevelCompact):
             if regular[k] is None and self._is_regular(tid, piece, special):
                 continue
             odd.append((first_index + k, tid, piece, special))
-        if len(edges) > 1:
-            edges.pop()
-        edges.append(keys[-1])
+        self._mark_last(edges, keys[-1])
 
     def _clean(self, stretch: str, base: int, ids: array, starts: array, ends: array,
                odd: list[tuple[int, int, str, bool]],
